@@ -1,0 +1,190 @@
+//! The 48 symmetries of the cube (24 rotations, each with or without a mirror), acting on
+//! positions by conjugation `x -> s x s^-1` and on moves likewise.
+//!
+//! Numbering: 0 is the identity and symmetries 0..16 are the 16 that map the UD axis onto
+//! itself (the group used by nxopt and Kociemba's solvers), so "the first 16" is that subgroup.
+//! Symmetries act on stickers, so mirrors need no special orientation rules: a mirror reverses
+//! the cyclic order of a corner's stickers, and conjugating twice undoes it.
+
+use super::geometry::{det, signed_permutation_matrices, symmetry_stickers, Mat3};
+use super::moves::Move;
+use super::pieces::{compose_stickers, invert_stickers, Corners, Edges};
+use super::state::Cube;
+use std::sync::OnceLock;
+
+/// Number of cube symmetries.
+pub const SYMMETRY_COUNT: usize = 48;
+/// Number of symmetries fixing the UD axis (indices 0..16).
+pub const UD_SYMMETRY_COUNT: usize = 16;
+
+/// A symmetry by index (0..48).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Symmetry(pub u8);
+
+/// A subgroup of the symmetries used for reduction.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum SymmetryGroup {
+    /// All 48 symmetries (M).
+    Full,
+    /// The 16 symmetries that fix the UD axis.
+    UdAxis,
+}
+
+impl SymmetryGroup {
+    pub fn len(self) -> usize {
+        match self {
+            SymmetryGroup::Full => SYMMETRY_COUNT,
+            SymmetryGroup::UdAxis => UD_SYMMETRY_COUNT,
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        false
+    }
+
+    pub fn members(self) -> impl Iterator<Item = Symmetry> {
+        (0..self.len() as u8).map(Symmetry)
+    }
+}
+
+struct SymmetryData {
+    matrix: Mat3,
+    corners: [u8; 24],
+    edges: [u8; 24],
+    corners_inv: [u8; 24],
+    edges_inv: [u8; 24],
+    inverse: u8,
+    moves: [u8; 18],
+}
+
+struct Tables {
+    syms: Vec<SymmetryData>,
+    /// product[a][b] = index of "a then b" as sticker permutations.
+    product: Vec<[u8; SYMMETRY_COUNT]>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(build_tables)
+}
+
+fn build_tables() -> Tables {
+    let identity: Mat3 = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+    let mut matrices = signed_permutation_matrices();
+    // Identity first, then the UD-axis-fixing ones, then the rest; ties by matrix entries.
+    matrices.sort_by_key(|m| (*m != identity, m[1][1] == 0, *m));
+    let mut syms: Vec<SymmetryData> = matrices
+        .iter()
+        .map(|m| {
+            let (corners, edges) = symmetry_stickers(m);
+            SymmetryData {
+                matrix: *m,
+                corners,
+                edges,
+                corners_inv: invert_stickers(&corners),
+                edges_inv: invert_stickers(&edges),
+                inverse: 0,
+                moves: [0; 18],
+            }
+        })
+        .collect();
+    let find = |c: &[u8; 24], e: &[u8; 24], syms: &[SymmetryData]| {
+        syms.iter().position(|s| s.corners == *c && s.edges == *e).expect("symmetries form a group") as u8
+    };
+    let mut product = vec![[0u8; SYMMETRY_COUNT]; SYMMETRY_COUNT];
+    for a in 0..SYMMETRY_COUNT {
+        for b in 0..SYMMETRY_COUNT {
+            let c = compose_stickers(&syms[a].corners, &syms[b].corners);
+            let e = compose_stickers(&syms[a].edges, &syms[b].edges);
+            product[a][b] = find(&c, &e, &syms);
+        }
+    }
+    for a in 0..SYMMETRY_COUNT {
+        let inverse = find(&syms[a].corners_inv, &syms[a].edges_inv, &syms);
+        syms[a].inverse = inverse;
+    }
+    let tables = Tables { syms, product };
+    let mut move_maps = Vec::with_capacity(SYMMETRY_COUNT);
+    for s in 0..SYMMETRY_COUNT {
+        let map: [u8; 18] = std::array::from_fn(|m| {
+            let image = Symmetry(s as u8).conjugate_with(&tables, Move::from_index(m).cube());
+            Move::all().find(|mm| mm.cube() == &image).expect("a symmetry maps face turns to face turns").index()
+                as u8
+        });
+        move_maps.push(map);
+    }
+    let mut tables = tables;
+    for (s, map) in move_maps.into_iter().enumerate() {
+        tables.syms[s].moves = map;
+    }
+    tables
+}
+
+impl Symmetry {
+    pub const IDENTITY: Symmetry = Symmetry(0);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    pub fn all() -> impl Iterator<Item = Symmetry> {
+        (0..SYMMETRY_COUNT as u8).map(Symmetry)
+    }
+
+    /// The 3x3 signed permutation matrix of this symmetry (x = R, y = U, z = F).
+    pub fn matrix(self) -> Mat3 {
+        tables().syms[self.index()].matrix
+    }
+
+    /// True for the 24 symmetries that include a reflection.
+    pub fn is_mirror(self) -> bool {
+        det(&self.matrix()) == -1
+    }
+
+    pub fn inverse(self) -> Symmetry {
+        Symmetry(tables().syms[self.index()].inverse)
+    }
+
+    /// `self`, then `other` (as sticker permutations).
+    pub fn then(self, other: Symmetry) -> Symmetry {
+        Symmetry(tables().product[self.index()][other.index()])
+    }
+
+    /// `s x s^-1`.
+    pub fn conjugate(self, x: &Cube) -> Cube {
+        self.conjugate_with(tables(), x)
+    }
+
+    fn conjugate_with(self, tables: &Tables, x: &Cube) -> Cube {
+        let s = &tables.syms[self.index()];
+        Cube { corners: conj_part::<8, 3>(&s.corners, &s.corners_inv, &x.corners), edges: conj_part::<12, 2>(&s.edges, &s.edges_inv, &x.edges) }
+    }
+
+    /// `s x s^-1` for the corners alone.
+    pub fn conjugate_corners(self, x: &Corners) -> Corners {
+        let s = &tables().syms[self.index()];
+        conj_part::<8, 3>(&s.corners, &s.corners_inv, x)
+    }
+
+    /// `s x s^-1` for the edges alone.
+    pub fn conjugate_edges(self, x: &Edges) -> Edges {
+        let s = &tables().syms[self.index()];
+        conj_part::<12, 2>(&s.edges, &s.edges_inv, x)
+    }
+
+    /// The move `s m s^-1`.
+    pub fn conjugate_move(self, m: Move) -> Move {
+        Move::from_index(tables().syms[self.index()].moves[m.index()] as usize)
+    }
+}
+
+#[inline]
+fn conj_part<const N: usize, const O: u8>(
+    s: &[u8; 24],
+    s_inv: &[u8; 24],
+    x: &super::pieces::Pieces<N, O>,
+) -> super::pieces::Pieces<N, O> {
+    let xs = x.to_stickers();
+    let y: [u8; 24] = std::array::from_fn(|t| s[xs[s_inv[t] as usize] as usize]);
+    super::pieces::Pieces::from_reference_stickers(&y)
+}

@@ -1,0 +1,10 @@
+//! The library behind the `coordinator` and `worker` binaries: cube algebra, coordinates,
+//! symmetry classes, the breadth-first enumeration engines and their result formats.
+//!
+//! # Layout
+//! - [`cube`]: positions, moves, the 48 symmetries, notation.
+//! - [`coord`]: ranks of permutations, combinations and orientations; move tables; symmetry
+//!   classes of coordinates.
+
+pub mod coord;
+pub mod cube;
