@@ -108,8 +108,10 @@ fn build_tables() -> Tables {
     for s in 0..SYMMETRY_COUNT {
         let map: [u8; 18] = std::array::from_fn(|m| {
             let image = Symmetry(s as u8).conjugate_with(&tables, Move::from_index(m).cube());
-            Move::all().find(|mm| mm.cube() == &image).expect("a symmetry maps face turns to face turns").index()
-                as u8
+            Move::all()
+                .find(|mm| mm.cube() == &image)
+                .expect("a symmetry maps face turns to face turns")
+                .index() as u8
         });
         move_maps.push(map);
     }
@@ -157,7 +159,10 @@ impl Symmetry {
 
     fn conjugate_with(self, tables: &Tables, x: &Cube) -> Cube {
         let s = &tables.syms[self.index()];
-        Cube { corners: conj_part::<8, 3>(&s.corners, &s.corners_inv, &x.corners), edges: conj_part::<12, 2>(&s.edges, &s.edges_inv, &x.edges) }
+        Cube {
+            corners: conj_part::<8, 3>(&s.corners, &s.corners_inv, &x.corners),
+            edges: conj_part::<12, 2>(&s.edges, &s.edges_inv, &x.edges),
+        }
     }
 
     /// `s x s^-1` for the corners alone.

@@ -8,10 +8,6 @@ fn randoms(seed: u64, n: usize) -> Vec<Cube> {
     (0..n).map(|_| random_cube(&mut rng)).collect()
 }
 
-fn power(x: &Cube, n: usize) -> Cube {
-    (0..n).fold(Cube::SOLVED, |acc, _| acc.compose(x))
-}
-
 fn order(x: &Cube) -> usize {
     let mut y = *x;
     let mut n = 1;
@@ -159,7 +155,10 @@ fn singmaster_parsing() {
 
 #[test]
 fn display_names_cubies_by_their_faces() {
-    assert_eq!(Cube::SOLVED.to_string(), "UR UF UL UB DR DF DL DB FR FL BL BR URF UFL ULB UBR DFR DLF DBL DRB");
+    assert_eq!(
+        Cube::SOLVED.to_string(),
+        "UR UF UL UB DR DF DL DB FR FL BL BR URF UFL ULB UBR DFR DLF DBL DRB"
+    );
     let u = Move::new(0, 1).cube().to_string();
     assert!(u.starts_with("UB UR UF UL DR"), "{u}");
 }

@@ -27,10 +27,19 @@ fn word_of<const N: usize, const O: u8>(p: &Pieces<N, O>, full: bool) -> String 
     s.iter().step_by(step).map(|&v| letter(v)).collect()
 }
 
-fn parse_part<const N: usize, const O: u8>(part: &'static str, word: &str) -> Result<Pieces<N, O>, WordError> {
+fn parse_part<const N: usize, const O: u8>(
+    part: &'static str,
+    word: &str,
+) -> Result<Pieces<N, O>, WordError> {
     let letters: Vec<u8> = word
         .chars()
-        .map(|c| if ('a'..='x').contains(&c) { Ok(c as u8 - b'a') } else { Err(WordError::Letter { part, letter: c }) })
+        .map(|c| {
+            if ('a'..='x').contains(&c) {
+                Ok(c as u8 - b'a')
+            } else {
+                Err(WordError::Letter { part, letter: c })
+            }
+        })
         .collect::<Result<_, _>>()?;
     let o = O as usize;
     let bad = || WordError::NotAPosition { part, word: word.to_string() };
