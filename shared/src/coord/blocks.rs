@@ -1,0 +1,227 @@
+//! Block coordinates: the pieces of one kind split into blocks of four (the corner tetrads, the
+//! U and D layers, the three edge slices), and a position split into
+//!
+//! - its *row* value: which block's piece sits at each position (a multiset permutation, ranked
+//!   as one k-subset per block) and the orientation at each position; and
+//! - its *column*: for each block, the order of its four pieces over the four positions that
+//!   hold them (a permutation of S4, so 24^blocks columns).
+//!
+//! When the subgroup "every piece in its own block's positions, all oriented" is invariant under
+//! the symmetries used, the row value is a coordinate that moves and symmetries act on, and a
+//! move maps the columns of a row through one bijection per block (see `bfs::rows`).
+
+use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank};
+use crate::cube::{Corners, Cube, Edges, Pieces};
+
+/// Blocks of four pieces over N pieces with O orientations.
+#[derive(Clone, Debug)]
+pub struct BlockLayout<const N: usize, const O: u8> {
+    /// Home positions of each block's pieces, increasing.
+    blocks: Vec<[u8; 4]>,
+    block_of: [u8; N],
+    member_of: [u8; N],
+}
+
+impl<const N: usize, const O: u8> BlockLayout<N, O> {
+    /// `blocks` must partition 0..N into sets of four.
+    pub fn new(blocks: &[[u8; 4]]) -> Self {
+        assert_eq!(blocks.len() * 4, N, "blocks of four must cover all pieces");
+        let mut block_of = [u8::MAX; N];
+        let mut member_of = [0u8; N];
+        let mut sorted = blocks.to_vec();
+        for (b, block) in sorted.iter_mut().enumerate() {
+            block.sort_unstable();
+            for (k, &p) in block.iter().enumerate() {
+                assert_eq!(block_of[p as usize], u8::MAX, "piece {p} in two blocks");
+                block_of[p as usize] = b as u8;
+                member_of[p as usize] = k as u8;
+            }
+        }
+        BlockLayout { blocks: sorted, block_of, member_of }
+    }
+
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Number of ways to assign blocks to positions: the product of C(remaining, 4).
+    pub fn assignment_count(&self) -> u32 {
+        (0..self.blocks.len() - 1).map(|b| binomial(N - 4 * b, 4)).product()
+    }
+
+    pub fn ori_count(&self) -> u32 {
+        (O as u32).pow(N as u32 - 1)
+    }
+
+    /// Number of row values (assignments x orientations).
+    pub fn row_count(&self) -> u32 {
+        self.assignment_count() * self.ori_count()
+    }
+
+    /// Number of columns, 24^blocks.
+    pub fn column_count(&self) -> u32 {
+        24u32.pow(self.blocks.len() as u32)
+    }
+
+    /// The block of each position's piece, as one mask of positions per block.
+    fn position_masks(&self, x: &Pieces<N, O>) -> [u32; 3] {
+        let mut masks = [0u32; 3];
+        for (i, &p) in x.perm.iter().enumerate() {
+            masks[self.block_of[p as usize] as usize] |= 1 << i;
+        }
+        masks
+    }
+
+    fn assignment(&self, masks: &[u32; 3]) -> u32 {
+        let mut rank = 0;
+        let mut free: u32 = (1 << N) - 1;
+        for (b, &mask) in masks.iter().enumerate().take(self.blocks.len() - 1) {
+            // Re-index the block's positions among the positions still free.
+            let mut compact = 0u32;
+            let mut j = 0;
+            for i in 0..N {
+                if free >> i & 1 == 1 {
+                    compact |= (mask >> i & 1) << j;
+                    j += 1;
+                }
+            }
+            rank = rank * binomial(N - 4 * b, 4) + subset_rank(compact);
+            free &= !mask;
+        }
+        rank
+    }
+
+    fn masks_of_assignment(&self, mut rank: u32) -> [u32; 3] {
+        let nb = self.blocks.len();
+        let mut digits = [0u32; 3];
+        for b in (0..nb - 1).rev() {
+            let base = binomial(N - 4 * b, 4);
+            digits[b] = rank % base;
+            rank /= base;
+        }
+        let mut masks = [0u32; 3];
+        let mut free: u32 = (1 << N) - 1;
+        for b in 0..nb - 1 {
+            let compact = subset_unrank(digits[b], N - 4 * b, 4);
+            let mut j = 0;
+            for i in 0..N {
+                if free >> i & 1 == 1 {
+                    masks[b] |= (compact >> j & 1) << i;
+                    j += 1;
+                }
+            }
+            free &= !masks[b];
+        }
+        masks[nb - 1] = free;
+        masks
+    }
+
+    /// The row value: assignment rank x orientation count + orientation rank.
+    #[inline]
+    pub fn row(&self, x: &Pieces<N, O>) -> u32 {
+        self.assignment(&self.position_masks(x)) * self.ori_count() + ori_rank(&x.ori, O)
+    }
+
+    /// The column: block orderings as base-24 digits, block 0 most significant.
+    #[inline]
+    pub fn column(&self, x: &Pieces<N, O>) -> u32 {
+        let mut digits = [[0u8; 4]; 3];
+        let mut filled = [0usize; 3];
+        for &p in &x.perm {
+            let b = self.block_of[p as usize] as usize;
+            digits[b][filled[b]] = self.member_of[p as usize];
+            filled[b] += 1;
+        }
+        digits[..self.blocks.len()].iter().fold(0, |acc, d| acc * 24 + perm_rank(d))
+    }
+
+    /// A position with the given row value and column.
+    pub fn decode(&self, row: u32, column: u32) -> Pieces<N, O> {
+        let nb = self.blocks.len();
+        let masks = self.masks_of_assignment(row / self.ori_count());
+        let mut x = Pieces::<N, O>::IDENTITY;
+        ori_unrank(row % self.ori_count(), O, &mut x.ori);
+        let mut col = column;
+        for b in (0..nb).rev() {
+            let mut order = [0u8; 4];
+            perm_unrank(col % 24, &mut order);
+            col /= 24;
+            let mut k = 0;
+            for i in 0..N {
+                if masks[b] >> i & 1 == 1 {
+                    x.perm[i] = self.blocks[b][order[k] as usize];
+                    k += 1;
+                }
+            }
+        }
+        x
+    }
+}
+
+/// A piece kind inside a [`Cube`]; the other kind is left solved.
+pub trait Part: Sized + Copy {
+    fn of(x: &Cube) -> &Self;
+    fn into_cube(self) -> Cube;
+}
+
+impl Part for Corners {
+    fn of(x: &Cube) -> &Self {
+        &x.corners
+    }
+    fn into_cube(self) -> Cube {
+        Cube { corners: self, ..Cube::SOLVED }
+    }
+}
+
+impl Part for Edges {
+    fn of(x: &Cube) -> &Self {
+        &x.edges
+    }
+    fn into_cube(self) -> Cube {
+        Cube { edges: self, ..Cube::SOLVED }
+    }
+}
+
+/// Corner tetrads {URF, ULB, DLF, DRB} and {UFL, UBR, DFR, DBL} (seed 000's corner separation).
+pub fn corner_tetrads() -> BlockLayout<8, 3> {
+    BlockLayout::new(&[[0, 2, 5, 7], [1, 3, 4, 6]])
+}
+
+/// Corner layers U and D (nxopt's top/bottom split, seed 002).
+pub fn corner_layers() -> BlockLayout<8, 3> {
+    BlockLayout::new(&[[0, 1, 2, 3], [4, 5, 6, 7]])
+}
+
+/// Edge slices in seed 000's esep order: E (FR, FL, BL, BR), S (UR, UL, DL, DR), M (UF, UB,
+/// DB, DF).
+pub fn edge_slices() -> BlockLayout<12, 2> {
+    BlockLayout::new(&[[8, 9, 10, 11], [0, 2, 4, 6], [1, 3, 5, 7]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::{random_cube, SplitMix64};
+
+    #[test]
+    fn row_and_column_round_trip() {
+        let mut rng = SplitMix64::new(5);
+        let tetrads = corner_tetrads();
+        let slices = edge_slices();
+        assert_eq!(tetrads.row_count(), 70 * 2187);
+        assert_eq!(tetrads.column_count(), 576);
+        assert_eq!(slices.assignment_count(), 34_650);
+        assert_eq!(slices.column_count(), 13_824);
+        for _ in 0..2000 {
+            let x = random_cube(&mut rng);
+            let (r, c) = (tetrads.row(&x.corners), tetrads.column(&x.corners));
+            assert_eq!(tetrads.decode(r, c), x.corners);
+            let (r, c) = (slices.row(&x.edges), slices.column(&x.edges));
+            assert_eq!(slices.decode(r, c), x.edges);
+        }
+        for a in 0..tetrads.assignment_count() {
+            let x = tetrads.decode(a * tetrads.ori_count(), 0);
+            assert_eq!(tetrads.row(&x), a * tetrads.ori_count());
+        }
+    }
+}

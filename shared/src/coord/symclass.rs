@@ -1,0 +1,122 @@
+//! Classes of a raw coordinate under a group of symmetries acting by conjugation.
+//!
+//! For every raw value: its class, and a symmetry that brings it to the class representative
+//! (the smallest raw value of the class). For every class: the representative and its
+//! stabilizer (the symmetries that fix it) as a bit mask. A class with a non-trivial stabilizer
+//! is *self-symmetric*: its size is |G| / |stabilizer|, and anything built on top of it (a row of
+//! a BFS, a pruning table slice) must treat the stabilizer's images of an entry as the same
+//! position class (seed 000's "nasty symmetries").
+
+use crate::cube::{Symmetry, SymmetryGroup};
+use rayon::prelude::*;
+
+const UNSET: u32 = u32::MAX;
+
+/// Symmetry classes of a coordinate.
+#[derive(Clone, Debug)]
+pub struct SymClasses {
+    group: SymmetryGroup,
+    class_of: Vec<u32>,
+    to_rep: Vec<u8>,
+    reps: Vec<u32>,
+    stabilizers: Vec<u64>,
+}
+
+impl SymClasses {
+    /// Builds the classes of `0..size` where `conj(s, v)` is the raw value of `s v s^-1`.
+    /// Raw values are visited in increasing order, so the first member of each new class is its
+    /// smallest and classes are numbered by increasing representative: the result does not depend
+    /// on thread count or anything else.
+    pub fn build(size: u32, group: SymmetryGroup, conj: impl Fn(Symmetry, u32) -> u32) -> Self {
+        let mut class_of = vec![UNSET; size as usize];
+        let mut to_rep = vec![0u8; size as usize];
+        let mut reps = Vec::new();
+        let mut stabilizers = Vec::new();
+        for raw in 0..size {
+            if class_of[raw as usize] != UNSET {
+                continue;
+            }
+            let class = reps.len() as u32;
+            let mut stab = 0u64;
+            for s in group.members() {
+                let image = conj(s, raw);
+                assert!(image < size, "conjugate {image} of {raw} out of range");
+                if image == raw {
+                    stab |= 1 << s.index();
+                }
+                let slot = &mut class_of[image as usize];
+                if *slot == UNSET {
+                    *slot = class;
+                    to_rep[image as usize] = s.inverse().0;
+                } else {
+                    assert_eq!(*slot, class, "conjugation is not a group action on this coordinate");
+                }
+            }
+            reps.push(raw);
+            stabilizers.push(stab);
+        }
+        SymClasses { group, class_of, to_rep, reps, stabilizers }
+    }
+
+    pub fn group(&self) -> SymmetryGroup {
+        self.group
+    }
+
+    pub fn class_count(&self) -> usize {
+        self.reps.len()
+    }
+
+    pub fn raw_count(&self) -> usize {
+        self.class_of.len()
+    }
+
+    #[inline]
+    pub fn class_of(&self, raw: u32) -> u32 {
+        self.class_of[raw as usize]
+    }
+
+    /// A symmetry `s` with `s raw s^-1` = the representative of `raw`'s class.
+    #[inline]
+    pub fn to_rep(&self, raw: u32) -> Symmetry {
+        Symmetry(self.to_rep[raw as usize])
+    }
+
+    #[inline]
+    pub fn rep(&self, class: u32) -> u32 {
+        self.reps[class as usize]
+    }
+
+    /// Bit `s` is set when symmetry `s` fixes the representative.
+    #[inline]
+    pub fn stabilizer(&self, class: u32) -> u64 {
+        self.stabilizers[class as usize]
+    }
+
+    /// Number of raw values in the class: |G| / |stabilizer|.
+    #[inline]
+    pub fn class_size(&self, class: u32) -> u32 {
+        self.group.len() as u32 / self.stabilizer(class).count_ones()
+    }
+
+    /// Histogram of stabilizer sizes: (size, number of classes), increasing size.
+    pub fn stabilizer_histogram(&self) -> Vec<(u32, usize)> {
+        let mut counts = std::collections::BTreeMap::new();
+        for &s in &self.stabilizers {
+            *counts.entry(s.count_ones()).or_insert(0usize) += 1;
+        }
+        counts.into_iter().collect()
+    }
+}
+
+/// Number of classes by Burnside's lemma: the average over the group of the number of raw values
+/// each symmetry fixes. It shares nothing with [`SymClasses::build`] but the action itself.
+pub fn burnside_class_count(
+    size: u32,
+    group: SymmetryGroup,
+    conj: impl Fn(Symmetry, u32) -> u32 + Sync,
+) -> u64 {
+    let fixed: u64 =
+        group.members().map(|s| (0..size).into_par_iter().filter(|&v| conj(s, v) == v).count() as u64).sum();
+    assert_eq!(fixed % group.len() as u64, 0, "Burnside's sum must divide by the group order");
+    fixed / group.len() as u64
+}

@@ -1,0 +1,86 @@
+//! Class counts from the seeds, each also checked against Burnside's lemma.
+
+use super::*;
+use crate::cube::{random_cube, Move, SplitMix64, Symmetry, SymmetryGroup};
+
+/// Builds the classes and checks that the table really is an action on the coordinate: the
+/// coordinate of a conjugated random position equals the table's image of its coordinate.
+fn classes_of(coord: &dyn Coordinate, group: SymmetryGroup) -> (SymClasses, u64) {
+    let table = conjugation_table(coord, group);
+    let conj = conj_lookup(&table, coord.size());
+    let mut rng = SplitMix64::new(11);
+    for _ in 0..500 {
+        let x = random_cube(&mut rng);
+        for s in group.members() {
+            assert_eq!(coord.encode(&s.conjugate(&x)), conj(s, coord.encode(&x)), "{} {s:?}", coord.name());
+        }
+    }
+    let classes = SymClasses::build(coord.size(), group, &conj);
+    let burnside = burnside_class_count(coord.size(), group, &conj);
+    (classes, burnside)
+}
+
+fn check_representatives(coord: &dyn Coordinate, classes: &SymClasses) {
+    let table = conjugation_table(coord, classes.group());
+    let conj = conj_lookup(&table, coord.size());
+    for raw in 0..coord.size() {
+        let class = classes.class_of(raw);
+        assert_eq!(conj(classes.to_rep(raw), raw), classes.rep(class));
+    }
+    for class in 0..classes.class_count() as u32 {
+        let rep = classes.rep(class);
+        for s in classes.group().members() {
+            assert_eq!(conj(s, rep) == rep, classes.stabilizer(class) >> s.index() & 1 == 1);
+        }
+    }
+    let total: u64 = (0..classes.class_count() as u32).map(|c| classes.class_size(c) as u64).sum();
+    assert_eq!(total, coord.size() as u64);
+}
+
+#[test]
+fn cocsep_has_3393_classes_with_the_published_stabilizers() {
+    let coord = cocsep();
+    let (classes, burnside) = classes_of(&coord, SymmetryGroup::Full);
+    assert_eq!(classes.class_count(), 3393);
+    assert_eq!(burnside, 3393);
+    assert_eq!(
+        classes.stabilizer_histogram(),
+        vec![(1, 3020), (2, 311), (3, 8), (4, 35), (6, 9), (8, 6), (12, 1), (16, 1), (24, 1), (48, 1)]
+    );
+    check_representatives(&coord, &classes);
+}
+
+#[test]
+fn nxopt_corner_rows_have_9930_classes_under_ud_symmetries() {
+    let coord = corner_layer_rows();
+    let (classes, burnside) = classes_of(&coord, SymmetryGroup::UdAxis);
+    assert_eq!(classes.class_count(), 9930);
+    assert_eq!(burnside, 9930);
+    check_representatives(&coord, &classes);
+}
+
+#[test]
+fn corner_permutation_has_2768_classes_under_ud_symmetries() {
+    let (classes, burnside) = classes_of(&CornerPermutation, SymmetryGroup::UdAxis);
+    assert_eq!(classes.class_count(), 2768);
+    assert_eq!(burnside, 2768);
+    check_representatives(&CornerPermutation, &classes);
+}
+
+#[test]
+fn move_tables_agree_with_cube_moves() {
+    let coord = cocsep();
+    let moves: Vec<Move> = Move::all().collect();
+    let table = move_table(&coord, &moves);
+    let mut rng = SplitMix64::new(3);
+    for _ in 0..1000 {
+        let x = random_cube(&mut rng);
+        let raw = coord.encode(&x);
+        for (i, m) in moves.iter().enumerate() {
+            assert_eq!(table[raw as usize * moves.len() + i], coord.encode(&x.compose(m.cube())));
+        }
+    }
+    // The solved position's coordinate is fixed by every symmetry.
+    let solved = coord.encode(&crate::cube::Cube::SOLVED);
+    assert!(Symmetry::all().all(|s| coord.encode(&s.conjugate(&crate::cube::Cube::SOLVED)) == solved));
+}
