@@ -5,6 +5,8 @@
 //! - [`cube`]: positions, moves, the 48 symmetries, notation.
 //! - [`coord`]: ranks of permutations, combinations and orientations; move tables; symmetry
 //!   classes of coordinates.
+//! - [`bfs`]: the symmetry-reduced row BFS engine and the plain reference method.
 
+pub mod bfs;
 pub mod coord;
 pub mod cube;

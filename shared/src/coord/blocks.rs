@@ -11,7 +11,7 @@
 //! move maps the columns of a row through one bijection per block (see `bfs::rows`).
 
 use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank};
-use crate::cube::{Corners, Cube, Edges, Pieces};
+use crate::cube::{Corners, Cube, Edges, Pieces, Symmetry};
 
 /// Blocks of four pieces over N pieces with O orientations.
 #[derive(Clone, Debug)]
@@ -159,9 +159,11 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
 }
 
 /// A piece kind inside a [`Cube`]; the other kind is left solved.
-pub trait Part: Sized + Copy {
+pub trait Part: Sized + Copy + Send + Sync + PartialEq + 'static {
     fn of(x: &Cube) -> &Self;
     fn into_cube(self) -> Cube;
+    /// `s self s^-1`.
+    fn conjugate(&self, s: Symmetry) -> Self;
 }
 
 impl Part for Corners {
@@ -171,6 +173,9 @@ impl Part for Corners {
     fn into_cube(self) -> Cube {
         Cube { corners: self, ..Cube::SOLVED }
     }
+    fn conjugate(&self, s: Symmetry) -> Self {
+        s.conjugate_corners(self)
+    }
 }
 
 impl Part for Edges {
@@ -179,6 +184,9 @@ impl Part for Edges {
     }
     fn into_cube(self) -> Cube {
         Cube { edges: self, ..Cube::SOLVED }
+    }
+    fn conjugate(&self, s: Symmetry) -> Self {
+        s.conjugate_edges(self)
     }
 }
 
