@@ -1,18 +1,81 @@
-//! Command-line interface of the `coordinator` binary (placeholder).
+//! Command-line interface of the `coordinator` binary: clap definitions and dispatch.
 
+use crate::enumerate::{self, EnumerateConfig};
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
-
-/// Builds Rubik's-cube pruning tables and enumerates cosets.
+/// Exact distance distributions and pruning tables for Rubik's-cube groups.
 #[derive(Debug, Parser)]
 #[command(name = "coordinator", version, about)]
-pub struct Cli {}
+pub struct Cli {
+    /// Compute threads (default: all cores).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
 
-/// Parses the command line and runs the requested command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
+    /// classes under symmetry and inversion, per depth.
+    Enumerate(EnumerateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct EnumerateArgs {
+    /// The space to enumerate.
+    pub space: Space,
+
+    /// Metric: htm (18 face turns) or qtm (12 quarter turns).
+    #[arg(long, default_value = "htm")]
+    pub metric: Metric,
+
+    /// Stop after this depth.
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+
+    /// Also write the result as JSON to this file (written under a temporary name, then renamed).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Space {
+    /// The corners-only cube: 8! x 3^7 = 88,179,840 positions.
+    Corners,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Metric {
+    /// Half-turn (face-turn) metric.
+    Htm,
+    /// Quarter-turn metric.
+    Qtm,
+}
+
+/// Parses the command line and runs it; errors print one line and exit with status 1.
 pub fn main() -> ExitCode {
-    let _cli = Cli::parse();
-    ExitCode::SUCCESS
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("coordinator: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    if let Some(threads) = cli.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global()?;
+    }
+    match cli.command {
+        Command::Enumerate(args) => enumerate::run(EnumerateConfig::from(args)),
+    }
 }
 
 #[cfg(test)]
@@ -23,5 +86,13 @@ mod tests {
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn unknown_space_and_metric_are_refused() {
+        assert!(Cli::try_parse_from(["coordinator", "enumerate", "teapot"]).is_err());
+        assert!(Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "stm"]).is_err());
+        let ok = Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "qtm"]).unwrap();
+        assert!(matches!(ok.command, Command::Enumerate(EnumerateArgs { metric: Metric::Qtm, .. })));
     }
 }

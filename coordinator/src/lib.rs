@@ -1,4 +1,6 @@
-//! Coordinator library: command line and (later) job scheduling and the
-//! gRPC `Coordinator` service.
+//! The coordinator: command line, jobs, and (with the distribution issue) scheduling and the
+//! gRPC service. Jobs run on the embedded default: computation in this process on rayon threads.
 
 pub mod cli;
+pub mod enumerate;
+pub mod output;

@@ -6,7 +6,9 @@
 //! - [`coord`]: ranks of permutations, combinations and orientations; move tables; symmetry
 //!   classes of coordinates.
 //! - [`bfs`]: the symmetry-reduced row BFS engine and the plain reference method.
+//! - [`report`]: enumeration results as text, markdown and JSON.
 
 pub mod bfs;
 pub mod coord;
 pub mod cube;
+pub mod report;

@@ -1,0 +1,89 @@
+//! Writing result files: checked before the work starts, written under a temporary name in the
+//! same directory and renamed when complete, so a final name never holds a partial file.
+
+use anyhow::{Context, Result};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An output path that has been checked to be writable.
+#[derive(Debug, Clone)]
+pub struct OutputFile {
+    path: PathBuf,
+    temp: PathBuf,
+}
+
+impl OutputFile {
+    /// Checks now that the directory exists and accepts a new file (creating and removing the
+    /// temporary file), so a long job does not fail at its end.
+    pub fn prepare(path: &Path) -> Result<Self> {
+        let name = path.file_name().with_context(|| format!("{} is not a file path", path.display()))?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if path.is_dir() {
+            anyhow::bail!("cannot write {}: it is a directory", path.display());
+        }
+        let temp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+        File::create(&temp).with_context(|| format!("cannot write {}", path.display()))?;
+        fs::remove_file(&temp).ok();
+        Ok(OutputFile { path: path.to_path_buf(), temp })
+    }
+
+    /// Writes `bytes` to the temporary name, syncs, and renames onto the final name.
+    pub fn write(&self, bytes: &[u8]) -> Result<()> {
+        let result = (|| -> std::io::Result<()> {
+            let mut f = File::create(&self.temp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            fs::rename(&self.temp, &self.path)
+        })();
+        if result.is_err() {
+            fs::remove_file(&self.temp).ok();
+        }
+        result.with_context(|| format!("cannot write {}", self.path.display()))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Peak resident set size of this process in bytes (Linux `VmHWM`; 0 where unavailable).
+pub fn peak_rss_bytes() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_missing_directory_and_leaves_no_temp_file() {
+        let dir = std::env::temp_dir().join(format!("cubefarm-out-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        assert!(OutputFile::prepare(&dir.join("missing/x.json")).is_err());
+        assert!(OutputFile::prepare(&dir).is_err());
+        let out = OutputFile::prepare(&dir.join("x.json")).unwrap();
+        out.write(b"{}").unwrap();
+        assert_eq!(fs::read(dir.join("x.json")).unwrap(), b"{}");
+        let names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn peak_rss_is_reported_on_linux() {
+        if cfg!(target_os = "linux") {
+            assert!(peak_rss_bytes() > 0);
+        }
+    }
+}

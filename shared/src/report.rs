@@ -1,0 +1,104 @@
+//! The result of an enumeration: per-depth counts with the job's identity and cost, printed as
+//! a table or serialized as JSON (`{"space":..,"metric":..,"order":..,"depths":[..],
+//! "elapsed_s":..,"peak_rss_bytes":..}`).
+
+use crate::bfs::DepthCounts;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    pub space: String,
+    pub metric: String,
+    /// Number of positions in the whole space.
+    pub order: u64,
+    pub depths: Vec<DepthCounts>,
+    pub elapsed_s: f64,
+    pub peak_rss_bytes: u64,
+}
+
+/// Groups digits by thousands: 88179840 -> "88,179,840".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+impl Distribution {
+    /// Sum of the positions column.
+    pub fn total_positions(&self) -> u64 {
+        self.depths.iter().map(|d| d.positions).sum()
+    }
+
+    /// True when the depths cover the whole space.
+    pub fn is_complete(&self) -> bool {
+        self.total_positions() == self.order
+    }
+
+    /// A plain-text table, one line per depth, then totals.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "{} {} ({} positions)", self.space, self.metric, thousands(self.order));
+        let _ =
+            writeln!(s, "{:>5} {:>22} {:>20} {:>20}", "depth", "positions", "classes_sym", "classes_sym_inv");
+        for d in &self.depths {
+            let _ = writeln!(
+                s,
+                "{:>5} {:>22} {:>20} {:>20}",
+                d.depth,
+                thousands(d.positions),
+                thousands(d.classes_sym),
+                thousands(d.classes_sym_inv)
+            );
+        }
+        let sum = |f: fn(&DepthCounts) -> u64| thousands(self.depths.iter().map(f).sum());
+        let _ = writeln!(
+            s,
+            "{:>5} {:>22} {:>20} {:>20}",
+            "total",
+            sum(|d| d.positions),
+            sum(|d| d.classes_sym),
+            sum(|d| d.classes_sym_inv)
+        );
+        if !self.is_complete() {
+            let _ = writeln!(
+                s,
+                "(stopped early: {} of {} positions lie within depth {})",
+                thousands(self.total_positions()),
+                thousands(self.order),
+                self.depths.last().map_or(0, |d| d.depth)
+            );
+        }
+        s
+    }
+
+    /// A markdown table of the same content.
+    pub fn to_markdown(&self) -> String {
+        let mut s =
+            String::from("| depth | positions | classes_sym | classes_sym_inv |\n|---:|---:|---:|---:|\n");
+        for d in &self.depths {
+            let _ =
+                writeln!(s, "| {} | {} | {} | {} |", d.depth, d.positions, d.classes_sym, d.classes_sym_inv);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(88_179_840), "88,179,840");
+    }
+}
