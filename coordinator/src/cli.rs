@@ -23,6 +23,12 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
+    /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
+    /// the position: cubies in Reid's notation, seed 004's words, its symmetries.
+    Position {
+        /// The moves, separated by whitespace.
+        moves: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -75,6 +81,10 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Enumerate(args) => enumerate::run(EnumerateConfig::from(args)),
+        Command::Position { moves } => {
+            print!("{}", crate::position::describe(&moves)?);
+            Ok(())
+        }
     }
 }
 

@@ -4,3 +4,4 @@
 pub mod cli;
 pub mod enumerate;
 pub mod output;
+pub mod position;

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Run one command, measure wall time, CPU time and peak RSS, and append a row to
+results/BENCHMARKS.md.
+
+usage: measure.py LABEL -- COMMAND [ARGS...]
+
+Peak RSS is the maximum resident set size of the largest child process (getrusage
+RUSAGE_CHILDREN), so run the binary directly, not through cargo.
+"""
+import datetime
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TABLE = os.path.join(ROOT, "results", "BENCHMARKS.md")
+HEADER = """# Benchmarks
+
+Rows are appended by `scripts/bench/*.sh` (through `scripts/bench/measure.py`); each names the
+commit, the machine and the exact command. Wall and CPU are seconds; CPU is user + system of
+the command's processes; peak RSS is the largest resident set of one process.
+
+| date | commit | machine | label | wall s | CPU s | peak RSS MiB | command |
+|---|---|---|---|---:|---:|---:|---|
+"""
+
+
+def machine():
+    cpu = "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores {cpu}, {mem:.0f} GiB"
+
+
+def main():
+    if len(sys.argv) < 4 or sys.argv[2] != "--":
+        sys.exit(__doc__)
+    label, cmd = sys.argv[1], sys.argv[3:]
+    start = time.monotonic()
+    code = subprocess.call(cmd)
+    wall = time.monotonic() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code != 0:
+        sys.exit(f"measure.py: command failed with status {code}: {' '.join(cmd)}")
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    row = "| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.1f} | `{}` |\n".format(
+        datetime.date.today().isoformat(), commit, machine(), label, wall,
+        usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, " ".join(cmd))
+    if not os.path.exists(TABLE):
+        with open(TABLE, "w") as f:
+            f.write(HEADER)
+    with open(TABLE, "a") as f:
+        f.write(row)
+    sys.stdout.write(row)
+
+
+if __name__ == "__main__":
+    main()
