@@ -79,7 +79,14 @@ pub fn compute(config: &EnumerateConfig, on_level: impl FnMut(&LevelReport)) -> 
         Space::Corners => {
             let space = RowSpace::new(corner_tetrads(), config.metric.move_set().moves());
             let order = space.layout().row_count() as u64 * space.column_count() as u64;
-            (order, bfs::run(&space, config.max_depth, on_level))
+            (
+                order,
+                bfs::run(
+                    &space,
+                    &bfs::BfsOptions { max_depth: config.max_depth, ..Default::default() },
+                    on_level,
+                )?,
+            )
         }
     };
     let distribution = Distribution {

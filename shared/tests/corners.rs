@@ -10,7 +10,7 @@ const ORDER: u64 = 88_179_840;
 fn engine(set: MoveSet) -> Vec<bfs::DepthCounts> {
     let space = RowSpace::new(corner_tetrads(), set.moves());
     assert_eq!(space.row_count(), 3393);
-    bfs::run(&space, None, |_| {})
+    bfs::run(&space, &bfs::BfsOptions::default(), |_| {}).unwrap()
 }
 
 #[test]

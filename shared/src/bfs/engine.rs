@@ -1,22 +1,27 @@
 //! The level-synchronous breadth-first search over a [`RowSpace`].
 //!
-//! State: three bitmaps of one bit per entry (visited, frontier, next), each row padded to whole
-//! 64-bit words. A level either pushes the frontier forward (for every frontier entry and move,
-//! set the image's bit in the target row; atomic OR, so rows are expanded in parallel and the
-//! result is a set union, independent of scheduling) or, once fewer entries are unvisited than
-//! in the frontier, pulls (for every unvisited entry, is any neighbour in the frontier? Each row
-//! writes only its own bits). Pushing with one chosen symmetry per target row misses the
-//! stabilizer images in self-symmetric rows, so rows are closed under their stabilizer after a
-//! push; a pull needs no closure because the frontier already is closed.
+//! State: three bit arrays of one bit per entry (visited, frontier, next), each row padded to
+//! whole 64-bit words, in memory maps (see [`BitStore`]). A level either pushes the frontier
+//! forward (for every frontier entry and move, set the image's bit in the target row: an atomic
+//! OR, so rows expand in parallel and the result is a set union, independent of scheduling) or,
+//! once fewer entries are unvisited than in the frontier, pulls (for every unvisited entry: is a
+//! neighbour in the frontier? Each row writes only its own bits). Pushing with one chosen
+//! symmetry per target row misses the stabilizer images in self-symmetric rows, so rows are
+//! closed under their stabilizer after a push; a pull needs no closure, as the frontier already
+//! is closed.
 //!
-//! Cost model: a push touches frontier x moves entries, a pull at most unvisited x moves; the
-//! per-entry work is a column map (a few table lookups) and one bit test.
+//! Cost model: a push touches frontier x moves entries, a pull at most unvisited x moves; per
+//! entry the column map is three table lookups and two adds (see [`Contributions`]), then one bit
+//! test in the target row, which stays in cache while a source row is mapped through one move.
 
-use super::rows::RowSpace;
+use super::bitmap::BitStore;
+use super::rows::{ColumnMap, RowSpace};
 use crate::coord::Part;
 use crate::cube::Pieces;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Counts of one depth.
@@ -58,50 +63,87 @@ impl std::fmt::Display for Direction {
     }
 }
 
+/// Live progress of a running search, readable from another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Depth being computed.
+    pub depth: AtomicU32,
+    /// Rows of the current depth's expansion done so far.
+    pub rows_done: AtomicU64,
+}
+
+/// Options of [`run`].
+#[derive(Debug, Default)]
+pub struct BfsOptions<'a> {
+    /// Stop after this depth.
+    pub max_depth: Option<u32>,
+    /// Keep the bit arrays in files in this directory instead of anonymous memory.
+    pub state_dir: Option<PathBuf>,
+    pub progress: Option<&'a Progress>,
+}
+
+/// Bytes of state the search maps for a space: three bit arrays.
+pub fn state_bytes<const N: usize, const O: u8>(space: &RowSpace<N, O>) -> u64
+where
+    Pieces<N, O>: Part,
+{
+    3 * 8 * space.row_count() as u64 * (space.column_count() as u64).div_ceil(64)
+}
+
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
 /// calling `on_level` after each depth. Returns the counts of every depth reached.
 pub fn run<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
-    max_depth: Option<u32>,
+    options: &BfsOptions,
     mut on_level: impl FnMut(&LevelReport),
-) -> Vec<DepthCounts>
+) -> io::Result<Vec<DepthCounts>>
 where
     Pieces<N, O>: Part,
 {
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
     let total_entries = rows as u64 * space.column_count() as u64;
-    let mut visited = vec![0u64; rows * words];
-    let mut frontier = vec![0u64; rows * words];
+    let store = |name: &str| match &options.state_dir {
+        Some(dir) => BitStore::file(&dir.join(name), rows * words),
+        None => BitStore::anonymous(rows * words),
+    };
+    let mut visited = store("visited.bits")?;
+    let mut frontier = store("frontier.bits")?;
+    let mut next = store("next.bits")?;
+    let no_progress = Progress::default();
+    let progress = options.progress.unwrap_or(&no_progress);
 
     let start = Instant::now();
     let (row0, col0) = space.locate(&Pieces::<N, O>::IDENTITY);
-    set_bit(&mut frontier[row0 as usize * words..][..words], col0);
-    close_under_stabilizers(space, &mut frontier, words);
-    let mut out = Vec::new();
-    let mut report = level_counts(space, &frontier, words, 0);
+    set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
+    close_under_stabilizers(space, frontier.words_mut(), words);
+    let mut report = level_counts(space, frontier.words(), words, 0);
     report.seconds = start.elapsed().as_secs_f64();
     on_level(&report);
-    or_into(&mut visited, &frontier);
+    or_into(visited.words_mut(), frontier.words());
     let mut visited_entries = report.entries;
-    out.push(report.counts);
+    let mut out = vec![report.counts];
 
     let mut depth = 0;
-    while report.entries > 0 && max_depth.is_none_or(|m| depth < m) {
+    while report.entries > 0 && options.max_depth.is_none_or(|m| depth < m) {
         let start = Instant::now();
         depth += 1;
+        progress.depth.store(depth, Ordering::Relaxed);
+        progress.rows_done.store(0, Ordering::Relaxed);
         let unvisited = total_entries - visited_entries;
-        let (mut next, direction) = if unvisited < report.entries {
-            (pull(space, &visited, &frontier, words), Direction::Backward)
+        next.clear();
+        let direction = if unvisited < report.entries {
+            pull(space, visited.words(), frontier.words(), next.words_mut(), words, progress);
+            Direction::Backward
         } else {
-            let mut next = push(space, &visited, &frontier, words);
-            close_under_stabilizers(space, &mut next, words);
-            (next, Direction::Forward)
+            push(space, visited.words(), frontier.words(), next.atomics(), words, progress);
+            close_under_stabilizers(space, next.words_mut(), words);
+            Direction::Forward
         };
-        debug_assert!(next.iter().zip(&visited).all(|(n, v)| n & v == 0));
-        or_into(&mut visited, &next);
+        debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
+        or_into(visited.words_mut(), next.words());
         std::mem::swap(&mut frontier, &mut next);
-        report = level_counts(space, &frontier, words, depth);
+        report = level_counts(space, frontier.words(), words, depth);
         report.direction = direction;
         report.seconds = start.elapsed().as_secs_f64();
         visited_entries += report.entries;
@@ -110,7 +152,7 @@ where
             out.push(report.counts);
         }
     }
-    out
+    Ok(out)
 }
 
 #[inline]
@@ -139,62 +181,84 @@ fn for_each_bit(row: &[u64], mut f: impl FnMut(u32)) {
     }
 }
 
+/// Rows per rayon task: large enough to amortize scheduling, small enough to balance.
+const ROW_CHUNK: usize = 64;
+
 fn push<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
     visited: &[u64],
     frontier: &[u64],
+    next: &[AtomicU64],
     words: usize,
-) -> Vec<u64>
-where
+    progress: &Progress,
+) where
     Pieces<N, O>: Part,
 {
-    let next: Vec<AtomicU64> = (0..visited.len()).map(|_| AtomicU64::new(0)).collect();
-    frontier.par_chunks(words).enumerate().for_each(|(r, bits)| {
-        if bits.iter().all(|&w| w == 0) {
-            return;
-        }
-        for mi in 0..space.moves().len() {
-            let t = space.transition(r as u32, mi);
-            let base = t.target as usize * words;
-            let seen = &visited[base..base + words];
-            for_each_bit(bits, |c| {
-                let c2 = t.map.apply(c);
-                if !test_bit(seen, c2) {
-                    next[base + c2 as usize / 64].fetch_or(1 << (c2 % 64), Ordering::Relaxed);
+    let blocks = space.layout().block_count();
+    frontier.par_chunks(words * ROW_CHUNK).enumerate().for_each(|(chunk, rows)| {
+        for (i, bits) in rows.chunks(words).enumerate() {
+            if bits.iter().any(|&w| w != 0) {
+                let r = (chunk * ROW_CHUNK + i) as u32;
+                for mi in 0..space.moves().len() {
+                    let t = space.transition(r, mi);
+                    let add = t.map.contributions().add;
+                    let base = t.target as usize * words;
+                    let seen = &visited[base..base + words];
+                    for_each_bit(bits, |c| {
+                        let d = ColumnMap::digits(blocks, c);
+                        let c2 = add[0][d[0] as usize] + add[1][d[1] as usize] + add[2][d[2] as usize];
+                        if !test_bit(seen, c2) {
+                            next[base + c2 as usize / 64].fetch_or(1 << (c2 % 64), Ordering::Relaxed);
+                        }
+                    });
                 }
-            });
+            }
         }
+        progress.rows_done.fetch_add((rows.len() / words) as u64, Ordering::Relaxed);
     });
-    next.into_iter().map(AtomicU64::into_inner).collect()
 }
 
 fn pull<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
     visited: &[u64],
     frontier: &[u64],
+    next: &mut [u64],
     words: usize,
-) -> Vec<u64>
-where
+    progress: &Progress,
+) where
     Pieces<N, O>: Part,
 {
     let columns = space.column_count();
-    let mut next = vec![0u64; visited.len()];
-    next.par_chunks_mut(words).enumerate().for_each(|(r, out)| {
-        let seen = &visited[r * words..][..words];
-        for c in 0..columns {
-            if test_bit(seen, c) {
+    let blocks = space.layout().block_count();
+    let nm = space.moves().len();
+    next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(chunk, out_rows)| {
+        let mut adds = vec![[[0u32; 24]; 3]; nm];
+        for (i, out) in out_rows.chunks_mut(words).enumerate() {
+            let r = chunk * ROW_CHUNK + i;
+            let seen = &visited[r * words..][..words];
+            if seen.iter().all(|&w| w == u64::MAX) {
                 continue;
             }
-            let reached = (0..space.moves().len()).any(|mi| {
-                let t = space.transition(r as u32, mi);
-                test_bit(&frontier[t.target as usize * words..][..words], t.map.apply(c))
-            });
-            if reached {
-                set_bit(out, c);
+            for (mi, add) in adds.iter_mut().enumerate() {
+                *add = space.transition(r as u32, mi).map.contributions().add;
+            }
+            for c in 0..columns {
+                if test_bit(seen, c) {
+                    continue;
+                }
+                let d = ColumnMap::digits(blocks, c);
+                let reached = adds.iter().enumerate().any(|(mi, add)| {
+                    let t = space.transition(r as u32, mi);
+                    let c2 = add[0][d[0] as usize] + add[1][d[1] as usize] + add[2][d[2] as usize];
+                    test_bit(&frontier[t.target as usize * words..][..words], c2)
+                });
+                if reached {
+                    set_bit(out, c);
+                }
             }
         }
+        progress.rows_done.fetch_add((out_rows.len() / words) as u64, Ordering::Relaxed);
     });
-    next
 }
 
 fn close_under_stabilizers<const N: usize, const O: u8>(
@@ -239,12 +303,16 @@ where
             if n == 0 {
                 return (0, 0, 0, 0);
             }
+            let filter = space.inverse_filter(r);
+            let symmetric = !space.stabilizer_maps(r).is_empty();
             let mut classes = 0u64;
             let mut self_inverse = 0u64;
             for_each_bit(row, |c| {
-                if space.canonical_column(r, c) == c {
+                if !symmetric || space.canonical_column(r, c) == c {
                     classes += 1;
-                    self_inverse += space.is_self_inverse_class(r, c) as u64;
+                    if filter.candidate(c) && space.is_self_inverse_class(r, c) {
+                        self_inverse += 1;
+                    }
                 }
             });
             (n, n * space.class_size(r) as u64, classes, self_inverse)

@@ -1,8 +1,11 @@
 //! Breadth-first enumeration over symmetry-reduced row spaces, and a slow reference method.
 
+mod bitmap;
 mod engine;
 pub mod reference;
 mod rows;
+mod s4;
 
-pub use engine::{run, DepthCounts, Direction, LevelReport};
-pub use rows::{ColumnMap, RowSpace, Transition};
+pub use bitmap::BitStore;
+pub use engine::{run, state_bytes, BfsOptions, DepthCounts, Direction, LevelReport, Progress};
+pub use rows::{ColumnMap, Contributions, InverseFilter, RowSpace, Transition};

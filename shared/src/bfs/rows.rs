@@ -4,73 +4,86 @@
 //! its block-row value A(x) (see `coord::blocks`), and the column is the block ordering of
 //! `s x s^-1`, where `s` brings A(x) to the class representative. For a row r and a move m, every
 //! column of r lands in one target row r' and the columns map through one bijection that acts
-//! block by block (each target block's ordering is a fixed function of one source block's
-//! ordering), so a [`ColumnMap`] is at most 3 x 24 bytes and is probed once per (row, move).
+//! block by block: target block j takes its ordering from one source block through
+//! `o -> left . o . right` in S4 (a move only changes positions; the symmetry relabels pieces
+//! and positions). So a [`ColumnMap`] is 9 bytes, found once per (row, move) from three probes.
 //!
 //! Rows whose representative has a non-trivial stabilizer hold, for one position class, every
 //! column the stabilizer relates; `stabilizer_maps` lists those column maps so the engine can
 //! close a row after writing it.
 
+use super::s4;
 use crate::coord::{BlockLayout, Part, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
-/// A block-wise bijection of columns: target block `j` takes its ordering from source block
-/// `src[j]` through `table[j]`. Block 0 is the most significant base-24 digit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A block-wise bijection of columns: target block `j` takes source block `src[j]`'s ordering
+/// `o` to `left[j] . o . right[j]`. Block 0 is the most significant base-24 digit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ColumnMap {
     blocks: u8,
     src: [u8; 3],
-    table: [[u8; 24]; 3],
+    left: [u8; 3],
+    right: [u8; 3],
+}
+
+/// A [`ColumnMap`] expanded for the inner loop: column' = sum over source blocks b of
+/// `add[b][digit b of column]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Contributions {
+    pub add: [[u32; 24]; 3],
 }
 
 impl ColumnMap {
+    /// Splits a column into its base-24 digits, block 0 first.
+    #[inline]
+    pub fn digits(blocks: usize, column: u32) -> [u8; 3] {
+        let mut d = [0u8; 3];
+        let mut c = column;
+        for b in (0..blocks).rev() {
+            d[b] = (c % 24) as u8;
+            c /= 24;
+        }
+        d
+    }
+
+    pub fn contributions(&self) -> Contributions {
+        let nb = self.blocks as usize;
+        let mut add = [[0u32; 24]; 3];
+        for j in 0..nb {
+            let weight = 24u32.pow((nb - 1 - j) as u32);
+            let b = self.src[j] as usize;
+            for (o, slot) in add[b].iter_mut().enumerate() {
+                *slot = s4::mul(s4::mul(self.left[j], o as u8), self.right[j]) as u32 * weight;
+            }
+        }
+        Contributions { add }
+    }
+
     #[inline]
     pub fn apply(&self, column: u32) -> u32 {
         let nb = self.blocks as usize;
-        let mut digits = [0u8; 3];
-        let mut c = column;
-        for b in (0..nb).rev() {
-            digits[b] = (c % 24) as u8;
-            c /= 24;
-        }
-        let mut out = 0u32;
-        for j in 0..nb {
-            out = out * 24 + self.table[j][digits[self.src[j] as usize] as usize] as u32;
-        }
-        out
+        let d = Self::digits(nb, column);
+        (0..nb).fold(0, |acc, j| {
+            acc * 24 + s4::mul(s4::mul(self.left[j], d[self.src[j] as usize]), self.right[j]) as u32
+        })
     }
 
-    /// Finds the block-wise map of `f` by probing each source block's 24 orderings with the
-    /// other blocks at ordering 0. Panics if `f` is not block-wise (a bug in the space, not input).
-    fn probe(blocks: usize, f: impl Fn(u32) -> u32) -> ColumnMap {
-        let digits = |c: u32| -> [u8; 3] {
-            let mut d = [0u8; 3];
-            let mut c = c;
-            for b in (0..blocks).rev() {
-                d[b] = (c % 24) as u8;
-                c /= 24;
-            }
-            d
-        };
-        let mut map = ColumnMap { blocks: blocks as u8, src: [0; 3], table: [[0; 24]; 3] };
-        let base = digits(f(0));
-        let mut claimed = [false; 3];
+    /// Recovers the map of `f`, a block-wise map whose block `b` feeds target block
+    /// `blocks_to[b]`, from f at three columns (all blocks at the identity, then at each S4
+    /// generator). Panics if `f` is not of that form: a bug in the space, not bad input.
+    fn probe(blocks: usize, blocks_to: [u8; 3], f: impl Fn(u32) -> u32) -> ColumnMap {
+        let uniform = |o: u8| (0..blocks).fold(0u32, |acc, _| acc * 24 + o as u32);
+        let t_id = Self::digits(blocks, f(uniform(0)));
+        let t_gens = s4::GENERATORS.map(|g| Self::digits(blocks, f(uniform(g))));
+        let mut map = ColumnMap { blocks: blocks as u8, ..ColumnMap::default() };
         for b in 0..blocks {
-            let images: Vec<[u8; 3]> =
-                (0..24u32).map(|o| digits(f(o * 24u32.pow((blocks - 1 - b) as u32)))).collect();
-            let varying: Vec<usize> =
-                (0..blocks).filter(|&j| images.iter().any(|d| d[j] != base[j])).collect();
-            let j = match varying.as_slice() {
-                [j] => *j,
-                _ => panic!("column map is not block-wise: source block {b} moves blocks {varying:?}"),
-            };
-            assert!(!claimed[j], "two source blocks map onto target block {j}");
-            claimed[j] = true;
+            let j = blocks_to[b] as usize;
+            let (left, right) = s4::solve_left_right(t_id[j], [t_gens[0][j], t_gens[1][j]])
+                .expect("a block's column map is o -> left . o . right");
             map.src[j] = b as u8;
-            for (o, d) in images.iter().enumerate() {
-                map.table[j][o] = d[j];
-            }
+            map.left[j] = left;
+            map.right[j] = right;
         }
         map
     }
@@ -89,8 +102,12 @@ pub struct RowSpace<const N: usize, const O: u8> {
     layout: BlockLayout<N, O>,
     classes: SymClasses,
     moves: Vec<Move>,
+    block_perms: Vec<[u8; 3]>,
     transitions: Vec<Transition>,
     stabilizer_maps: Vec<Vec<ColumnMap>>,
+    /// Raw row values of every class, grouped by class (`members[member_start[r]..][..size]`).
+    members: Vec<u32>,
+    member_start: Vec<u32>,
 }
 
 impl<const N: usize, const O: u8> RowSpace<N, O>
@@ -101,21 +118,21 @@ where
     /// (row, move) map. The move set must be closed under conjugation by the symmetries.
     pub fn new(layout: BlockLayout<N, O>, moves: Vec<Move>) -> Self {
         let size = layout.row_count();
-        let conj_table: Vec<u32> = Symmetry::all()
-            .flat_map(|s| {
-                let layout = &layout;
-                (0..size)
-                    .into_par_iter()
-                    .map(move |raw| layout.row(&layout.decode(raw, 0).conjugate(s)))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
         let classes = SymClasses::build(size, SymmetryGroup::Full, |s, raw| {
-            conj_table[s.index() * size as usize + raw as usize]
+            layout.row(&layout.decode(raw, 0).conjugate(s))
         });
-        drop(conj_table);
-        let mut space =
-            RowSpace { layout, classes, moves, transitions: Vec::new(), stabilizer_maps: Vec::new() };
+        let block_perms = Symmetry::all().map(|s| layout.block_permutation(s)).collect();
+        let (members, member_start) = group_by_class(&classes);
+        let mut space = RowSpace {
+            layout,
+            classes,
+            moves,
+            block_perms,
+            transitions: Vec::new(),
+            stabilizer_maps: Vec::new(),
+            members,
+            member_start,
+        };
         let rows = space.row_count();
         space.transitions = (0..rows)
             .into_par_iter()
@@ -131,7 +148,11 @@ where
                 Symmetry::all()
                     .filter(|s| *s != Symmetry::IDENTITY && stab >> s.index() & 1 == 1)
                     .map(|s| {
-                        ColumnMap::probe(space.layout.block_count(), |c| space.conjugate_column(r, c, s))
+                        ColumnMap::probe(space.blocks(), space.block_perms[s.index()], |c| {
+                            let y = space.position(r, c).conjugate(s);
+                            debug_assert_eq!(space.layout.row(&y), space.classes.rep(r));
+                            space.layout.column(&y)
+                        })
                     })
                     .collect()
             })
@@ -142,22 +163,19 @@ where
     fn probe_transition(&self, row: u32, m: Move) -> Transition {
         let step = |c: u32| {
             let y = self.position(row, c).compose(Pieces::<N, O>::of(m.cube()));
-            self.locate(&y)
+            self.locate_with_symmetry(&y)
         };
-        let (target, _) = step(0);
-        let map = ColumnMap::probe(self.layout.block_count(), |c| {
-            let (t, col) = step(c);
-            assert_eq!(t, target, "a move sends one row to one row");
+        let (target, _, s) = step(0);
+        let map = ColumnMap::probe(self.blocks(), self.block_perms[s.index()], |c| {
+            let (t, col, s2) = step(c);
+            assert_eq!((t, s2), (target, s), "a move sends one row to one row");
             col
         });
         Transition { target, map }
     }
 
-    /// Column of `s x s^-1` for x = (row, column), s in the row's stabilizer.
-    fn conjugate_column(&self, row: u32, column: u32, s: Symmetry) -> u32 {
-        let y = self.position(row, column).conjugate(s);
-        debug_assert_eq!(self.layout.row(&y), self.classes.rep(row));
-        self.layout.column(&y)
+    fn blocks(&self) -> usize {
+        self.layout.block_count()
     }
 
     pub fn layout(&self) -> &BlockLayout<N, O> {
@@ -180,6 +198,11 @@ where
         self.layout.column_count()
     }
 
+    /// Number of positions in the space: raw row values x columns.
+    pub fn order(&self) -> u64 {
+        self.layout.row_count() as u64 * self.column_count() as u64
+    }
+
     /// The position stored at (row, column).
     pub fn position(&self, row: u32, column: u32) -> Pieces<N, O> {
         self.layout.decode(self.classes.rep(row), column)
@@ -188,10 +211,14 @@ where
     /// (row, column) of a position: its class row and the column of its conjugate that lies
     /// in the representative row (one of them, when the row is self-symmetric).
     pub fn locate(&self, x: &Pieces<N, O>) -> (u32, u32) {
+        let (row, column, _) = self.locate_with_symmetry(x);
+        (row, column)
+    }
+
+    fn locate_with_symmetry(&self, x: &Pieces<N, O>) -> (u32, u32, Symmetry) {
         let raw = self.layout.row(x);
-        let row = self.classes.class_of(raw);
-        let y = x.conjugate(self.classes.to_rep(raw));
-        (row, self.layout.column(&y))
+        let s = self.classes.to_rep(raw);
+        (self.classes.class_of(raw), self.layout.column(&x.conjugate(s)), s)
     }
 
     #[inline]
@@ -219,9 +246,73 @@ where
         self.stabilizer_maps(row).iter().map(|m| m.apply(column)).fold(column, u32::min)
     }
 
-    /// True if the position class of (row, column) contains the inverses of its members.
+    /// True if the position class of (row, column) contains the inverses of its members. The
+    /// direct method: invert, locate, compare canonical columns.
     pub fn is_self_inverse_class(&self, row: u32, column: u32) -> bool {
         let (r, c) = self.locate(&self.position(row, column).inverse());
         r == row && self.canonical_column(r, c) == self.canonical_column(row, column)
     }
+
+    /// A fast pre-test for [`Self::is_self_inverse_class`] over a whole row: x^-1 can only be in
+    /// the class if its row value is one of the class's raw values, which is decided block by
+    /// block from the per-block inverse keys. `filter.candidates(column)` is false only when the
+    /// inverse is certainly in another class.
+    pub fn inverse_filter(&self, row: u32) -> InverseFilter {
+        let start = self.member_start[row as usize] as usize;
+        let end = self.member_start[row as usize + 1] as usize;
+        let member_keys: Vec<[u16; 3]> =
+            self.members[start..end].iter().map(|&m| self.layout.row_keys(m)).collect();
+        let rep = self.classes.rep(row);
+        let mut compat = [[0u64; 24]; 3];
+        for (b, table) in compat.iter_mut().enumerate().take(self.blocks()) {
+            let inv = self.layout.inverse_keys(rep, b);
+            for (o, mask) in table.iter_mut().enumerate() {
+                for (i, keys) in member_keys.iter().enumerate() {
+                    if keys[b] == inv[o] {
+                        *mask |= 1 << i;
+                    }
+                }
+            }
+        }
+        if self.blocks() < 3 {
+            for table in compat.iter_mut().skip(self.blocks()) {
+                *table = [u64::MAX; 24];
+            }
+        }
+        InverseFilter { blocks: self.blocks(), compat }
+    }
+}
+
+/// See [`RowSpace::inverse_filter`].
+pub struct InverseFilter {
+    blocks: usize,
+    compat: [[u64; 24]; 3],
+}
+
+impl InverseFilter {
+    #[inline]
+    pub fn candidate(&self, column: u32) -> bool {
+        let d = ColumnMap::digits(self.blocks, column);
+        self.compat[0][d[0] as usize] & self.compat[1][d[1] as usize] & self.compat[2][d[2] as usize] != 0
+    }
+}
+
+/// All raw values sorted by class, with each class's start offset (plus a final end offset).
+fn group_by_class(classes: &SymClasses) -> (Vec<u32>, Vec<u32>) {
+    let n = classes.class_count();
+    let mut start = vec![0u32; n + 1];
+    for raw in 0..classes.raw_count() as u32 {
+        start[classes.class_of(raw) as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut members = vec![0u32; classes.raw_count()];
+    for raw in 0..classes.raw_count() as u32 {
+        let c = classes.class_of(raw) as usize;
+        members[fill[c] as usize] = raw;
+        fill[c] += 1;
+    }
+    (members, start)
 }

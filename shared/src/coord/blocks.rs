@@ -158,6 +158,71 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
     }
 }
 
+impl<const N: usize, const O: u8> BlockLayout<N, O>
+where
+    Pieces<N, O>: Part,
+{
+    /// How conjugation by `s` permutes the blocks: block `b`'s pieces become block
+    /// `result[b]`'s pieces. Found by conjugating a 3-cycle inside each block.
+    pub fn block_permutation(&self, s: Symmetry) -> [u8; 3] {
+        let mut out = [0u8; 3];
+        for (b, block) in self.blocks.iter().enumerate() {
+            let mut x = Pieces::<N, O>::IDENTITY;
+            let [p, q, r, _] = *block;
+            x.perm[p as usize] = q;
+            x.perm[q as usize] = r;
+            x.perm[r as usize] = p;
+            let y = x.conjugate(s);
+            let moved =
+                (0..N).find(|&i| y.perm[i] as usize != i).expect("a conjugate of a 3-cycle moves pieces");
+            out[b] = self.block_of[moved];
+        }
+        out
+    }
+}
+
+impl<const N: usize, const O: u8> BlockLayout<N, O> {
+    /// Per-position (block of the piece there, orientation there) of a row value, packed per
+    /// home block: for block `b`, 4 bits for each of its home positions in increasing order.
+    /// Two row values are equal exactly when all their keys are.
+    pub fn row_keys(&self, row: u32) -> [u16; 3] {
+        let masks = self.masks_of_assignment(row / self.ori_count());
+        let mut ori = [0u8; N];
+        ori_unrank(row % self.ori_count(), O, &mut ori);
+        let mut keys = [0u16; 3];
+        for (b, block) in self.blocks.iter().enumerate() {
+            for (k, &q) in block.iter().enumerate() {
+                let piece_block =
+                    (0..3).find(|&j| masks[j] >> q & 1 == 1).expect("every position holds a piece") as u16;
+                keys[b] |= (piece_block << 2 | ori[q as usize] as u16) << (4 * k);
+            }
+        }
+        keys
+    }
+
+    /// For x = decode(row, column) with block `b`'s ordering `order`, the key (as in
+    /// [`Self::row_keys`]) of x^-1 on the home positions of block `b`. It depends on nothing
+    /// else, which lets the engine test "is x^-1 in this row's class?" block by block.
+    pub fn inverse_keys(&self, row: u32, b: usize) -> [u16; 24] {
+        let masks = self.masks_of_assignment(row / self.ori_count());
+        let mut ori = [0u8; N];
+        ori_unrank(row % self.ori_count(), O, &mut ori);
+        let positions: Vec<usize> = (0..N).filter(|&i| masks[b] >> i & 1 == 1).collect();
+        std::array::from_fn(|o| {
+            let mut order = [0u8; 4];
+            perm_unrank(o as u32, &mut order);
+            // x^-1 holds, at piece q's home, the piece whose home is where q sits in x.
+            let mut key = 0u16;
+            for (idx, &member) in order.iter().enumerate() {
+                let i = positions[idx];
+                let inv_ori = (O - ori[i]) % O;
+                key |= ((self.block_of[i] as u16) << 2 | inv_ori as u16) << (4 * member as usize);
+            }
+            key
+        })
+    }
+}
+
 /// A piece kind inside a [`Cube`]; the other kind is left solved.
 pub trait Part: Sized + Copy + Send + Sync + PartialEq + 'static {
     fn of(x: &Cube) -> &Self;

@@ -1,0 +1,58 @@
+//! Bit arrays for the BFS state, backed by memory maps: anonymous (RAM, pages appear as they
+//! are touched) or a file in a state directory (so the state can exceed RAM and live on disk).
+
+use memmap2::{MmapMut, MmapOptions};
+use std::fs::OpenOptions;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+
+/// A zero-initialized array of 64-bit words.
+pub struct BitStore {
+    map: MmapMut,
+    words: usize,
+}
+
+impl BitStore {
+    /// An anonymous mapping of `words` zero words.
+    pub fn anonymous(words: usize) -> io::Result<Self> {
+        let map = MmapOptions::new().len((words * 8).max(8)).map_anon()?;
+        Ok(BitStore { map, words })
+    }
+
+    /// A mapping of a new file `path` of `words` zero words (any old content is discarded).
+    pub fn file(path: &Path, words: usize) -> io::Result<Self> {
+        let f = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+        f.set_len((words * 8).max(8) as u64)?;
+        // SAFETY: the file was just created and sized by this process, which maps it once; the
+        // state directory belongs to one job (the caller's contract), so nothing else resizes or
+        // writes it while mapped.
+        let map = unsafe { MmapOptions::new().map_mut(&f)? };
+        Ok(BitStore { map, words })
+    }
+
+    pub fn words(&self) -> &[u64] {
+        // SAFETY: the mapping is page aligned (so 8-byte aligned), at least words * 8 bytes
+        // long, and any bit pattern is a valid u64.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<u64>(), self.words) }
+    }
+
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: as in `words`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u64>(), self.words) }
+    }
+
+    /// The words as atomics, for parallel OR-ing into arbitrary rows.
+    pub fn atomics(&mut self) -> &[AtomicU64] {
+        // SAFETY: AtomicU64 has the size and alignment of u64 (8-byte aligned on every 64-bit
+        // target, and the mapping is page aligned); `&mut self` guarantees no plain access
+        // aliases the atomic view while it lives.
+        unsafe { std::slice::from_raw_parts(self.map.as_mut_ptr().cast::<AtomicU64>(), self.words) }
+    }
+
+    /// Sets every word to zero.
+    pub fn clear(&mut self) {
+        use rayon::prelude::*;
+        self.words_mut().par_iter_mut().for_each(|w| *w = 0);
+    }
+}
