@@ -47,12 +47,22 @@ pub struct EnumerateArgs {
     /// Also write the result as JSON to this file (written under a temporary name, then renamed).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Keep the search's bit arrays in files in this directory (memory-mapped) instead of RAM.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Refuse to start if the job needs more memory than this (e.g. 10G, 512M).
+    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
+    pub mem_limit: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Space {
     /// The corners-only cube: 8! x 3^7 = 88,179,840 positions.
     Corners,
+    /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
+    Edges,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

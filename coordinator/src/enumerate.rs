@@ -3,10 +3,12 @@
 
 use crate::cli::{EnumerateArgs, Metric, Space};
 use crate::output::{peak_rss_bytes, OutputFile};
-use anyhow::{ensure, Result};
-use shared::bfs::{self, LevelReport, RowSpace};
-use shared::coord::corner_tetrads;
-use shared::cube::MoveSet;
+use crate::progress::Reporter;
+use crate::resources;
+use anyhow::{ensure, Context, Result};
+use shared::bfs::{self, BfsOptions, DepthCounts, RowSpace};
+use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
+use shared::cube::{Move, MoveSet, Pieces};
 use shared::report::{thousands, Distribution};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -18,11 +20,21 @@ pub struct EnumerateConfig {
     pub metric: Metric,
     pub max_depth: Option<u32>,
     pub json: Option<PathBuf>,
+    /// Keep the search's bit arrays in files here instead of anonymous memory.
+    pub state_dir: Option<PathBuf>,
+    pub mem_limit: Option<u64>,
 }
 
 impl From<EnumerateArgs> for EnumerateConfig {
     fn from(a: EnumerateArgs) -> Self {
-        EnumerateConfig { space: a.space, metric: a.metric, max_depth: a.max_depth, json: a.json }
+        EnumerateConfig {
+            space: a.space,
+            metric: a.metric,
+            max_depth: a.max_depth,
+            json: a.json,
+            state_dir: a.state_dir,
+            mem_limit: a.mem_limit,
+        }
     }
 }
 
@@ -39,24 +51,18 @@ impl Space {
     pub fn name(self) -> &'static str {
         match self {
             Space::Corners => "corners",
+            Space::Edges => "edges",
         }
     }
 }
 
-/// Runs the enumeration, prints the table on stdout and per-level progress on stderr.
+/// Runs the enumeration, prints the table on stdout and progress on stderr.
 pub fn run(config: EnumerateConfig) -> Result<()> {
     let json = config.json.as_deref().map(OutputFile::prepare).transpose()?;
-    let distribution = compute(&config, |level| {
-        let c = &level.counts;
-        eprintln!(
-            "depth {:>2}: {:>20} positions {:>16} classes  ({}, {:.2} s)",
-            c.depth,
-            thousands(c.positions),
-            thousands(c.classes_sym),
-            level.direction,
-            level.seconds
-        );
-    })?;
+    if let Some(dir) = &config.state_dir {
+        ensure!(dir.is_dir(), "--state-dir {} is not a directory", dir.display());
+    }
+    let distribution = compute(&config)?;
     print!("{}", distribution.to_text());
     println!(
         "elapsed {:.2} s, peak RSS {:.1} MiB",
@@ -72,22 +78,13 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
     Ok(())
 }
 
-/// Computes the distribution of a space; `on_level` sees each depth as it completes.
-pub fn compute(config: &EnumerateConfig, on_level: impl FnMut(&LevelReport)) -> Result<Distribution> {
+/// Computes the distribution of a space, reporting progress on stderr.
+pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
+    let moves = config.metric.move_set().moves();
     let (order, depths) = match config.space {
-        Space::Corners => {
-            let space = RowSpace::new(corner_tetrads(), config.metric.move_set().moves());
-            let order = space.layout().row_count() as u64 * space.column_count() as u64;
-            (
-                order,
-                bfs::run(
-                    &space,
-                    &bfs::BfsOptions { max_depth: config.max_depth, ..Default::default() },
-                    on_level,
-                )?,
-            )
-        }
+        Space::Corners => run_rows(corner_tetrads(), &moves, config)?,
+        Space::Edges => run_rows(edge_slices(), &moves, config)?,
     };
     let distribution = Distribution {
         space: config.space.name().to_string(),
@@ -106,4 +103,49 @@ pub fn compute(config: &EnumerateConfig, on_level: impl FnMut(&LevelReport)) -> 
         );
     }
     Ok(distribution)
+}
+
+/// Builds the row space of a block layout (after checking the memory it will take) and runs
+/// the search on it.
+fn run_rows<const N: usize, const O: u8>(
+    layout: BlockLayout<N, O>,
+    moves: &[Move],
+    config: &EnumerateConfig,
+) -> Result<(u64, Vec<DepthCounts>)>
+where
+    Pieces<N, O>: Part,
+{
+    let start = Instant::now();
+    let classes = RowSpace::build_classes(&layout);
+    let rows = classes.class_count() as u64;
+    let state = bfs::state_bytes(rows, layout.column_count() as u64);
+    let index = RowSpace::<N, O>::memory_bytes(&classes);
+    let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
+    eprintln!(
+        "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
+        start.elapsed().as_secs_f64(),
+        thousands(rows),
+        thousands(layout.column_count() as u64),
+        index as f64 / (1u64 << 30) as f64,
+        state as f64 / (1u64 << 30) as f64,
+        if config.state_dir.is_some() { " (on disk)" } else { "" }
+    );
+    resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
+    let space = RowSpace::with_classes(layout, classes);
+    eprintln!("index built in {:.1} s", start.elapsed().as_secs_f64());
+
+    let reporter = Reporter::new(rows);
+    let options = BfsOptions {
+        max_depth: config.max_depth,
+        state_dir: config.state_dir.clone(),
+        progress: Some(&reporter.progress),
+    };
+    let depths = std::thread::scope(|scope| {
+        scope.spawn(|| reporter.display_loop());
+        let result = bfs::run(&space, moves, &options, |level, _| reporter.level_done(level));
+        reporter.finish();
+        result
+    })
+    .context("cannot map the search state")?;
+    Ok((space.order(), depths))
 }

@@ -5,3 +5,5 @@ pub mod cli;
 pub mod enumerate;
 pub mod output;
 pub mod position;
+pub mod progress;
+pub mod resources;

@@ -3,14 +3,14 @@
 
 use shared::bfs::{self, reference, RowSpace};
 use shared::coord::corner_tetrads;
-use shared::cube::{Corners, MoveSet, SplitMix64};
+use shared::cube::{Corners, Move, MoveSet, SplitMix64};
 
 const ORDER: u64 = 88_179_840;
 
 fn engine(set: MoveSet) -> Vec<bfs::DepthCounts> {
-    let space = RowSpace::new(corner_tetrads(), set.moves());
+    let space = RowSpace::new(corner_tetrads());
     assert_eq!(space.row_count(), 3393);
-    bfs::run(&space, &bfs::BfsOptions::default(), |_| {}).unwrap()
+    bfs::run(&space, &set.moves(), &bfs::BfsOptions::default(), |_, _| {}).unwrap()
 }
 
 #[test]
@@ -41,12 +41,12 @@ fn corners_qtm_depth_parity_is_permutation_parity() {
 
 #[test]
 fn column_maps_are_exact_on_every_column() {
-    let space = RowSpace::new(corner_tetrads(), MoveSet::Htm.moves());
+    let space = RowSpace::new(corner_tetrads());
     let mut rng = SplitMix64::new(4);
     for _ in 0..60 {
         let row = rng.below(space.row_count() as u64) as u32;
-        for (mi, m) in space.moves().iter().enumerate() {
-            let t = space.transition(row, mi);
+        for m in Move::all() {
+            let t = space.transition(row, m);
             for c in 0..space.column_count() {
                 let y = space.position(row, c).compose(&m.cube().corners);
                 let (r2, c2) = space.locate(&y);

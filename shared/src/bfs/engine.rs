@@ -17,7 +17,7 @@
 use super::bitmap::BitStore;
 use super::rows::{ColumnMap, RowSpace};
 use crate::coord::Part;
-use crate::cube::Pieces;
+use crate::cube::{Move, Pieces};
 use rayon::prelude::*;
 use std::io;
 use std::path::PathBuf;
@@ -82,20 +82,21 @@ pub struct BfsOptions<'a> {
     pub progress: Option<&'a Progress>,
 }
 
-/// Bytes of state the search maps for a space: three bit arrays.
-pub fn state_bytes<const N: usize, const O: u8>(space: &RowSpace<N, O>) -> u64
-where
-    Pieces<N, O>: Part,
-{
-    3 * 8 * space.row_count() as u64 * (space.column_count() as u64).div_ceil(64)
+/// Bytes of state the search maps for a space of `rows` x `columns`: three bit arrays.
+pub fn state_bytes(rows: u64, columns: u64) -> u64 {
+    3 * 8 * rows * columns.div_ceil(64)
 }
 
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
-/// calling `on_level` after each depth. Returns the counts of every depth reached.
+/// calling `on_level` after each depth with its report and its entries (one bit per entry, rows
+/// of `column_count.div_ceil(64)` words). Returns the counts of every depth reached.
+/// The move set must be closed under inverses and under conjugation by the 48 symmetries
+/// (HTM and QTM are), or the class columns would not mean what they say.
 pub fn run<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
+    moves: &[Move],
     options: &BfsOptions,
-    mut on_level: impl FnMut(&LevelReport),
+    mut on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> io::Result<Vec<DepthCounts>>
 where
     Pieces<N, O>: Part,
@@ -119,7 +120,7 @@ where
     close_under_stabilizers(space, frontier.words_mut(), words);
     let mut report = level_counts(space, frontier.words(), words, 0);
     report.seconds = start.elapsed().as_secs_f64();
-    on_level(&report);
+    on_level(&report, frontier.words());
     or_into(visited.words_mut(), frontier.words());
     let mut visited_entries = report.entries;
     let mut out = vec![report.counts];
@@ -133,10 +134,10 @@ where
         let unvisited = total_entries - visited_entries;
         next.clear();
         let direction = if unvisited < report.entries {
-            pull(space, visited.words(), frontier.words(), next.words_mut(), words, progress);
+            pull(space, moves, visited.words(), frontier.words(), next.words_mut(), words, progress);
             Direction::Backward
         } else {
-            push(space, visited.words(), frontier.words(), next.atomics(), words, progress);
+            push(space, moves, visited.words(), frontier.words(), next.atomics(), words, progress);
             close_under_stabilizers(space, next.words_mut(), words);
             Direction::Forward
         };
@@ -148,7 +149,7 @@ where
         report.seconds = start.elapsed().as_secs_f64();
         visited_entries += report.entries;
         if report.entries > 0 {
-            on_level(&report);
+            on_level(&report, frontier.words());
             out.push(report.counts);
         }
     }
@@ -186,6 +187,7 @@ const ROW_CHUNK: usize = 64;
 
 fn push<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
+    moves: &[Move],
     visited: &[u64],
     frontier: &[u64],
     next: &[AtomicU64],
@@ -199,8 +201,8 @@ fn push<const N: usize, const O: u8>(
         for (i, bits) in rows.chunks(words).enumerate() {
             if bits.iter().any(|&w| w != 0) {
                 let r = (chunk * ROW_CHUNK + i) as u32;
-                for mi in 0..space.moves().len() {
-                    let t = space.transition(r, mi);
+                for &m in moves {
+                    let t = space.transition(r, m);
                     let add = t.map.contributions().add;
                     let base = t.target as usize * words;
                     let seen = &visited[base..base + words];
@@ -220,6 +222,7 @@ fn push<const N: usize, const O: u8>(
 
 fn pull<const N: usize, const O: u8>(
     space: &RowSpace<N, O>,
+    moves: &[Move],
     visited: &[u64],
     frontier: &[u64],
     next: &mut [u64],
@@ -230,7 +233,7 @@ fn pull<const N: usize, const O: u8>(
 {
     let columns = space.column_count();
     let blocks = space.layout().block_count();
-    let nm = space.moves().len();
+    let nm = moves.len();
     next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(chunk, out_rows)| {
         let mut adds = vec![[[0u32; 24]; 3]; nm];
         for (i, out) in out_rows.chunks_mut(words).enumerate() {
@@ -239,16 +242,16 @@ fn pull<const N: usize, const O: u8>(
             if seen.iter().all(|&w| w == u64::MAX) {
                 continue;
             }
-            for (mi, add) in adds.iter_mut().enumerate() {
-                *add = space.transition(r as u32, mi).map.contributions().add;
+            for (add, &m) in adds.iter_mut().zip(moves) {
+                *add = space.transition(r as u32, m).map.contributions().add;
             }
             for c in 0..columns {
                 if test_bit(seen, c) {
                     continue;
                 }
                 let d = ColumnMap::digits(blocks, c);
-                let reached = adds.iter().enumerate().any(|(mi, add)| {
-                    let t = space.transition(r as u32, mi);
+                let reached = adds.iter().zip(moves).any(|(add, &m)| {
+                    let t = space.transition(r as u32, m);
                     let c2 = add[0][d[0] as usize] + add[1][d[1] as usize] + add[2][d[2] as usize];
                     test_bit(&frontier[t.target as usize * words..][..words], c2)
                 });

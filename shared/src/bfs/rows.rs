@@ -69,17 +69,22 @@ impl ColumnMap {
         })
     }
 
-    /// Recovers the map of `f`, a block-wise map whose block `b` feeds target block
-    /// `blocks_to[b]`, from f at three columns (all blocks at the identity, then at each S4
-    /// generator). Panics if `f` is not of that form: a bug in the space, not bad input.
-    fn probe(blocks: usize, blocks_to: [u8; 3], f: impl Fn(u32) -> u32) -> ColumnMap {
+    /// The three columns a block-wise map is probed at: every block at the identity, then every
+    /// block at each S4 generator.
+    pub fn probe_columns(blocks: usize) -> [u32; 3] {
         let uniform = |o: u8| (0..blocks).fold(0u32, |acc, _| acc * 24 + o as u32);
-        let t_id = Self::digits(blocks, f(uniform(0)));
-        let t_gens = s4::GENERATORS.map(|g| Self::digits(blocks, f(uniform(g))));
+        [uniform(0), uniform(s4::GENERATORS[0]), uniform(s4::GENERATORS[1])]
+    }
+
+    /// Recovers a block-wise map whose block `b` feeds target block `blocks_to[b]` from its
+    /// images of the [`Self::probe_columns`]. Panics if the images do not fit that form: a bug
+    /// in the space, not bad input.
+    fn from_probes(blocks: usize, blocks_to: [u8; 3], images: [u32; 3]) -> ColumnMap {
+        let [t_id, g0, g1] = images.map(|c| Self::digits(blocks, c));
         let mut map = ColumnMap { blocks: blocks as u8, ..ColumnMap::default() };
-        for b in 0..blocks {
-            let j = blocks_to[b] as usize;
-            let (left, right) = s4::solve_left_right(t_id[j], [t_gens[0][j], t_gens[1][j]])
+        for (b, &to) in blocks_to.iter().enumerate().take(blocks) {
+            let j = to as usize;
+            let (left, right) = s4::solve_left_right(t_id[j], [g0[j], g1[j]])
                 .expect("a block's column map is o -> left . o . right");
             map.src[j] = b as u8;
             map.left[j] = left;
@@ -101,7 +106,6 @@ pub struct Transition {
 pub struct RowSpace<const N: usize, const O: u8> {
     layout: BlockLayout<N, O>,
     classes: SymClasses,
-    moves: Vec<Move>,
     block_perms: Vec<[u8; 3]>,
     transitions: Vec<Transition>,
     stabilizer_maps: Vec<Vec<ColumnMap>>,
@@ -114,19 +118,37 @@ impl<const N: usize, const O: u8> RowSpace<N, O>
 where
     Pieces<N, O>: Part,
 {
-    /// Builds the classes of the layout's row values under all 48 symmetries and probes every
-    /// (row, move) map. The move set must be closed under conjugation by the symmetries.
-    pub fn new(layout: BlockLayout<N, O>, moves: Vec<Move>) -> Self {
-        let size = layout.row_count();
-        let classes = SymClasses::build(size, SymmetryGroup::Full, |s, raw| {
-            layout.row(&layout.decode(raw, 0).conjugate(s))
-        });
+    /// Builds the classes of the layout's row values under all 48 symmetries and probes the
+    /// map of every (row, face turn), so one space serves every metric.
+    pub fn new(layout: BlockLayout<N, O>) -> Self {
+        let classes = Self::build_classes(&layout);
+        Self::with_classes(layout, classes)
+    }
+
+    /// The symmetry classes of the layout's row values (the rows), the cheap first step.
+    pub fn build_classes(layout: &BlockLayout<N, O>) -> SymClasses {
+        let conj = layout.row_conjugation();
+        SymClasses::build(layout.row_count(), SymmetryGroup::Full, |s, raw| conj.apply(s, raw))
+    }
+
+    /// Bytes the space will hold once built on these classes (class tables, members, transitions).
+    pub fn memory_bytes(classes: &SymClasses) -> u64 {
+        let raw = classes.raw_count() as u64;
+        let rows = classes.class_count() as u64;
+        raw * (4 + 1 + 4)
+            + rows * (4 + 4 + 8)
+            + rows
+                * (Move::COUNT * std::mem::size_of::<Transition>() + std::mem::size_of::<Vec<ColumnMap>>())
+                    as u64
+    }
+
+    /// Probes the transitions of every row, given the classes.
+    pub fn with_classes(layout: BlockLayout<N, O>, classes: SymClasses) -> Self {
         let block_perms = Symmetry::all().map(|s| layout.block_permutation(s)).collect();
         let (members, member_start) = group_by_class(&classes);
         let mut space = RowSpace {
             layout,
             classes,
-            moves,
             block_perms,
             transitions: Vec::new(),
             stabilizer_maps: Vec::new(),
@@ -138,7 +160,8 @@ where
             .into_par_iter()
             .flat_map_iter(|r| {
                 let space = &space;
-                space.moves.iter().map(move |&m| space.probe_transition(r, m))
+                let probes = ColumnMap::probe_columns(space.blocks()).map(|c| space.position(r, c));
+                Move::all().map(move |m| space.probe_transition(&probes, m))
             })
             .collect();
         space.stabilizer_maps = (0..rows)
@@ -148,11 +171,9 @@ where
                 Symmetry::all()
                     .filter(|s| *s != Symmetry::IDENTITY && stab >> s.index() & 1 == 1)
                     .map(|s| {
-                        ColumnMap::probe(space.blocks(), space.block_perms[s.index()], |c| {
-                            let y = space.position(r, c).conjugate(s);
-                            debug_assert_eq!(space.layout.row(&y), space.classes.rep(r));
-                            space.layout.column(&y)
-                        })
+                        let images = ColumnMap::probe_columns(space.blocks())
+                            .map(|c| space.layout.column(&space.position(r, c).conjugate(s)));
+                        ColumnMap::from_probes(space.blocks(), space.block_perms[s.index()], images)
                     })
                     .collect()
             })
@@ -160,18 +181,18 @@ where
         space
     }
 
-    fn probe_transition(&self, row: u32, m: Move) -> Transition {
-        let step = |c: u32| {
-            let y = self.position(row, c).compose(Pieces::<N, O>::of(m.cube()));
-            self.locate_with_symmetry(&y)
-        };
-        let (target, _, s) = step(0);
-        let map = ColumnMap::probe(self.blocks(), self.block_perms[s.index()], |c| {
-            let (t, col, s2) = step(c);
-            assert_eq!((t, s2), (target, s), "a move sends one row to one row");
-            col
-        });
-        Transition { target, map }
+    /// The transition of a row under `m`, from the row's positions at the probe columns. All
+    /// of them land in one row (a move acts on row values), located once.
+    fn probe_transition(&self, probes: &[Pieces<N, O>; 3], m: Move) -> Transition {
+        let ys = probes.map(|x| x.compose(Pieces::<N, O>::of(m.cube())));
+        let raw = self.layout.row(&ys[0]);
+        debug_assert!(ys.iter().all(|y| self.layout.row(y) == raw));
+        let s = self.classes.to_rep(raw);
+        let images = ys.map(|y| self.layout.column(&y.conjugate(s)));
+        Transition {
+            target: self.classes.class_of(raw),
+            map: ColumnMap::from_probes(self.blocks(), self.block_perms[s.index()], images),
+        }
     }
 
     fn blocks(&self) -> usize {
@@ -184,10 +205,6 @@ where
 
     pub fn classes(&self) -> &SymClasses {
         &self.classes
-    }
-
-    pub fn moves(&self) -> &[Move] {
-        &self.moves
     }
 
     pub fn row_count(&self) -> u32 {
@@ -211,19 +228,15 @@ where
     /// (row, column) of a position: its class row and the column of its conjugate that lies
     /// in the representative row (one of them, when the row is self-symmetric).
     pub fn locate(&self, x: &Pieces<N, O>) -> (u32, u32) {
-        let (row, column, _) = self.locate_with_symmetry(x);
-        (row, column)
-    }
-
-    fn locate_with_symmetry(&self, x: &Pieces<N, O>) -> (u32, u32, Symmetry) {
         let raw = self.layout.row(x);
         let s = self.classes.to_rep(raw);
-        (self.classes.class_of(raw), self.layout.column(&x.conjugate(s)), s)
+        (self.classes.class_of(raw), self.layout.column(&x.conjugate(s)))
     }
 
+    /// Where `row` goes under face turn `m`.
     #[inline]
-    pub fn transition(&self, row: u32, move_index: usize) -> &Transition {
-        &self.transitions[row as usize * self.moves.len() + move_index]
+    pub fn transition(&self, row: u32, m: Move) -> &Transition {
+        &self.transitions[row as usize * Move::COUNT + m.index()]
     }
 
     /// Column maps of the non-identity members of the row's stabilizer.

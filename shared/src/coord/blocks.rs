@@ -181,6 +181,78 @@ where
     }
 }
 
+/// Conjugation of row values by tables, for building classes of large row coordinates fast:
+/// `s x s^-1` moves the assignment by a table, and the orientation at position i becomes
+/// `offset(s, assignment)[i] + sign(s) * ori[perm(s)[i]]` (mirrors negate twists).
+pub struct RowConjugation<const N: usize, const O: u8> {
+    ori_count: u32,
+    assignments: u32,
+    assign: Vec<u32>,
+    offset: Vec<[u8; N]>,
+    perm: Vec<[u8; N]>,
+    negate: Vec<bool>,
+}
+
+impl<const N: usize, const O: u8> RowConjugation<N, O> {
+    /// The row value of `s x s^-1` for any x with row value `raw`.
+    #[inline]
+    pub fn apply(&self, s: Symmetry, raw: u32) -> u32 {
+        let a = (raw / self.ori_count) as usize;
+        let k = s.index() * self.assignments as usize + a;
+        let mut ori = [0u8; N];
+        ori_unrank(raw % self.ori_count, O, &mut ori);
+        let offset = &self.offset[k];
+        let perm = &self.perm[s.index()];
+        let mut rank = 0u32;
+        for i in 0..N - 1 {
+            let v = ori[perm[i] as usize];
+            let v = if self.negate[s.index()] { (O - v) % O } else { v };
+            rank = rank * O as u32 + ((offset[i] + v) % O) as u32;
+        }
+        self.assign[k] * self.ori_count + rank
+    }
+}
+
+impl<const N: usize, const O: u8> BlockLayout<N, O>
+where
+    Pieces<N, O>: Part,
+{
+    /// Tables for [`RowConjugation`], derived by conjugating positions.
+    pub fn row_conjugation(&self) -> RowConjugation<N, O> {
+        let oc = self.ori_count();
+        let assignments = self.assignment_count();
+        let mut assign = Vec::with_capacity(48 * assignments as usize);
+        let mut offset = Vec::with_capacity(48 * assignments as usize);
+        let mut perm = Vec::with_capacity(48);
+        let mut negate = Vec::with_capacity(48);
+        for s in Symmetry::all() {
+            for a in 0..assignments {
+                let y = self.decode(a * oc, 0).conjugate(s);
+                assign.push(self.row(&y) / oc);
+                offset.push(y.ori);
+            }
+            // Twist one position up and a neighbour down (a valid position), see where it lands.
+            let landing = |j: usize, k: usize| {
+                let mut x = Pieces::<N, O>::IDENTITY;
+                x.ori[j] = 1;
+                x.ori[k] = O - 1;
+                x.conjugate(s).ori
+            };
+            let mut p = [0u8; N];
+            let mut neg = false;
+            for j in 0..N {
+                let (a, b) = (landing(j, (j + 1) % N), landing(j, (j + 2) % N));
+                let i = (0..N).find(|&i| a[i] != 0 && b[i] != 0).expect("a twisted position lands somewhere");
+                p[i] = j as u8;
+                neg = a[i] != 1;
+            }
+            perm.push(p);
+            negate.push(neg);
+        }
+        RowConjugation { ori_count: oc, assignments, assign, offset, perm, negate }
+    }
+}
+
 impl<const N: usize, const O: u8> BlockLayout<N, O> {
     /// Per-position (block of the piece there, orientation there) of a row value, packed per
     /// home block: for block `b`, 4 bits for each of its home positions in increasing order.
@@ -275,6 +347,25 @@ pub fn edge_slices() -> BlockLayout<12, 2> {
 mod tests {
     use super::*;
     use crate::cube::{random_cube, SplitMix64};
+
+    #[test]
+    fn table_conjugation_equals_conjugating_positions() {
+        fn check<const N: usize, const O: u8>(layout: BlockLayout<N, O>, part: impl Fn(&Cube) -> Pieces<N, O>)
+        where
+            Pieces<N, O>: Part,
+        {
+            let conj = layout.row_conjugation();
+            let mut rng = SplitMix64::new(21);
+            for _ in 0..300 {
+                let x = part(&random_cube(&mut rng));
+                for s in Symmetry::all() {
+                    assert_eq!(conj.apply(s, layout.row(&x)), layout.row(&x.conjugate(s)), "{s:?}");
+                }
+            }
+        }
+        check(corner_tetrads(), |c| c.corners);
+        check(edge_slices(), |c| c.edges);
+    }
 
     #[test]
     fn row_and_column_round_trip() {

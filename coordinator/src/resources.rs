@@ -1,0 +1,130 @@
+//! What a job needs against what the machine has: refuse before starting, with numbers, rather
+//! than fail (or swap) hours in.
+
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// Bytes of memory the kernel reports as available for new allocations (`MemAvailable`).
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}
+
+/// Free bytes on the filesystem holding `path`, for an unprivileged writer.
+pub fn disk_available(path: &Path) -> Option<u64> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a valid NUL-terminated path and `st` points to writable memory of the
+    // right type; statvfs only writes it, and we read it only when it reports success.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled the struct.
+    let st = unsafe { st.assume_init() };
+    // The field types differ between platforms (u32 on some 32-bit targets).
+    #[allow(clippy::unnecessary_cast)]
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), e.g.
+/// `10G`, `512M`, `1073741824`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 10),
+        Some('M') => (&t[..t.len() - 1], 20),
+        Some('G') => (&t[..t.len() - 1], 30),
+        Some('T') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let value: f64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a size: {text:?} (expected e.g. 10G, 512M or a byte count)"))?;
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(format!("not a size: {text:?}"));
+    }
+    Ok((value * (1u64 << shift) as f64) as u64)
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// Refuses a job whose memory (and, with a state directory, disk) needs exceed what is
+/// available or the user's limit.
+pub fn check(
+    memory_needed: u64,
+    disk_needed: u64,
+    state_dir: Option<&Path>,
+    mem_limit: Option<u64>,
+) -> Result<()> {
+    if let Some(limit) = mem_limit {
+        if memory_needed > limit {
+            bail!(
+                "this job needs about {} of memory, over --mem-limit {}{}",
+                gib(memory_needed),
+                gib(limit),
+                if state_dir.is_none() && disk_needed == 0 {
+                    "; --state-dir DIR keeps the bit arrays on disk"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    if let Some(avail) = memory_available() {
+        if memory_needed > avail {
+            bail!(
+                "this job needs about {} of memory but only {} is available",
+                gib(memory_needed),
+                gib(avail)
+            );
+        }
+    }
+    if let (Some(dir), true) = (state_dir, disk_needed > 0) {
+        if let Some(avail) = disk_available(dir) {
+            if disk_needed > avail {
+                bail!(
+                    "this job needs {} of disk in {} but only {} is free",
+                    gib(disk_needed),
+                    dir.display(),
+                    gib(avail)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_suffixes() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("10G"), Ok(10 << 30));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("ten").is_err());
+        assert!(parse_size("-1G").is_err());
+    }
+
+    #[test]
+    fn over_the_limit_is_refused_with_numbers() {
+        let err = check(20 << 30, 0, None, Some(10 << 30)).unwrap_err().to_string();
+        assert!(err.contains("20.0 GiB") && err.contains("10.0 GiB"), "{err}");
+        assert!(check(1 << 20, 0, None, Some(10 << 30)).is_ok());
+    }
+}

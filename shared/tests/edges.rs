@@ -1,0 +1,92 @@
+//! The edges-only cube (12! x 2^11 = 980,995,276,800 positions) by the row engine, to depth 8
+//! in the face-turn metric and depth 9 in the quarter-turn metric, against Jerry Bryan's
+//! published tables (seed 004) in all three columns. One test, so the 8 GiB of state is mapped
+//! once at a time.
+
+use shared::bfs::{self, BfsOptions, DepthCounts, RowSpace};
+use shared::coord::edge_slices;
+use shared::cube::{MoveSet, SplitMix64};
+
+/// Seed 004, face turns: depth, positions, representatives under M, under M and inversion.
+const HTM: [(u64, u64, u64); 9] = [
+    (1, 1, 1),
+    (18, 2, 2),
+    (243, 9, 8),
+    (3240, 75, 48),
+    (42807, 925, 505),
+    (555866, 11684, 6018),
+    (7070103, 147680, 74618),
+    (87801812, 1830601, 918432),
+    (1050559626, 21890847, 10960057),
+];
+
+/// Seed 004, quarter turns.
+const QTM: [(u64, u64, u64); 10] = [
+    (1, 1, 1),
+    (12, 1, 1),
+    (114, 5, 5),
+    (1068, 25, 17),
+    (9819, 215, 128),
+    (89392, 1886, 986),
+    (807000, 16902, 8652),
+    (7209384, 150442, 75740),
+    (63624107, 1326326, 665398),
+    (552158812, 11505339, 5759523),
+];
+
+fn expected(table: &[(u64, u64, u64)]) -> Vec<DepthCounts> {
+    table
+        .iter()
+        .enumerate()
+        .map(|(d, &(positions, classes_sym, classes_sym_inv))| DepthCounts {
+            depth: d as u32,
+            positions,
+            classes_sym,
+            classes_sym_inv,
+        })
+        .collect()
+}
+
+#[test]
+fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
+    let space = RowSpace::new(edge_slices());
+    let words = (space.column_count() as usize).div_ceil(64);
+
+    let htm = BfsOptions { max_depth: Some(8), ..Default::default() };
+    let counts = bfs::run(&space, &MoveSet::Htm.moves(), &htm, |_, _| {}).unwrap();
+    assert_eq!(counts, expected(&HTM));
+
+    // In the quarter-turn metric every move is an odd edge permutation, so a position's depth
+    // has the parity of its edge permutation: check a sample of every level's entries.
+    let qtm = BfsOptions { max_depth: Some(9), ..Default::default() };
+    let mut rng = SplitMix64::new(17);
+    let mut checked = 0;
+    let counts = bfs::run(&space, &MoveSet::Qtm.moves(), &qtm, |level, bits| {
+        let odd = level.counts.depth % 2 == 1;
+        // Every entry of small levels, a random sample of entries of large ones.
+        let rows = space.row_count() as u64;
+        let stride = (rows / 3000).max(1);
+        let mut row = rng.below(stride);
+        while row < rows {
+            let row_bits = &bits[row as usize * words..][..words];
+            for (w, &word) in row_bits.iter().enumerate() {
+                let mut bitset = word;
+                while bitset != 0 {
+                    let column = w as u32 * 64 + bitset.trailing_zeros();
+                    assert_eq!(
+                        space.position(row as u32, column).parity(),
+                        odd,
+                        "depth {}",
+                        level.counts.depth
+                    );
+                    checked += 1;
+                    bitset &= bitset - 1;
+                }
+            }
+            row += if level.entries < 100_000 { 1 } else { stride };
+        }
+    })
+    .unwrap();
+    assert_eq!(counts, expected(&QTM));
+    assert!(checked > 20_000, "parity checked on {checked} entries");
+}
