@@ -15,9 +15,8 @@
 //! test in the target row, which stays in cache while a source row is mapped through one move.
 
 use super::bitmap::BitStore;
-use super::rows::{ColumnMap, RowSpace};
-use crate::coord::Part;
-use crate::cube::{Move, Pieces};
+use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
+use crate::cube::Move;
 use rayon::prelude::*;
 use std::io;
 use std::path::PathBuf;
@@ -92,18 +91,15 @@ pub fn state_bytes(rows: u64, columns: u64) -> u64 {
 /// of `column_count.div_ceil(64)` words). Returns the counts of every depth reached.
 /// The move set must be closed under inverses and under conjugation by the 48 symmetries
 /// (HTM and QTM are), or the class columns would not mean what they say.
-pub fn run<const N: usize, const O: u8>(
-    space: &RowSpace<N, O>,
+pub fn run<I: RowIndex>(
+    space: &I,
     moves: &[Move],
     options: &BfsOptions,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
-) -> io::Result<Vec<DepthCounts>>
-where
-    Pieces<N, O>: Part,
-{
+) -> io::Result<Vec<DepthCounts>> {
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
-    let total_entries = rows as u64 * space.column_count() as u64;
+    let total_entries = space.entry_count();
     let store = |name: &str| match &options.state_dir {
         Some(dir) => BitStore::file(&dir.join(name), rows * words),
         None => BitStore::anonymous(rows * words),
@@ -115,7 +111,7 @@ where
     let progress = options.progress.unwrap_or(&no_progress);
 
     let start = Instant::now();
-    let (row0, col0) = space.locate(&Pieces::<N, O>::IDENTITY);
+    let (row0, col0) = space.start();
     set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
     close_under_stabilizers(space, frontier.words_mut(), words);
     let mut report = level_counts(space, frontier.words(), words, 0);
@@ -156,59 +152,32 @@ where
     Ok(out)
 }
 
-#[inline]
-fn set_bit(row: &mut [u64], column: u32) {
-    row[column as usize / 64] |= 1 << (column % 64);
-}
-
-#[inline]
-fn test_bit(row: &[u64], column: u32) -> bool {
-    row[column as usize / 64] >> (column % 64) & 1 == 1
-}
-
 fn or_into(dst: &mut [u64], src: &[u64]) {
     dst.par_iter_mut().zip(src.par_iter()).for_each(|(d, s)| *d |= s);
-}
-
-/// Calls `f` for every set bit of a row.
-#[inline]
-fn for_each_bit(row: &[u64], mut f: impl FnMut(u32)) {
-    for (w, &word) in row.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            f(w as u32 * 64 + bits.trailing_zeros());
-            bits &= bits - 1;
-        }
-    }
 }
 
 /// Rows per rayon task: large enough to amortize scheduling, small enough to balance.
 const ROW_CHUNK: usize = 64;
 
-fn push<const N: usize, const O: u8>(
-    space: &RowSpace<N, O>,
+fn push<I: RowIndex>(
+    space: &I,
     moves: &[Move],
     visited: &[u64],
     frontier: &[u64],
     next: &[AtomicU64],
     words: usize,
     progress: &Progress,
-) where
-    Pieces<N, O>: Part,
-{
-    let blocks = space.layout().block_count();
+) {
     frontier.par_chunks(words * ROW_CHUNK).enumerate().for_each(|(chunk, rows)| {
         for (i, bits) in rows.chunks(words).enumerate() {
             if bits.iter().any(|&w| w != 0) {
                 let r = (chunk * ROW_CHUNK + i) as u32;
                 for &m in moves {
-                    let t = space.transition(r, m);
-                    let add = t.map.contributions().add;
-                    let base = t.target as usize * words;
+                    let (target, map) = space.transition(r, m);
+                    let base = target as usize * words;
                     let seen = &visited[base..base + words];
                     for_each_bit(bits, |c| {
-                        let d = ColumnMap::digits(blocks, c);
-                        let c2 = add[0][d[0] as usize] + add[1][d[1] as usize] + add[2][d[2] as usize];
+                        let c2 = map.apply(c);
                         if !test_bit(seen, c2) {
                             next[base + c2 as usize / 64].fetch_or(1 << (c2 % 64), Ordering::Relaxed);
                         }
@@ -220,40 +189,30 @@ fn push<const N: usize, const O: u8>(
     });
 }
 
-fn pull<const N: usize, const O: u8>(
-    space: &RowSpace<N, O>,
+fn pull<I: RowIndex>(
+    space: &I,
     moves: &[Move],
     visited: &[u64],
     frontier: &[u64],
     next: &mut [u64],
     words: usize,
     progress: &Progress,
-) where
-    Pieces<N, O>: Part,
-{
+) {
     let columns = space.column_count();
-    let blocks = space.layout().block_count();
-    let nm = moves.len();
     next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(chunk, out_rows)| {
-        let mut adds = vec![[[0u32; 24]; 3]; nm];
         for (i, out) in out_rows.chunks_mut(words).enumerate() {
             let r = chunk * ROW_CHUNK + i;
             let seen = &visited[r * words..][..words];
             if seen.iter().all(|&w| w == u64::MAX) {
                 continue;
             }
-            for (add, &m) in adds.iter_mut().zip(moves) {
-                *add = space.transition(r as u32, m).map.contributions().add;
-            }
+            let neighbours: Vec<_> = moves.iter().map(|&m| space.transition(r as u32, m)).collect();
             for c in 0..columns {
                 if test_bit(seen, c) {
                     continue;
                 }
-                let d = ColumnMap::digits(blocks, c);
-                let reached = adds.iter().zip(moves).any(|(add, &m)| {
-                    let t = space.transition(r as u32, m);
-                    let c2 = add[0][d[0] as usize] + add[1][d[1] as usize] + add[2][d[2] as usize];
-                    test_bit(&frontier[t.target as usize * words..][..words], c2)
+                let reached = neighbours.iter().any(|(target, map)| {
+                    test_bit(&frontier[*target as usize * words..][..words], map.apply(c))
                 });
                 if reached {
                     set_bit(out, c);
@@ -264,72 +223,34 @@ fn pull<const N: usize, const O: u8>(
     });
 }
 
-fn close_under_stabilizers<const N: usize, const O: u8>(
-    space: &RowSpace<N, O>,
-    bits: &mut [u64],
-    words: usize,
-) where
-    Pieces<N, O>: Part,
-{
-    bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| {
-        let maps = space.stabilizer_maps(r as u32);
-        if maps.is_empty() || row.iter().all(|&w| w == 0) {
-            return;
-        }
-        let original = row.to_vec();
-        for_each_bit(&original, |c| {
-            for m in maps {
-                set_bit(row, m.apply(c));
-            }
-        });
-    });
+fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
+    bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| space.close_row(r as u32, row));
 }
 
-/// Counts the entries of one depth: positions weigh each entry by its row's class size;
-/// classes under M count canonical columns; classes under M and inversion are
-/// (classes + self-inverse classes) / 2.
-fn level_counts<const N: usize, const O: u8>(
-    space: &RowSpace<N, O>,
-    bits: &[u64],
-    words: usize,
-    depth: u32,
-) -> LevelReport
-where
-    Pieces<N, O>: Part,
-{
-    let (entries, positions, classes, self_inverse) = bits
-        .par_chunks(words)
-        .enumerate()
-        .map(|(r, row)| {
-            let r = r as u32;
-            let n: u64 = row.iter().map(|w| w.count_ones() as u64).sum();
-            if n == 0 {
-                return (0, 0, 0, 0);
-            }
-            let filter = space.inverse_filter(r);
-            let symmetric = !space.stabilizer_maps(r).is_empty();
-            let mut classes = 0u64;
-            let mut self_inverse = 0u64;
-            for_each_bit(row, |c| {
-                if !symmetric || space.canonical_column(r, c) == c {
-                    classes += 1;
-                    if filter.candidate(c) && space.is_self_inverse_class(r, c) {
-                        self_inverse += 1;
-                    }
+/// Counts the entries of one depth (see [`RowIndex::count_row`]); classes under symmetry and
+/// inversion are (classes + self-inverse classes) / 2.
+fn level_counts<I: RowIndex>(space: &I, bits: &[u64], words: usize, depth: u32) -> LevelReport {
+    let total =
+        bits.par_chunks(words)
+            .enumerate()
+            .map(|(r, row)| {
+                if row.iter().all(|&w| w == 0) {
+                    RowCounts::default()
+                } else {
+                    space.count_row(r as u32, row)
                 }
-            });
-            (n, n * space.class_size(r) as u64, classes, self_inverse)
-        })
-        .reduce(|| (0, 0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3));
+            })
+            .reduce(RowCounts::default, |a, b| a + b);
+    let (classes, self_inverse) = (total.classes, total.self_inverse);
     assert_eq!((classes + self_inverse) % 2, 0, "classes under inversion must pair up");
     LevelReport {
         counts: DepthCounts {
             depth,
-            positions,
+            positions: total.positions,
             classes_sym: classes,
             classes_sym_inv: (classes + self_inverse) / 2,
         },
-        entries,
+        entries: total.entries,
         direction: Direction::Start,
         seconds: 0.0,
     }

@@ -2,10 +2,12 @@
 
 mod bitmap;
 mod engine;
+mod index;
 pub mod reference;
 mod rows;
 mod s4;
 
 pub use bitmap::BitStore;
 pub use engine::{run, state_bytes, BfsOptions, DepthCounts, Direction, LevelReport, Progress};
+pub use index::{ColumnMapper, RowCounts, RowIndex};
 pub use rows::{ColumnMap, Contributions, InverseFilter, RowSpace, Transition};

@@ -12,6 +12,7 @@
 //! column the stabilizer relates; `stabilizer_maps` lists those column maps so the engine can
 //! close a row after writing it.
 
+use super::index::{close_under, for_each_bit, ColumnMapper, RowCounts, RowIndex};
 use super::s4;
 use crate::coord::{BlockLayout, Part, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
@@ -27,8 +28,9 @@ pub struct ColumnMap {
     right: [u8; 3],
 }
 
-/// A [`ColumnMap`] expanded for the inner loop: column' = sum over source blocks b of
-/// `add[b][digit b of column]`.
+/// A [`ColumnMap`] expanded for the inner loop: column' = sum over source blocks of
+/// `add[k][digit]`, where `k` counts blocks from the most significant of three (with two
+/// blocks, `add[0]` is all zero), so the digits come out of one fixed division chain.
 #[derive(Clone, Copy, Debug)]
 pub struct Contributions {
     pub add: [[u32; 24]; 3],
@@ -52,7 +54,7 @@ impl ColumnMap {
         let mut add = [[0u32; 24]; 3];
         for j in 0..nb {
             let weight = 24u32.pow((nb - 1 - j) as u32);
-            let b = self.src[j] as usize;
+            let b = self.src[j] as usize + (3 - nb);
             for (o, slot) in add[b].iter_mut().enumerate() {
                 *slot = s4::mul(s4::mul(self.left[j], o as u8), self.right[j]) as u32 * weight;
             }
@@ -328,4 +330,73 @@ fn group_by_class(classes: &SymClasses) -> (Vec<u32>, Vec<u32>) {
         fill[c] += 1;
     }
     (members, start)
+}
+
+impl ColumnMapper for Contributions {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        // Digits by constant division; block count 2 leaves digit 2 at zero (add[2][0] = 0).
+        let low = column % 24;
+        let lane = column / 24;
+        self.add[0][(lane / 24) as usize % 24] + self.add[1][(lane % 24) as usize] + self.add[2][low as usize]
+    }
+}
+
+impl ColumnMapper for ColumnMap {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        ColumnMap::apply(self, column)
+    }
+}
+
+impl<const N: usize, const O: u8> RowIndex for RowSpace<N, O>
+where
+    Pieces<N, O>: Part,
+{
+    type Mapper<'a> = Contributions;
+
+    fn row_count(&self) -> u32 {
+        RowSpace::row_count(self)
+    }
+
+    fn column_count(&self) -> u32 {
+        RowSpace::column_count(self)
+    }
+
+    fn entry_count(&self) -> u64 {
+        self.row_count() as u64 * self.column_count() as u64
+    }
+
+    fn start(&self) -> (u32, u32) {
+        self.locate(&Pieces::<N, O>::IDENTITY)
+    }
+
+    #[inline]
+    fn transition(&self, row: u32, m: Move) -> (u32, Contributions) {
+        let t = RowSpace::transition(self, row, m);
+        (t.target, t.map.contributions())
+    }
+
+    fn close_row(&self, row: u32, bits: &mut [u64]) {
+        close_under(bits, self.stabilizer_maps(row));
+    }
+
+    /// Positions weigh each entry by the row's class size; classes under M are canonical
+    /// columns; self-inverse classes are found by the block-wise filter, then confirmed.
+    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
+        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        let filter = self.inverse_filter(row);
+        let symmetric = !self.stabilizer_maps(row).is_empty();
+        let mut counts =
+            RowCounts { entries, positions: entries * self.class_size(row) as u64, ..Default::default() };
+        for_each_bit(bits, |c| {
+            if !symmetric || self.canonical_column(row, c) == c {
+                counts.classes += 1;
+                if filter.candidate(c) && self.is_self_inverse_class(row, c) {
+                    counts.self_inverse += 1;
+                }
+            }
+        });
+        counts
+    }
 }
