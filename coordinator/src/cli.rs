@@ -36,9 +36,10 @@ pub struct EnumerateArgs {
     /// The space to enumerate.
     pub space: Space,
 
-    /// Metric: htm (18 face turns) or qtm (12 quarter turns).
-    #[arg(long, default_value = "htm")]
-    pub metric: Metric,
+    /// Metric: htm (18 face turns, the default) or qtm (12 quarter turns). Not for h and
+    /// hprime, which use H's own 10 moves.
+    #[arg(long)]
+    pub metric: Option<Metric>,
 
     /// Stop after this depth.
     #[arg(long, value_name = "N")]
@@ -63,6 +64,10 @@ pub enum Space {
     Corners,
     /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
     Edges,
+    /// Kociemba's H = <U, D, R2, L2, F2, B2> with its 10 moves: 19,508,428,800 positions.
+    H,
+    /// H ignoring the middle-slice edges: 8! x 8! = 1,625,702,400 positions.
+    Hprime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -90,7 +95,7 @@ fn run(cli: Cli) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global()?;
     }
     match cli.command {
-        Command::Enumerate(args) => enumerate::run(EnumerateConfig::from(args)),
+        Command::Enumerate(args) => enumerate::run(EnumerateConfig::try_from(args)?),
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);
             Ok(())
@@ -113,6 +118,6 @@ mod tests {
         assert!(Cli::try_parse_from(["coordinator", "enumerate", "teapot"]).is_err());
         assert!(Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "stm"]).is_err());
         let ok = Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "qtm"]).unwrap();
-        assert!(matches!(ok.command, Command::Enumerate(EnumerateArgs { metric: Metric::Qtm, .. })));
+        assert!(matches!(ok.command, Command::Enumerate(EnumerateArgs { metric: Some(Metric::Qtm), .. })));
     }
 }

@@ -6,7 +6,7 @@ use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{ensure, Context, Result};
-use shared::bfs::{self, BfsOptions, DepthCounts, RowSpace};
+use shared::bfs::{self, BfsOptions, DepthCounts, KociembaSpace, RowIndex, RowSpace};
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, MoveSet, Pieces};
 use shared::report::{thousands, Distribution};
@@ -17,7 +17,7 @@ use std::time::Instant;
 #[derive(Debug, Clone)]
 pub struct EnumerateConfig {
     pub space: Space,
-    pub metric: Metric,
+    pub moves: MoveSet,
     pub max_depth: Option<u32>,
     pub json: Option<PathBuf>,
     /// Keep the search's bit arrays in files here instead of anonymous memory.
@@ -25,16 +25,25 @@ pub struct EnumerateConfig {
     pub mem_limit: Option<u64>,
 }
 
-impl From<EnumerateArgs> for EnumerateConfig {
-    fn from(a: EnumerateArgs) -> Self {
-        EnumerateConfig {
+impl TryFrom<EnumerateArgs> for EnumerateConfig {
+    type Error = anyhow::Error;
+
+    fn try_from(a: EnumerateArgs) -> Result<Self> {
+        let moves = match (a.space, a.metric) {
+            (Space::H | Space::Hprime, Some(_)) => {
+                anyhow::bail!("{} uses the 10 moves of H; --metric does not apply", a.space.name())
+            }
+            (Space::H | Space::Hprime, None) => MoveSet::KociembaH,
+            (_, metric) => metric.unwrap_or(Metric::Htm).move_set(),
+        };
+        Ok(EnumerateConfig {
             space: a.space,
-            metric: a.metric,
+            moves,
             max_depth: a.max_depth,
             json: a.json,
             state_dir: a.state_dir,
             mem_limit: a.mem_limit,
-        }
+        })
     }
 }
 
@@ -52,6 +61,8 @@ impl Space {
         match self {
             Space::Corners => "corners",
             Space::Edges => "edges",
+            Space::H => "h",
+            Space::Hprime => "hprime",
         }
     }
 }
@@ -81,14 +92,19 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
 /// Computes the distribution of a space, reporting progress on stderr.
 pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
-    let moves = config.metric.move_set().moves();
+    let moves = config.moves.moves();
     let (order, depths) = match config.space {
         Space::Corners => run_rows(corner_tetrads(), &moves, config)?,
         Space::Edges => run_rows(edge_slices(), &moves, config)?,
+        Space::H | Space::Hprime => {
+            let space = KociembaSpace::new(config.space == Space::H);
+            eprintln!("classes are counted under the 16 symmetries that preserve H");
+            (space.order(), search(&space, &moves, config)?)
+        }
     };
     let distribution = Distribution {
         space: config.space.name().to_string(),
-        metric: config.metric.move_set().name().to_string(),
+        metric: config.moves.name().to_string(),
         order,
         depths,
         elapsed_s: start.elapsed().as_secs_f64(),
@@ -133,8 +149,12 @@ where
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes);
     eprintln!("index built in {:.1} s", start.elapsed().as_secs_f64());
+    Ok((space.order(), search(&space, moves, config)?))
+}
 
-    let reporter = Reporter::new(rows);
+/// Runs the search with live progress on stderr.
+fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Vec<DepthCounts>> {
+    let reporter = Reporter::new(space.row_count() as u64);
     let options = BfsOptions {
         max_depth: config.max_depth,
         state_dir: config.state_dir.clone(),
@@ -142,10 +162,10 @@ where
     };
     let depths = std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
-        let result = bfs::run(&space, moves, &options, |level, _| reporter.level_done(level));
+        let result = bfs::run(space, moves, &options, |level, _| reporter.level_done(level));
         reporter.finish();
         result
     })
     .context("cannot map the search state")?;
-    Ok((space.order(), depths))
+    Ok(depths)
 }

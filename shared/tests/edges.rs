@@ -90,3 +90,20 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
     assert_eq!(counts, expected(&QTM));
     assert!(checked > 20_000, "parity checked on {checked} entries");
 }
+
+#[test]
+fn small_depths_match_brute_force_canonicalization() {
+    // Independent of both the engine and the seed: whole cubes in a hash set, corners cleared.
+    let clear_corners =
+        |x: &shared::cube::Cube| shared::cube::Cube { corners: shared::cube::Corners::IDENTITY, ..*x };
+    for (set, depth) in [(MoveSet::Htm, 4), (MoveSet::Qtm, 5)] {
+        let brute = shared::bfs::reference::brute_force_distribution(
+            &set.moves(),
+            shared::cube::SymmetryGroup::Full,
+            depth,
+            clear_corners,
+        );
+        let table = if set == MoveSet::Htm { &HTM[..] } else { &QTM[..] };
+        assert_eq!(brute, expected(&table[..=depth as usize]), "{set:?}");
+    }
+}

@@ -3,6 +3,7 @@
 mod bitmap;
 mod engine;
 mod index;
+mod kociemba;
 pub mod reference;
 mod rows;
 mod s4;
@@ -10,4 +11,5 @@ mod s4;
 pub use bitmap::BitStore;
 pub use engine::{run, state_bytes, BfsOptions, DepthCounts, Direction, LevelReport, Progress};
 pub use index::{ColumnMapper, RowCounts, RowIndex};
+pub use kociemba::KociembaSpace;
 pub use rows::{ColumnMap, Contributions, InverseFilter, RowSpace, Transition};

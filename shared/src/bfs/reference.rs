@@ -119,3 +119,49 @@ pub fn corner_distribution(moves: &[Move]) -> Vec<DepthCounts> {
         })
         .collect()
 }
+
+/// Counts per depth by the most direct method there is: a breadth-first search over whole
+/// [`crate::cube::Cube`] values in a hash set, with `project` mapping each position onto the
+/// space (e.g. clearing the corners for the edges-only cube), and classes found by
+/// canonicalizing: the smallest conjugate under `group` (and, for the last column, also of the
+/// inverse). For small depths only.
+pub fn brute_force_distribution(
+    moves: &[Move],
+    group: crate::cube::SymmetryGroup,
+    max_depth: u32,
+    project: impl Fn(&crate::cube::Cube) -> crate::cube::Cube,
+) -> Vec<DepthCounts> {
+    use crate::cube::Cube;
+    use std::collections::HashSet;
+    let canonical = |x: &Cube| group.members().map(|s| s.conjugate(x)).min().expect("non-empty group");
+    let mut seen: HashSet<Cube> = HashSet::from([Cube::SOLVED]);
+    let mut frontier = vec![Cube::SOLVED];
+    let mut out = Vec::new();
+    for depth in 0..=max_depth {
+        if depth > 0 {
+            let mut next = Vec::new();
+            for x in &frontier {
+                for m in moves {
+                    let y = project(&x.compose(m.cube()));
+                    if seen.insert(y) {
+                        next.push(y);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        if frontier.is_empty() {
+            break;
+        }
+        let classes: HashSet<Cube> = frontier.iter().map(canonical).collect();
+        let with_inverse: HashSet<Cube> =
+            frontier.iter().map(|x| canonical(x).min(canonical(&x.inverse()))).collect();
+        out.push(DepthCounts {
+            depth,
+            positions: frontier.len() as u64,
+            classes_sym: classes.len() as u64,
+            classes_sym_inv: with_inverse.len() as u64,
+        });
+    }
+    out
+}

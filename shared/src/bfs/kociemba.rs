@@ -1,0 +1,275 @@
+//! Kociemba's subgroup H = <U, D, R2, L2, F2, B2> as a row index, and its quotient H' that
+//! ignores the middle-slice edges (seed 003).
+//!
+//! In H every piece is oriented and the four middle-slice edges stay in the middle slice, so a
+//! position is a corner permutation (8!), a permutation of the eight U/D-layer edges (8!) and
+//! one of the middle-slice edges (4!), with equal corner and edge parity: 8!·8!·4!/2 =
+//! 19,508,428,800 positions. H' drops the middle-slice edges: 8!·8! = 1,625,702,400.
+//!
+//! Rows are the classes of the corner permutation under the 16 symmetries that fix the UD axis
+//! (the symmetries that preserve H): 2768 rows. Columns are the U/D-edge permutation rank (x 24
+//! + the slice-edge rank, for H). A move right-multiplies the edge permutations by the move's
+//! position permutation and the symmetry bringing the corners to their representative conjugates
+//! them, so a column map is two table lookups per part. Class columns here count classes under
+//! those 16 symmetries (H is not invariant under all 48).
+
+use super::index::{close_under, for_each_bit, ColumnMapper, RowCounts, RowIndex};
+use crate::coord::rank::{factorial, perm_rank, perm_unrank};
+use crate::coord::SymClasses;
+use crate::cube::{Corners, Cube, Edges, Move, MoveSet, SymmetryGroup};
+
+const UD: usize = 40320;
+
+/// H (with the slice edges) or H' (without).
+pub struct KociembaSpace {
+    with_slice: bool,
+    classes: SymClasses,
+    moves: Vec<Move>,
+    /// Index of each face turn in `moves`, or `u8::MAX` when it is not a move of H.
+    move_slot: [u8; Move::COUNT],
+    /// Per (row, move slot): target row and the symmetry to its representative.
+    targets: Vec<(u32, u8)>,
+    /// rank(ud . move) per move slot, then rank(s ud s^-1) per symmetry.
+    right8: Vec<u16>,
+    conj8: Vec<u16>,
+    right4: Vec<[u8; 24]>,
+    conj4: Vec<[u8; 24]>,
+    /// Non-identity stabilizer members of each row's representative.
+    stabilizers: Vec<Vec<u8>>,
+    /// Whether the inverse of the representative corner permutation lies in the same class.
+    inverse_in_class: Vec<bool>,
+}
+
+fn corners_of(rank: u32) -> Corners {
+    let mut c = Corners::IDENTITY;
+    perm_unrank(rank, &mut c.perm);
+    c
+}
+
+fn edges_of(ud: u32, slice: u32) -> Edges {
+    let mut e = Edges::IDENTITY;
+    perm_unrank(ud, &mut e.perm[..8]);
+    let mut s = [0u8; 4];
+    perm_unrank(slice, &mut s);
+    for i in 0..4 {
+        e.perm[8 + i] = 8 + s[i];
+    }
+    e
+}
+
+/// (U/D-edge rank, slice-edge rank) of edges in H.
+fn edge_ranks(e: &Edges) -> (u32, u32) {
+    debug_assert!(e.ori.iter().all(|&o| o == 0) && e.perm[..8].iter().all(|&p| p < 8));
+    let slice: [u8; 4] = std::array::from_fn(|i| e.perm[8 + i] - 8);
+    (perm_rank(&e.perm[..8]), perm_rank(&slice))
+}
+
+impl KociembaSpace {
+    pub fn new(with_slice: bool) -> Self {
+        let group = SymmetryGroup::UdAxis;
+        let classes = SymClasses::build(factorial(8), group, |s, raw| {
+            perm_rank(&s.conjugate_corners(&corners_of(raw)).perm)
+        });
+        let moves = MoveSet::KociembaH.moves();
+        let mut move_slot = [u8::MAX; Move::COUNT];
+        for (i, m) in moves.iter().enumerate() {
+            move_slot[m.index()] = i as u8;
+        }
+        let rows = classes.class_count() as u32;
+        let targets = (0..rows)
+            .flat_map(|r| {
+                let rep = corners_of(classes.rep(r));
+                let classes = &classes;
+                moves.iter().map(move |m| {
+                    let raw = perm_rank(&rep.compose(&m.cube().corners).perm);
+                    (classes.class_of(raw), classes.to_rep(raw).0)
+                })
+            })
+            .collect();
+        let right8 = moves
+            .iter()
+            .flat_map(|m| {
+                (0..UD as u32).map(move |c| edge_ranks(&edges_of(c, 0).compose(&m.cube().edges)).0 as u16)
+            })
+            .collect();
+        let conj8 = group
+            .members()
+            .flat_map(|s| {
+                (0..UD as u32).map(move |c| edge_ranks(&s.conjugate_edges(&edges_of(c, 0))).0 as u16)
+            })
+            .collect();
+        let right4 = moves
+            .iter()
+            .map(|m| {
+                std::array::from_fn(|c| edge_ranks(&edges_of(0, c as u32).compose(&m.cube().edges)).1 as u8)
+            })
+            .collect();
+        let conj4 = group
+            .members()
+            .map(|s| std::array::from_fn(|c| edge_ranks(&s.conjugate_edges(&edges_of(0, c as u32))).1 as u8))
+            .collect();
+        let stabilizers = (0..rows)
+            .map(|r| {
+                group
+                    .members()
+                    .filter(|s| s.0 != 0 && classes.stabilizer(r) >> s.index() & 1 == 1)
+                    .map(|s| s.0)
+                    .collect()
+            })
+            .collect();
+        let inverse_in_class = (0..rows)
+            .map(|r| classes.class_of(perm_rank(&corners_of(classes.rep(r)).inverse().perm)) == r)
+            .collect();
+        KociembaSpace {
+            with_slice,
+            classes,
+            moves,
+            move_slot,
+            targets,
+            right8,
+            conj8,
+            right4,
+            conj4,
+            stabilizers,
+            inverse_in_class,
+        }
+    }
+
+    /// The moves of H: U, U2, U', D, D2, D', R2, L2, F2, B2.
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+
+    /// Number of positions: 8!·8!·4!/2 for H, 8!·8! for H'.
+    pub fn order(&self) -> u64 {
+        let ud = UD as u64;
+        if self.with_slice {
+            ud * ud * 12
+        } else {
+            ud * ud
+        }
+    }
+
+    fn columns_per_ud(&self) -> u32 {
+        if self.with_slice {
+            24
+        } else {
+            1
+        }
+    }
+
+    fn symmetry_map(&self, s: u8) -> KociembaMap<'_> {
+        KociembaMap {
+            first8: None,
+            then8: &self.conj8[s as usize * UD..][..UD],
+            first4: None,
+            then4: &self.conj4[s as usize],
+            slice: self.with_slice,
+        }
+    }
+
+    /// The position at (row, column) as a cube (slice edges solved in H').
+    pub fn position(&self, row: u32, column: u32) -> Cube {
+        let per = self.columns_per_ud();
+        Cube { corners: corners_of(self.classes.rep(row)), edges: edges_of(column / per, column % per) }
+    }
+
+    fn locate(&self, x: &Cube) -> (u32, u32) {
+        let raw = perm_rank(&x.corners.perm);
+        let s = self.classes.to_rep(raw);
+        let (ud, slice) = edge_ranks(&s.conjugate_edges(&x.edges));
+        (self.classes.class_of(raw), if self.with_slice { ud * 24 + slice } else { ud })
+    }
+
+    fn canonical_column(&self, row: u32, column: u32) -> u32 {
+        self.stabilizers[row as usize]
+            .iter()
+            .map(|&s| self.symmetry_map(s).apply(column))
+            .fold(column, u32::min)
+    }
+}
+
+/// Column map: optionally right-multiply by a move, then conjugate by a symmetry.
+#[derive(Clone, Copy)]
+pub struct KociembaMap<'a> {
+    first8: Option<&'a [u16]>,
+    then8: &'a [u16],
+    first4: Option<&'a [u8; 24]>,
+    then4: &'a [u8; 24],
+    slice: bool,
+}
+
+impl ColumnMapper for KociembaMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        let (ud, slice) = if self.slice { (column / 24, column % 24) } else { (column, 0) };
+        let ud = self.first8.map_or(ud, |t| t[ud as usize] as u32);
+        let ud = self.then8[ud as usize] as u32;
+        if !self.slice {
+            return ud;
+        }
+        let slice = self.first4.map_or(slice, |t| t[slice as usize] as u32);
+        ud * 24 + self.then4[slice as usize] as u32
+    }
+}
+
+impl RowIndex for KociembaSpace {
+    type Mapper<'a> = KociembaMap<'a>;
+
+    fn row_count(&self) -> u32 {
+        self.classes.class_count() as u32
+    }
+
+    fn column_count(&self) -> u32 {
+        UD as u32 * self.columns_per_ud()
+    }
+
+    fn entry_count(&self) -> u64 {
+        // With the slice edges, half the columns of a row have the wrong parity.
+        self.row_count() as u64 * self.column_count() as u64 / if self.with_slice { 2 } else { 1 }
+    }
+
+    fn start(&self) -> (u32, u32) {
+        self.locate(&Cube::SOLVED)
+    }
+
+    #[inline]
+    fn transition(&self, row: u32, m: Move) -> (u32, KociembaMap<'_>) {
+        let slot = self.move_slot[m.index()] as usize;
+        assert!(slot < self.moves.len(), "{m} is not a move of H");
+        let (target, s) = self.targets[row as usize * self.moves.len() + slot];
+        let mut map = self.symmetry_map(s);
+        map.first8 = Some(&self.right8[slot * UD..][..UD]);
+        map.first4 = Some(&self.right4[slot]);
+        (target, map)
+    }
+
+    fn close_row(&self, row: u32, bits: &mut [u64]) {
+        let maps: Vec<KociembaMap> =
+            self.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s)).collect();
+        close_under(bits, &maps);
+    }
+
+    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
+        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        let mut counts = RowCounts {
+            entries,
+            positions: entries * self.classes.class_size(row) as u64,
+            ..Default::default()
+        };
+        let symmetric = !self.stabilizers[row as usize].is_empty();
+        let may_self_invert = self.inverse_in_class[row as usize];
+        for_each_bit(bits, |c| {
+            if !symmetric || self.canonical_column(row, c) == c {
+                counts.classes += 1;
+                if may_self_invert {
+                    let (r, c2) = self.locate(&self.position(row, c).inverse());
+                    if r == row && self.canonical_column(r, c2) == c {
+                        counts.self_inverse += 1;
+                    }
+                }
+            }
+        });
+        counts
+    }
+}
