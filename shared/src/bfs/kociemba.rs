@@ -51,8 +51,8 @@ fn edges_of(ud: u32, slice: u32) -> Edges {
     perm_unrank(ud, &mut e.perm[..8]);
     let mut s = [0u8; 4];
     perm_unrank(slice, &mut s);
-    for i in 0..4 {
-        e.perm[8 + i] = 8 + s[i];
+    for (slot, v) in e.perm[8..].iter_mut().zip(s) {
+        *slot = 8 + v;
     }
     e
 }
