@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Benchmark: complete enumerations, each measured (wall, CPU, peak RSS) into results/BENCHMARKS.md,
+# with the tool's JSON and a markdown table in results/.
+#
+#   scripts/bench/enumerate.sh                 # corners, hprime, h, edges (htm and qtm)
+#   scripts/bench/enumerate.sh edges:qtm h     # a selection (SPACE or SPACE:METRIC)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+jobs=("$@")
+[ ${#jobs[@]} -gt 0 ] || jobs=(corners:htm corners:qtm hprime h edges:htm edges:qtm)
+cargo build --release --locked -p coordinator
+mkdir -p results/logs
+for job in "${jobs[@]}"; do
+    space=${job%%:*}
+    metric=""
+    name=$space
+    args=(enumerate "$space")
+    if [[ $job == *:* ]]; then
+        metric=${job#*:}
+        name="$space-$metric"
+        args+=(--metric "$metric")
+    fi
+    args+=(--json "results/$name.json")
+    echo "== $name"
+    python3 scripts/bench/measure.py "enumerate $name" -- target/release/coordinator "${args[@]}" \
+        2> >(tee "results/logs/$name.log" >&2)
+    python3 scripts/results_md.py "results/$name.json" "coordinator ${args[*]}"
+done
