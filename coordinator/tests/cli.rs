@@ -94,3 +94,38 @@ fn position_shows_notation_and_words() {
     let solved = String::from_utf8(coordinator(&["position", ""]).stdout).unwrap();
     assert!(solved.contains("48 of 48"), "{solved}");
 }
+
+fn depths_of(args: &[&str], dir: &std::path::Path, name: &str) -> serde_json::Value {
+    let path = dir.join(name);
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", path.to_str().unwrap()]);
+    let out = coordinator(&all);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["depths"].clone()
+}
+
+#[test]
+fn results_do_not_depend_on_threads_or_state_backing() {
+    let dir = scratch("determinism");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let one = depths_of(&["--threads", "1", "enumerate", "hprime", "--max-depth", "9"], &dir, "a.json");
+    let two = depths_of(&["--threads", "2", "enumerate", "hprime", "--max-depth", "9"], &dir, "b.json");
+    let on_disk = depths_of(
+        &["enumerate", "hprime", "--max-depth", "9", "--state-dir", state.to_str().unwrap()],
+        &dir,
+        "c.json",
+    );
+    assert_eq!(one, two);
+    assert_eq!(one, on_disk);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn jobs_over_the_memory_limit_are_refused_before_starting() {
+    assert_refused(&["enumerate", "edges", "--mem-limit", "1G"], "over --mem-limit");
+    assert_refused(&["enumerate", "h", "--metric", "qtm"], "--metric does not apply");
+    assert_refused(&["enumerate", "corners", "--mem-limit", "lots"], "not a size");
+    assert_refused(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"], "not a directory");
+}

@@ -24,5 +24,6 @@ for job in "${jobs[@]}"; do
     echo "== $name"
     python3 scripts/bench/measure.py "enumerate $name" -- target/release/coordinator "${args[@]}" \
         2> >(tee "results/logs/$name.log" >&2)
-    python3 scripts/results_md.py "results/$name.json" "coordinator ${args[*]}"
+    python3 scripts/results_md.py "results/$name.json" "coordinator ${args[*]}" "results/logs/$name.log"
 done
+python3 scripts/plot.py results
