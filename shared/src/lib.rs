@@ -7,8 +7,11 @@
 //!   classes of coordinates.
 //! - [`bfs`]: the symmetry-reduced row BFS engine and the plain reference method.
 //! - [`report`]: enumeration results as text, markdown and JSON.
+//! - [`checksum`], [`shard`]: CRC-32, and the checked, compressed unit of work results.
 
 pub mod bfs;
+pub mod checksum;
 pub mod coord;
 pub mod cube;
 pub mod report;
+pub mod shard;
