@@ -52,6 +52,20 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
     let space = RowSpace::new(edge_slices());
     let words = (space.column_count() as usize).div_ceil(64);
 
+    // The three-probe column maps against locating every image directly.
+    let mut rng = SplitMix64::new(5);
+    for _ in 0..300 {
+        let row = rng.below(space.row_count() as u64) as u32;
+        for m in shared::cube::Move::all() {
+            let t = space.transition(row, m);
+            for _ in 0..20 {
+                let c = rng.below(space.column_count() as u64) as u32;
+                let y = space.position(row, c).compose(&m.cube().edges);
+                assert_eq!(space.locate(&y), (t.target, t.map.apply(c)), "row {row} move {m} column {c}");
+            }
+        }
+    }
+
     let htm = BfsOptions { max_depth: Some(8), ..Default::default() };
     let counts = bfs::run(&space, &MoveSet::Htm.moves(), &htm, |_, _| {}).unwrap();
     assert_eq!(counts, expected(&HTM));

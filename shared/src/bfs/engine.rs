@@ -15,7 +15,8 @@
 //! test in the target row, which stays in cache while a source row is mapped through one move.
 
 use super::bitmap::BitStore;
-use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
+use super::index::{set_bit, RowCounts, RowIndex};
+use super::task::{close_rows, count_rows, pull_rows, push_rows, SharedNext};
 use crate::cube::Move;
 use rayon::prelude::*;
 use std::io;
@@ -168,24 +169,11 @@ fn push<I: RowIndex>(
     words: usize,
     progress: &Progress,
 ) {
-    frontier.par_chunks(words * ROW_CHUNK).enumerate().for_each(|(chunk, rows)| {
-        for (i, bits) in rows.chunks(words).enumerate() {
-            if bits.iter().any(|&w| w != 0) {
-                let r = (chunk * ROW_CHUNK + i) as u32;
-                for &m in moves {
-                    let (target, map) = space.transition(r, m);
-                    let base = target as usize * words;
-                    let seen = &visited[base..base + words];
-                    for_each_bit(bits, |c| {
-                        let c2 = map.apply(c);
-                        if !test_bit(seen, c2) {
-                            next[base + c2 as usize / 64].fetch_or(1 << (c2 % 64), Ordering::Relaxed);
-                        }
-                    });
-                }
-            }
-        }
-        progress.rows_done.fetch_add((rows.len() / words) as u64, Ordering::Relaxed);
+    let sink = SharedNext { next, visited, words_per_row: words };
+    frontier.par_chunks(words * ROW_CHUNK).enumerate().for_each(|(k, bits)| {
+        let first = (k * ROW_CHUNK) as u32;
+        push_rows(space, moves, first..first + (bits.len() / words) as u32, bits, &sink);
+        progress.rows_done.fetch_add((bits.len() / words) as u64, Ordering::Relaxed);
     });
 }
 
@@ -198,49 +186,33 @@ fn pull<I: RowIndex>(
     words: usize,
     progress: &Progress,
 ) {
-    let columns = space.column_count();
-    next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(chunk, out_rows)| {
-        for (i, out) in out_rows.chunks_mut(words).enumerate() {
-            let r = chunk * ROW_CHUNK + i;
-            let seen = &visited[r * words..][..words];
-            if seen.iter().all(|&w| w == u64::MAX) {
-                continue;
-            }
-            let neighbours: Vec<_> = moves.iter().map(|&m| space.transition(r as u32, m)).collect();
-            for c in 0..columns {
-                if test_bit(seen, c) {
-                    continue;
-                }
-                let reached = neighbours.iter().any(|(target, map)| {
-                    test_bit(&frontier[*target as usize * words..][..words], map.apply(c))
-                });
-                if reached {
-                    set_bit(out, c);
-                }
-            }
-        }
-        progress.rows_done.fetch_add((out_rows.len() / words) as u64, Ordering::Relaxed);
-    });
+    next.par_chunks_mut(words * ROW_CHUNK).zip(visited.par_chunks(words * ROW_CHUNK)).enumerate().for_each(
+        |(k, (out, seen))| {
+            let first = (k * ROW_CHUNK) as u32;
+            pull_rows(space, moves, first..first + (out.len() / words) as u32, seen, frontier, out);
+            progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
+        },
+    );
 }
 
 fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
-    bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| space.close_row(r as u32, row));
+    bits.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(k, rows)| {
+        let first = (k * ROW_CHUNK) as u32;
+        close_rows(space, first..first + (rows.len() / words) as u32, rows);
+    });
 }
 
 /// Counts the entries of one depth (see [`RowIndex::count_row`]); classes under symmetry and
 /// inversion are (classes + self-inverse classes) / 2.
 fn level_counts<I: RowIndex>(space: &I, bits: &[u64], words: usize, depth: u32) -> LevelReport {
-    let total =
-        bits.par_chunks(words)
-            .enumerate()
-            .map(|(r, row)| {
-                if row.iter().all(|&w| w == 0) {
-                    RowCounts::default()
-                } else {
-                    space.count_row(r as u32, row)
-                }
-            })
-            .reduce(RowCounts::default, |a, b| a + b);
+    let total = bits
+        .par_chunks(words * ROW_CHUNK)
+        .enumerate()
+        .map(|(k, rows)| {
+            let first = (k * ROW_CHUNK) as u32;
+            count_rows(space, first..first + (rows.len() / words) as u32, rows)
+        })
+        .reduce(RowCounts::default, |a, b| a + b);
     let (classes, self_inverse) = (total.classes, total.self_inverse);
     assert_eq!((classes + self_inverse) % 2, 0, "classes under inversion must pair up");
     LevelReport {

@@ -7,6 +7,7 @@ mod kociemba;
 pub mod reference;
 mod rows;
 mod s4;
+pub mod task;
 
 pub use bitmap::BitStore;
 pub use engine::{run, state_bytes, BfsOptions, DepthCounts, Direction, LevelReport, Progress};

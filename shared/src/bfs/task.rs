@@ -1,0 +1,99 @@
+//! The work of one level on a range of rows, as functions of exactly the data they read, so the
+//! same code runs on rayon threads inside the coordinator and (with downloaded inputs) in a
+//! remote worker. The engine in `engine.rs` cuts every level into such ranges.
+
+use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
+use crate::cube::Move;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Where a push puts the entries it reaches.
+pub trait PushSink: Sync {
+    fn insert(&self, row: u32, column: u32);
+}
+
+/// The in-process sink: atomic OR into the shared `next` array, skipping entries already
+/// visited (read-only during a level), so most pushes of a dense level cost one read.
+pub struct SharedNext<'a> {
+    pub next: &'a [AtomicU64],
+    pub visited: &'a [u64],
+    pub words_per_row: usize,
+}
+
+impl PushSink for SharedNext<'_> {
+    #[inline]
+    fn insert(&self, row: u32, column: u32) {
+        let base = row as usize * self.words_per_row;
+        if !test_bit(&self.visited[base..base + self.words_per_row], column) {
+            self.next[base + column as usize / 64].fetch_or(1 << (column % 64), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Pushes the frontier entries of `rows` (`frontier` holds just those rows) through `moves`.
+pub fn push_rows<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    rows: Range<u32>,
+    frontier: &[u64],
+    sink: &impl PushSink,
+) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    for (r, bits) in rows.zip(frontier.chunks(words)) {
+        if bits.iter().all(|&w| w == 0) {
+            continue;
+        }
+        for &m in moves {
+            let (target, map) = space.transition(r, m);
+            for_each_bit(bits, |c| sink.insert(target, map.apply(c)));
+        }
+    }
+}
+
+/// The new entries of `rows`: unvisited (`visited` holds just those rows) with a neighbour in
+/// the frontier (`frontier` holds every row). Writes `out` (just those rows).
+pub fn pull_rows<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    rows: Range<u32>,
+    visited: &[u64],
+    frontier: &[u64],
+    out: &mut [u64],
+) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let columns = space.column_count();
+    for ((r, seen), out) in rows.zip(visited.chunks(words)).zip(out.chunks_mut(words)) {
+        if seen.iter().all(|&w| w == u64::MAX) {
+            continue;
+        }
+        let neighbours: Vec<_> = moves.iter().map(|&m| space.transition(r, m)).collect();
+        for c in 0..columns {
+            if test_bit(seen, c) {
+                continue;
+            }
+            let reached = neighbours
+                .iter()
+                .any(|(target, map)| test_bit(&frontier[*target as usize * words..][..words], map.apply(c)));
+            if reached {
+                set_bit(out, c);
+            }
+        }
+    }
+}
+
+/// Closes every row of `rows` (`bits` holds just those rows) under its stabilizer.
+pub fn close_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &mut [u64]) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    for (r, row) in rows.zip(bits.chunks_mut(words)) {
+        space.close_row(r, row);
+    }
+}
+
+/// Counts the entries of `rows` (`bits` holds just those rows).
+pub fn count_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &[u64]) -> RowCounts {
+    let words = (space.column_count() as usize).div_ceil(64);
+    rows.zip(bits.chunks(words))
+        .filter(|(_, row)| row.iter().any(|&w| w != 0))
+        .map(|(r, row)| space.count_row(r, row))
+        .fold(RowCounts::default(), |a, b| a + b)
+}
