@@ -56,6 +56,34 @@ pub struct EnumerateArgs {
     /// Refuse to start if the job needs more memory than this (e.g. 10G, 512M).
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
     pub mem_limit: Option<u64>,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Distributing a job's levels to workers over gRPC.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClusterArgs {
+    /// Serve workers on this address (e.g. 127.0.0.1:7878; beyond loopback only with a token).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+
+    /// In-process workers to start (default: none with --listen; without --listen the job runs
+    /// embedded unless this is given).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+
+    /// File holding the shared token (else the CUBEFARM_TOKEN environment variable).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Row-range tasks per level.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub tasks_per_level: u32,
+
+    /// Seconds a worker may hold a task before it is handed to another.
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub lease_secs: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,16 +1,19 @@
 //! `coordinator enumerate`: runs an exact enumeration and prints (and optionally saves) the
 //! distribution.
 
-use crate::cli::{EnumerateArgs, Metric, Space};
+use crate::cli::{ClusterArgs, EnumerateArgs, Metric, Space};
+use crate::cluster::{ClusterExpander, Shared};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
 use crate::resources;
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
+use shared::bfs::job::{JobSpec, SpaceKind};
 use shared::bfs::{self, BfsOptions, DepthCounts, KociembaSpace, RowIndex, RowSpace};
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, MoveSet, Pieces};
 use shared::report::{thousands, Distribution};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A validated enumeration request.
@@ -23,6 +26,7 @@ pub struct EnumerateConfig {
     /// Keep the search's bit arrays in files here instead of anonymous memory.
     pub state_dir: Option<PathBuf>,
     pub mem_limit: Option<u64>,
+    pub cluster: ClusterArgs,
 }
 
 impl TryFrom<EnumerateArgs> for EnumerateConfig {
@@ -43,6 +47,7 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
             json: a.json,
             state_dir: a.state_dir,
             mem_limit: a.mem_limit,
+            cluster: a.cluster,
         })
     }
 }
@@ -160,12 +165,91 @@ fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> R
         state_dir: config.state_dir.clone(),
         progress: Some(&reporter.progress),
     };
+    let cluster = &config.cluster;
+    let distributed = cluster.listen.is_some() || cluster.workers.is_some();
     let depths = std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
-        let result = bfs::run(space, moves, &options, |level, _| reporter.level_done(level));
+        let result = if distributed {
+            run_distributed(space, moves, config, &options, &reporter)
+        } else {
+            bfs::run(space, moves, &options, |level, _| reporter.level_done(level))
+                .map_err(|e| anyhow::anyhow!(e))
+        };
         reporter.finish();
         result
-    })
-    .context("cannot map the search state")?;
+    })?;
     Ok(depths)
+}
+
+/// The job's spec string, from which a worker builds the same index.
+fn job_spec(config: &EnumerateConfig) -> JobSpec {
+    let space = match config.space {
+        Space::Corners => SpaceKind::Corners,
+        Space::Edges => SpaceKind::Edges,
+        Space::H => SpaceKind::H,
+        Space::Hprime => SpaceKind::Hprime,
+    };
+    JobSpec { space, moves: config.moves }
+}
+
+/// Serves workers over gRPC (and starts the in-process ones) while the search runs with a
+/// [`ClusterExpander`].
+fn run_distributed<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    config: &EnumerateConfig,
+    options: &BfsOptions,
+    reporter: &Reporter,
+) -> Result<Vec<DepthCounts>> {
+    let cluster = &config.cluster;
+    let token =
+        cubefarm_proto::auth::load_token(cluster.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
+    let listener = runtime.block_on(crate::service::bind(addr, token.as_ref()))?;
+    let local = listener.local_addr()?;
+    eprintln!("serving workers on {local}");
+    let shared = Arc::new(Shared::new(
+        1,
+        job_spec(config).to_string(),
+        std::time::Duration::from_secs(cluster.lease_secs),
+        cluster.tasks_per_level as usize,
+    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(crate::service::serve(listener, shared.clone(), token.clone(), async {
+        stopped.await.ok();
+    }));
+    let workers: Vec<_> = (0..cluster.workers.unwrap_or(0))
+        .map(|i| {
+            runtime.spawn(worker::client::run_worker(worker::client::WorkerConfig {
+                coordinator: format!("http://{local}"),
+                token: token.clone(),
+                name: format!("in-process-{i}"),
+                protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+            }))
+        })
+        .collect();
+    let result = bfs::run_with(space, moves, options, &ClusterExpander { shared: &shared }, |level, _| {
+        reporter.level_done(level);
+        let (out, inn) = shared.traffic();
+        eprintln!(
+            "  traffic so far: {:.1} MiB to workers, {:.1} MiB from workers",
+            out as f64 / 1048576.0,
+            inn as f64 / 1048576.0
+        );
+    })
+    .map_err(|e| anyhow::anyhow!(e));
+    shared.finish();
+    for w in workers {
+        match runtime.block_on(w) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("in-process worker failed: {e:#}"),
+            Err(e) => eprintln!("in-process worker panicked: {e}"),
+        }
+    }
+    // Give remote workers a moment to hear that the job is done.
+    shared.wait_for_goodbyes(std::time::Duration::from_secs(3));
+    let _ = stop.send(());
+    runtime.block_on(server)?.map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))?;
+    result
 }

@@ -2,8 +2,10 @@
 //! gRPC service. Jobs run on the embedded default: computation in this process on rayon threads.
 
 pub mod cli;
+pub mod cluster;
 pub mod enumerate;
 pub mod output;
 pub mod position;
 pub mod progress;
 pub mod resources;
+pub mod service;

@@ -3,6 +3,8 @@
 //! The messages and the `Coordinator` service are generated at build time
 //! from `proto/cubefarm.proto` (see `build.rs`; no `protoc` needed).
 
+pub mod auth;
+
 /// Generated code for protobuf package `cubefarm.v1`.
 pub mod v1 {
     #![allow(clippy::all, clippy::pedantic, missing_docs)]

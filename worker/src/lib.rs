@@ -1,8 +1,7 @@
 //! Worker for distributed jobs: connects to a coordinator, leases tasks,
 //! computes them and uploads the resulting shards.
 //!
-//! Distributed mode is not implemented yet; the binary validates its
-//! arguments and then exits with status 2.
+//! See [`client::run_worker`] for the loop.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -10,12 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Exit status when the worker cannot run (bad usage or unimplemented mode).
-pub const EXIT_USAGE: u8 = 2;
-
-/// Message printed because distributed mode does not exist yet.
-pub const NOT_IMPLEMENTED: &str =
-    "distributed mode is not implemented yet: run jobs with the embedded default of `coordinator`";
+pub mod client;
 
 /// Command-line arguments of the `worker` binary.
 #[derive(Debug, Clone, Parser)]
@@ -71,9 +65,45 @@ pub fn parse_coordinator_url(s: &str) -> Result<CoordinatorUrl, String> {
     Ok(CoordinatorUrl(s.to_owned()))
 }
 
-/// Validated arguments -> what the worker would do. For now always an error.
-pub fn run(_args: &Args) -> Result<(), String> {
-    Err(NOT_IMPLEMENTED.to_owned())
+/// Runs the worker until the job is done, or until SIGINT/SIGTERM.
+pub fn run(args: &Args) -> Result<(), String> {
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(n as usize).build_global().map_err(|e| e.to_string())?;
+    }
+    let token = cubefarm_proto::auth::load_token(args.token_file.as_deref())?;
+    let config = client::WorkerConfig {
+        coordinator: args.coordinator.as_str().to_string(),
+        token,
+        name: format!("worker-{}", std::process::id()),
+        protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+    };
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        tokio::select! {
+            r = client::run_worker(config) => r.map_err(|e| format!("{e:#}")),
+            _ = shutdown_signal() => {
+                eprintln!("worker: stopping on signal");
+                Ok(())
+            }
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(_) => return ctrl_c.await.unwrap_or(()),
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.unwrap_or(());
 }
 
 /// Entry point of the `worker` binary.
@@ -84,7 +114,7 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("worker: error: {msg}");
-            ExitCode::from(EXIT_USAGE)
+            ExitCode::FAILURE
         }
     }
 }
@@ -123,11 +153,5 @@ mod tests {
         assert_eq!(args.threads, Some(4));
         assert!(Args::try_parse_from(["worker", "--coordinator", "ftp://x"]).is_err());
         assert!(Args::try_parse_from(["worker", "--coordinator", "http://x", "--threads", "0"]).is_err());
-    }
-
-    #[test]
-    fn run_reports_not_implemented() {
-        let args = Args::try_parse_from(["worker", "--coordinator", "http://x"]).unwrap();
-        assert_eq!(run(&args).unwrap_err(), NOT_IMPLEMENTED);
     }
 }

@@ -19,7 +19,6 @@ use super::index::{set_bit, RowCounts, RowIndex};
 use super::task::{close_rows, count_rows, pull_rows, push_rows, SharedNext};
 use crate::cube::Move;
 use rayon::prelude::*;
-use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
@@ -87,17 +86,100 @@ pub fn state_bytes(rows: u64, columns: u64) -> u64 {
     3 * 8 * rows * columns.div_ceil(64)
 }
 
-/// Runs the search from the solved position until no new entry appears or `max_depth` is done,
-/// calling `on_level` after each depth with its report and its entries (one bit per entry, rows
-/// of `column_count.div_ceil(64)` words). Returns the counts of every depth reached.
-/// The move set must be closed under inverses and under conjugation by the 48 symmetries
-/// (HTM and QTM are), or the class columns would not mean what they say.
+/// An error of a search: the state could not be mapped, or an expander failed.
+pub type BfsError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Computes the new entries of a level: on rayon threads in this process ([`LocalExpander`]) or
+/// by handing row ranges to workers. Both use the task functions of `task.rs`.
+pub trait Expander<I: RowIndex> {
+    /// Forward: sets in `next` every unvisited image of a frontier entry (before stabilizer
+    /// closure, which the engine does).
+    fn push(
+        &self,
+        space: &I,
+        moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError>;
+    /// Backward: sets in `next` every unvisited entry with a neighbour in the frontier.
+    fn pull(
+        &self,
+        space: &I,
+        moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError>;
+}
+
+/// What a level reads: the depth being computed, `visited` and `frontier` (rows of
+/// `words_per_row` words), and the progress counters to advance.
+pub struct LevelInput<'a> {
+    pub depth: u32,
+    pub visited: &'a [u64],
+    pub frontier: &'a [u64],
+    pub words_per_row: usize,
+    pub progress: &'a Progress,
+}
+
+/// Expands levels on this process's rayon threads.
+pub struct LocalExpander;
+
+impl<I: RowIndex> Expander<I> for LocalExpander {
+    fn push(
+        &self,
+        space: &I,
+        moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError> {
+        push(
+            space,
+            moves,
+            level.visited,
+            level.frontier,
+            next.atomics(),
+            level.words_per_row,
+            level.progress,
+        );
+        Ok(())
+    }
+
+    fn pull(
+        &self,
+        space: &I,
+        moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError> {
+        let words = level.words_per_row;
+        pull(space, moves, level.visited, level.frontier, next.words_mut(), words, level.progress);
+        Ok(())
+    }
+}
+
+/// Runs the search in this process; see [`run_with`].
 pub fn run<I: RowIndex>(
     space: &I,
     moves: &[Move],
     options: &BfsOptions,
+    on_level: impl FnMut(&LevelReport, &[u64]),
+) -> Result<Vec<DepthCounts>, BfsError> {
+    run_with(space, moves, options, &LocalExpander, on_level)
+}
+
+/// Runs the search from the solved position until no new entry appears or `max_depth` is done,
+/// expanding levels with `expander` and calling `on_level` after each depth with its report and
+/// its entries (one bit per entry, rows of `column_count.div_ceil(64)` words). Returns the counts
+/// of every depth reached. The move set must be closed under inverses and under conjugation by
+/// the symmetries of the index (HTM and QTM are), or the class columns would not mean what they
+/// say.
+pub fn run_with<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    options: &BfsOptions,
+    expander: &dyn Expander<I>,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
-) -> io::Result<Vec<DepthCounts>> {
+) -> Result<Vec<DepthCounts>, BfsError> {
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
     let total_entries = space.entry_count();
@@ -130,11 +212,18 @@ pub fn run<I: RowIndex>(
         progress.rows_done.store(0, Ordering::Relaxed);
         let unvisited = total_entries - visited_entries;
         next.clear();
+        let level = LevelInput {
+            depth,
+            visited: visited.words(),
+            frontier: frontier.words(),
+            words_per_row: words,
+            progress,
+        };
         let direction = if unvisited < report.entries {
-            pull(space, moves, visited.words(), frontier.words(), next.words_mut(), words, progress);
+            expander.pull(space, moves, &level, &mut next)?;
             Direction::Backward
         } else {
-            push(space, moves, visited.words(), frontier.words(), next.atomics(), words, progress);
+            expander.push(space, moves, &level, &mut next)?;
             close_under_stabilizers(space, next.words_mut(), words);
             Direction::Forward
         };

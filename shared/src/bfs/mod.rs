@@ -3,6 +3,7 @@
 mod bitmap;
 mod engine;
 mod index;
+pub mod job;
 mod kociemba;
 pub mod reference;
 mod rows;
@@ -10,7 +11,10 @@ mod s4;
 pub mod task;
 
 pub use bitmap::BitStore;
-pub use engine::{run, state_bytes, BfsOptions, DepthCounts, Direction, LevelReport, Progress};
+pub use engine::{
+    run, run_with, state_bytes, BfsError, BfsOptions, DepthCounts, Direction, Expander, LevelInput,
+    LevelReport, LocalExpander, Progress,
+};
 pub use index::{ColumnMapper, RowCounts, RowIndex};
 pub use kociemba::KociembaSpace;
 pub use rows::{ColumnMap, Contributions, InverseFilter, RowSpace, Transition};

@@ -1,0 +1,350 @@
+//! Distributed levels: a [`ClusterExpander`] cuts each level into row-range tasks, leases them
+//! to workers through the gRPC service in `service.rs`, and merges the shards they return.
+//!
+//! While a level runs, the engine's `visited`, `frontier` and `next` arrays are published in
+//! [`Shared`] as raw pointers, valid until the expander returns; every access to them happens
+//! under the state mutex while the level is published, and the expander unpublishes under the
+//! same mutex before returning, so no handler can touch them afterwards.
+
+use shared::bfs::{BfsError, BitStore, Expander, LevelInput, RowIndex};
+use shared::cube::Move;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How one level's data is reached while published.
+struct Published {
+    visited: *const u64,
+    frontier: *const u64,
+    next: *const AtomicU64,
+    len: usize,
+}
+
+// SAFETY: the pointers are only dereferenced under the `Shared` mutex while the level that
+// published them is running (see the module doc); the data they point to is Sync.
+unsafe impl Send for Published {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Forward,
+    Backward,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum TaskState {
+    Pending,
+    Leased { worker: u64, deadline: Instant },
+    Done,
+}
+
+struct Task {
+    rows: Range<u32>,
+    state: TaskState,
+    attempt: u32,
+}
+
+struct Level {
+    depth: u32,
+    dir: Dir,
+    words: usize,
+    tasks: Vec<Task>,
+    remaining: usize,
+    data: Published,
+}
+
+/// What a worker is asked to do.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub job: u64,
+    pub task: u64,
+    pub attempt: u32,
+    pub depth: u32,
+    pub dir: Dir,
+    pub rows: Range<u32>,
+    pub job_spec: String,
+}
+
+struct State {
+    job: u64,
+    job_spec: String,
+    workers: HashMap<u64, (String, Instant)>,
+    next_worker: u64,
+    level: Option<Level>,
+    done: bool,
+    /// Workers told that the job is done.
+    dismissed: std::collections::HashSet<u64>,
+    merged_shards: u64,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+/// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
+pub struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    pub lease_time: Duration,
+    pub tasks_per_level: usize,
+}
+
+impl Shared {
+    pub fn new(job: u64, job_spec: String, lease_time: Duration, tasks_per_level: usize) -> Self {
+        Shared {
+            state: Mutex::new(State {
+                job,
+                job_spec,
+                workers: HashMap::new(),
+                next_worker: 1,
+                level: None,
+                done: false,
+                dismissed: std::collections::HashSet::new(),
+                merged_shards: 0,
+                bytes_in: 0,
+                bytes_out: 0,
+            }),
+            changed: Condvar::new(),
+            lease_time,
+            tasks_per_level: tasks_per_level.max(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn register(&self, name: &str) -> u64 {
+        let mut s = self.lock();
+        let id = s.next_worker;
+        s.next_worker += 1;
+        s.workers.insert(id, (name.to_string(), Instant::now()));
+        eprintln!("worker {id} ({name}) registered");
+        id
+    }
+
+    pub fn live_workers(&self) -> usize {
+        let s = self.lock();
+        s.workers.values().filter(|(_, seen)| seen.elapsed() < self.lease_time).count()
+    }
+
+    /// Marks the job finished: polls answer `done`.
+    pub fn finish(&self) {
+        self.lock().done = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits (at most `limit`) until every worker seen in the last lease time was told that the
+    /// job is done.
+    pub fn wait_for_goodbyes(&self, limit: Duration) {
+        let end = Instant::now() + limit;
+        let mut s = self.lock();
+        loop {
+            let pending = s
+                .workers
+                .iter()
+                .filter(|(id, (_, seen))| seen.elapsed() < self.lease_time && !s.dismissed.contains(id))
+                .count();
+            let now = Instant::now();
+            if pending == 0 || now >= end {
+                return;
+            }
+            s = self.changed.wait_timeout(s, end - now).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
+    /// Bytes served to and received from workers so far.
+    pub fn traffic(&self) -> (u64, u64) {
+        let s = self.lock();
+        (s.bytes_out, s.bytes_in)
+    }
+
+    /// A task for `worker`, if any is pending; `Err(())` when the job is done.
+    pub fn poll(&self, worker: u64) -> Result<Option<Lease>, ()> {
+        let mut s = self.lock();
+        if let Some(w) = s.workers.get_mut(&worker) {
+            w.1 = Instant::now();
+        }
+        if s.done {
+            s.dismissed.insert(worker);
+            self.changed.notify_all();
+            return Err(());
+        }
+        let (job, spec) = (s.job, s.job_spec.clone());
+        let Some(level) = s.level.as_mut() else { return Ok(None) };
+        let now = Instant::now();
+        let lease_time = self.lease_time;
+        let Some((i, task)) = level.tasks.iter_mut().enumerate().find(|(_, t)| t.state == TaskState::Pending)
+        else {
+            return Ok(None);
+        };
+        task.attempt += 1;
+        task.state = TaskState::Leased { worker, deadline: now + lease_time };
+        Ok(Some(Lease {
+            job,
+            task: i as u64,
+            attempt: task.attempt,
+            depth: level.depth,
+            dir: level.dir,
+            rows: task.rows.clone(),
+            job_spec: spec,
+        }))
+    }
+
+    /// Copies the named input of a task of the running level: `frontier-rows` and
+    /// `visited-rows` (the task's rows) or `frontier-all`. `None` if the level is not running.
+    pub fn input(&self, depth: u32, task: u64, name: &str) -> Option<Vec<u64>> {
+        let mut s = self.lock();
+        let level = s.level.as_ref().filter(|l| l.depth == depth)?;
+        let task = level.tasks.get(task as usize)?;
+        let w = level.words;
+        let range = task.rows.start as usize * w..task.rows.end as usize * w;
+        // SAFETY: the level is published (checked under the lock), so the arrays are alive and
+        // `len` words long; the engine does not write them during the level.
+        let (visited, frontier) = unsafe {
+            (
+                std::slice::from_raw_parts(level.data.visited, level.data.len),
+                std::slice::from_raw_parts(level.data.frontier, level.data.len),
+            )
+        };
+        let words = match name {
+            "frontier-rows" => frontier[range].to_vec(),
+            "visited-rows" => visited[range].to_vec(),
+            "frontier-all" => frontier.to_vec(),
+            _ => return None,
+        };
+        s.bytes_out += words.len() as u64 * 8;
+        Some(words)
+    }
+
+    /// Merges a task's result. Forward: `(row, words)` records, ORed into `next` minus
+    /// `visited`; backward: the task's rows. Results for a finished task or another level are
+    /// ignored (merging is idempotent, so a duplicate would do no harm either).
+    pub fn complete(&self, depth: u32, task: u64, payload: &[u8], wire_bytes: u64) -> Result<bool, String> {
+        let mut s = self.lock();
+        s.bytes_in += wire_bytes;
+        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
+        let Some(t) = level.tasks.get(task as usize) else { return Err(format!("no task {task}")) };
+        if t.state == TaskState::Done {
+            return Ok(false);
+        }
+        let w = level.words;
+        // SAFETY: as in `input`; `next` is only written through atomics.
+        let (visited, next) = unsafe {
+            (
+                std::slice::from_raw_parts(level.data.visited, level.data.len),
+                std::slice::from_raw_parts(level.data.next, level.data.len),
+            )
+        };
+        let rows = t.rows.clone();
+        match level.dir {
+            Dir::Forward => {
+                let record = 4 + 8 * w;
+                if payload.len() % record != 0 {
+                    return Err(format!("forward result of {} bytes is not whole rows", payload.len()));
+                }
+                for rec in payload.chunks(record) {
+                    let row = u32::from_le_bytes(rec[..4].try_into().expect("4 bytes")) as usize;
+                    if row * w + w > level.data.len {
+                        return Err(format!("row {row} out of range"));
+                    }
+                    for (k, word) in rec[4..].chunks(8).enumerate() {
+                        let bits =
+                            u64::from_le_bytes(word.try_into().expect("8 bytes")) & !visited[row * w + k];
+                        if bits != 0 {
+                            next[row * w + k].fetch_or(bits, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            Dir::Backward => {
+                if payload.len() != rows.len() * w * 8 {
+                    return Err(format!(
+                        "backward result of {} bytes for {} rows",
+                        payload.len(),
+                        rows.len()
+                    ));
+                }
+                for (k, word) in payload.chunks(8).enumerate() {
+                    let bits = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                    next[rows.start as usize * w + k].fetch_or(bits, Ordering::Relaxed);
+                }
+            }
+        }
+        level.tasks[task as usize].state = TaskState::Done;
+        level.remaining -= 1;
+        s.merged_shards += 1;
+        self.changed.notify_all();
+        Ok(true)
+    }
+
+    /// Publishes a level, waits until every task is merged (re-queueing expired leases), and
+    /// unpublishes it.
+    fn run_level(&self, depth: u32, dir: Dir, rows: u32, level: &LevelInput, next: &mut BitStore) {
+        let words = level.words_per_row;
+        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
+        let tasks: Vec<Task> = (0..rows)
+            .step_by(per_task as usize)
+            .map(|a| Task { rows: a..(a + per_task).min(rows), state: TaskState::Pending, attempt: 0 })
+            .collect();
+        let data = Published {
+            visited: level.visited.as_ptr(),
+            frontier: level.frontier.as_ptr(),
+            next: next.atomics().as_ptr(),
+            len: level.visited.len(),
+        };
+        let mut s = self.lock();
+        s.level = Some(Level { depth, dir, words, remaining: tasks.len(), tasks, data });
+        self.changed.notify_all();
+        loop {
+            let lvl = s.level.as_mut().expect("published");
+            if lvl.remaining == 0 {
+                break;
+            }
+            let now = Instant::now();
+            for (i, t) in lvl.tasks.iter_mut().enumerate() {
+                if let TaskState::Leased { worker, deadline } = t.state {
+                    if deadline < now {
+                        eprintln!(
+                            "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
+                            t.attempt
+                        );
+                        t.state = TaskState::Pending;
+                    }
+                }
+            }
+            let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
+            level.progress.rows_done.store(done as u64 * per_task as u64, Ordering::Relaxed);
+            s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        s.level = None;
+    }
+}
+
+/// Expands levels by leasing row ranges to workers.
+pub struct ClusterExpander<'a> {
+    pub shared: &'a Shared,
+}
+
+impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
+    fn push(
+        &self,
+        space: &I,
+        _moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError> {
+        self.shared.run_level(level.depth, Dir::Forward, space.row_count(), level, next);
+        Ok(())
+    }
+
+    fn pull(
+        &self,
+        space: &I,
+        _moves: &[Move],
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), BfsError> {
+        self.shared.run_level(level.depth, Dir::Backward, space.row_count(), level, next);
+        Ok(())
+    }
+}

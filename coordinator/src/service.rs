@@ -1,0 +1,199 @@
+//! The gRPC `Coordinator` service over [`Shared`]: registration with a protocol-version check,
+//! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
+//! merging bit arrays runs on blocking threads, never on tokio's.
+
+use crate::cluster::{Dir, Shared};
+use cubefarm_proto::auth::{check_request, Token};
+use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
+use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use shared::shard::{self, ShardKey};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_stream::StreamExt;
+use tonic::{Request, Response, Status, Streaming};
+
+pub struct Service {
+    pub shared: Arc<Shared>,
+}
+
+fn blocking_error(e: tokio::task::JoinError) -> Status {
+    Status::internal(format!("coordinator task failed: {e}"))
+}
+
+#[tonic::async_trait]
+impl v1::coordinator_server::Coordinator for Service {
+    async fn register(
+        &self,
+        request: Request<v1::RegisterRequest>,
+    ) -> Result<Response<v1::RegisterReply>, Status> {
+        let r = request.into_inner();
+        if r.protocol_version != PROTOCOL_VERSION {
+            eprintln!(
+                "refused worker {:?}: protocol version {} (this coordinator speaks {PROTOCOL_VERSION})",
+                r.worker_name, r.protocol_version
+            );
+            return Ok(Response::new(v1::RegisterReply {
+                worker_id: 0,
+                accepted: false,
+                message: format!(
+                    "protocol version {} is not supported: this coordinator speaks version {PROTOCOL_VERSION}",
+                    r.protocol_version
+                ),
+            }));
+        }
+        let id = self.shared.register(&r.worker_name);
+        Ok(Response::new(v1::RegisterReply { worker_id: id, accepted: true, message: String::new() }))
+    }
+
+    async fn poll_task(
+        &self,
+        request: Request<v1::PollTaskRequest>,
+    ) -> Result<Response<v1::PollTaskReply>, Status> {
+        let worker = request.into_inner().worker_id;
+        match self.shared.poll(worker) {
+            Err(()) => Ok(Response::new(v1::PollTaskReply { task: None, done: true })),
+            Ok(None) => Ok(Response::new(v1::PollTaskReply { task: None, done: false })),
+            Ok(Some(lease)) => Ok(Response::new(v1::PollTaskReply {
+                task: Some(v1::Task {
+                    job_id: lease.job,
+                    task_id: lease.task,
+                    attempt: lease.attempt,
+                    level: lease.depth,
+                    row_begin: lease.rows.start as u64,
+                    row_end: lease.rows.end as u64,
+                    lease_deadline_ms: 0,
+                    job_spec: lease.job_spec,
+                    direction: match lease.dir {
+                        Dir::Forward => v1::Direction::Forward as i32,
+                        Dir::Backward => v1::Direction::Backward as i32,
+                    },
+                }),
+                done: false,
+            })),
+        }
+    }
+
+    async fn renew_lease(
+        &self,
+        _: Request<v1::RenewLeaseRequest>,
+    ) -> Result<Response<v1::RenewLeaseReply>, Status> {
+        Err(Status::unimplemented(
+            "lease renewal is not implemented: tasks are sized to finish within a lease",
+        ))
+    }
+
+    async fn upload_shard(
+        &self,
+        request: Request<Streaming<v1::ShardChunk>>,
+    ) -> Result<Response<v1::UploadShardReply>, Status> {
+        let mut stream = request.into_inner();
+        let mut bytes = Vec::new();
+        let mut ids = None;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            if chunk.offset != bytes.len() as u64 {
+                return Err(Status::invalid_argument("shard chunks out of order"));
+            }
+            ids.get_or_insert((chunk.task_id, chunk.attempt));
+            bytes.extend_from_slice(&chunk.data);
+            if chunk.last {
+                break;
+            }
+        }
+        let shared = self.shared.clone();
+        let received = bytes.len() as u64;
+        let result = tokio::task::spawn_blocking(move || -> Result<bool, String> {
+            let (key, payload) = shard::decode(&bytes).map_err(|e| e.to_string())?;
+            shared.complete(key.level, key.task, &payload, received)
+        })
+        .await
+        .map_err(blocking_error)?;
+        match result {
+            Ok(merged) => Ok(Response::new(v1::UploadShardReply {
+                accepted: merged,
+                message: if merged { String::new() } else { "stale or duplicate result ignored".into() },
+                bytes_received: received,
+            })),
+            Err(message) => {
+                eprintln!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
+                Err(Status::data_loss(format!("shard rejected: {message}")))
+            }
+        }
+    }
+
+    type DownloadInputStream = tokio_stream::Iter<std::vec::IntoIter<Result<v1::InputChunk, Status>>>;
+
+    async fn download_input(
+        &self,
+        request: Request<v1::DownloadInputRequest>,
+    ) -> Result<Response<Self::DownloadInputStream>, Status> {
+        let r = request.into_inner();
+        // The name is "<input>/<level>/<task>/<attempt>".
+        let parts: Vec<&str> = r.name.split('/').collect();
+        let [input, level, task, attempt] = parts.as_slice() else {
+            return Err(Status::invalid_argument(format!("bad input name {:?}", r.name)));
+        };
+        let parse = |s: &str| {
+            s.parse::<u64>().map_err(|_| Status::invalid_argument(format!("bad input name {:?}", r.name)))
+        };
+        let (level, task, attempt) = (parse(level)? as u32, parse(task)?, parse(attempt)? as u32);
+        let input = input.to_string();
+        let shared = self.shared.clone();
+        let job = r.job_id;
+        let encoded = tokio::task::spawn_blocking(move || {
+            let words = shared.input(level, task, &input)?;
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            Some(shard::encode(ShardKey { job, task, attempt, level }, &bytes))
+        })
+        .await
+        .map_err(blocking_error)?
+        .ok_or_else(|| Status::not_found(format!("input {:?} is not available (level finished?)", r.name)))?;
+        let total = encoded.len() as u64;
+        let chunks: Vec<Result<v1::InputChunk, Status>> = encoded
+            .chunks(MAX_CHUNK_BYTES)
+            .enumerate()
+            .map(|(i, data)| {
+                let offset = (i * MAX_CHUNK_BYTES) as u64;
+                Ok(v1::InputChunk {
+                    offset,
+                    data: data.to_vec(),
+                    total_bytes: total,
+                    last: offset + data.len() as u64 == total,
+                })
+            })
+            .collect();
+        Ok(Response::new(tokio_stream::iter(chunks)))
+    }
+
+    async fn job_status(
+        &self,
+        _: Request<v1::JobStatusRequest>,
+    ) -> Result<Response<v1::JobStatusReply>, Status> {
+        Ok(Response::new(v1::JobStatusReply {
+            workers: self.shared.live_workers() as u32,
+            ..Default::default()
+        }))
+    }
+}
+
+/// Serves the coordinator on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    token: Option<Token>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let service = CoordinatorServer::with_interceptor(Service { shared }, move |req| {
+        check_request(token.as_ref(), req)
+    });
+    tonic::transport::Server::builder()
+        .add_service(service)
+        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
+        .await
+}
+
+/// Binds the listening socket (refusing non-loopback without a token).
+pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> anyhow::Result<tokio::net::TcpListener> {
+    cubefarm_proto::auth::check_listen(addr, token).map_err(anyhow::Error::msg)?;
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+}
