@@ -22,12 +22,10 @@ pub struct WorkerConfig {
     pub protocol_version: u32,
 }
 
-type Client = CoordinatorClient<
-    InterceptedService<
-        Channel,
-        Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
-    >,
->;
+/// Adds the token to every request.
+type TokenInterceptor =
+    Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
+type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
 
 async fn connect(config: &WorkerConfig) -> Result<Client> {
     let endpoint = Endpoint::from_shared(config.coordinator.clone())
