@@ -66,6 +66,15 @@ pub struct Lease {
     pub job_spec: String,
 }
 
+/// The answer to a worker's poll.
+pub enum Poll {
+    Task(Lease),
+    /// Nothing to do now; poll again.
+    Wait,
+    /// The job is finished.
+    Done,
+}
+
 struct State {
     job: u64,
     job_spec: String,
@@ -158,8 +167,8 @@ impl Shared {
         (s.bytes_out, s.bytes_in)
     }
 
-    /// A task for `worker`, if any is pending; `Err(())` when the job is done.
-    pub fn poll(&self, worker: u64) -> Result<Option<Lease>, ()> {
+    /// A task for `worker`, if any is pending.
+    pub fn poll(&self, worker: u64) -> Poll {
         let mut s = self.lock();
         if let Some(w) = s.workers.get_mut(&worker) {
             w.1 = Instant::now();
@@ -167,19 +176,19 @@ impl Shared {
         if s.done {
             s.dismissed.insert(worker);
             self.changed.notify_all();
-            return Err(());
+            return Poll::Done;
         }
         let (job, spec) = (s.job, s.job_spec.clone());
-        let Some(level) = s.level.as_mut() else { return Ok(None) };
+        let Some(level) = s.level.as_mut() else { return Poll::Wait };
         let now = Instant::now();
         let lease_time = self.lease_time;
         let Some((i, task)) = level.tasks.iter_mut().enumerate().find(|(_, t)| t.state == TaskState::Pending)
         else {
-            return Ok(None);
+            return Poll::Wait;
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: now + lease_time };
-        Ok(Some(Lease {
+        Poll::Task(Lease {
             job,
             task: i as u64,
             attempt: task.attempt,
@@ -187,7 +196,7 @@ impl Shared {
             dir: level.dir,
             rows: task.rows.clone(),
             job_spec: spec,
-        }))
+        })
     }
 
     /// Copies the named input of a task of the running level: `frontier-rows` and
@@ -239,7 +248,7 @@ impl Shared {
         match level.dir {
             Dir::Forward => {
                 let record = 4 + 8 * w;
-                if payload.len() % record != 0 {
+                if !payload.len().is_multiple_of(record) {
                     return Err(format!("forward result of {} bytes is not whole rows", payload.len()));
                 }
                 for rec in payload.chunks(record) {

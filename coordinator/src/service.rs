@@ -2,7 +2,7 @@
 //! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
 //! merging bit arrays runs on blocking threads, never on tokio's.
 
-use crate::cluster::{Dir, Shared};
+use crate::cluster::{Dir, Poll, Shared};
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
@@ -51,9 +51,9 @@ impl v1::coordinator_server::Coordinator for Service {
     ) -> Result<Response<v1::PollTaskReply>, Status> {
         let worker = request.into_inner().worker_id;
         match self.shared.poll(worker) {
-            Err(()) => Ok(Response::new(v1::PollTaskReply { task: None, done: true })),
-            Ok(None) => Ok(Response::new(v1::PollTaskReply { task: None, done: false })),
-            Ok(Some(lease)) => Ok(Response::new(v1::PollTaskReply {
+            Poll::Done => Ok(Response::new(v1::PollTaskReply { task: None, done: true })),
+            Poll::Wait => Ok(Response::new(v1::PollTaskReply { task: None, done: false })),
+            Poll::Task(lease) => Ok(Response::new(v1::PollTaskReply {
                 task: Some(v1::Task {
                     job_id: lease.job,
                     task_id: lease.task,
