@@ -1,0 +1,220 @@
+//! Distributed runs with real processes and real gRPC on loopback: results identical to the
+//! embedded run, and each fault (wrong token, other protocol version, corrupt shard, a worker
+//! that takes a task and vanishes) answered with a clear message and no effect on the result.
+
+use cubefarm_proto::auth::Token;
+use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const TOKEN: &str = "test-token-123";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cubefarm-cluster-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn depths(path: &std::path::Path) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["depths"].clone()
+}
+
+fn embedded(dir: &std::path::Path) -> serde_json::Value {
+    let path = dir.join("embedded.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["enumerate", "hprime", "--max-depth", "14", "--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    depths(&path)
+}
+
+/// Starts a coordinator listening on a free loopback port; returns it, its address and the
+/// reader of the rest of its stderr.
+fn start_coordinator(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (Child, String, BufReader<std::process::ChildStderr>) {
+    let token = dir.join("token");
+    std::fs::write(&token, TOKEN).unwrap();
+    let json = dir.join("cluster.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args([
+            "enumerate",
+            "hprime",
+            "--max-depth",
+            "14",
+            "--listen",
+            "127.0.0.1:0",
+            "--tasks-per-level",
+            "8",
+        ])
+        .args(["--token-file", token.to_str().unwrap(), "--json", json.to_str().unwrap()])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
+        if let Some(a) = line.trim().strip_prefix("serving workers on ") {
+            break a.to_string();
+        }
+    };
+    (child, addr, err)
+}
+
+fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
+    let file = dir.join(format!("token-{}", token.len()));
+    std::fs::write(&file, token).unwrap();
+    Command::new(worker_binary())
+        .args([
+            "--coordinator",
+            &format!("http://{addr}"),
+            "--token-file",
+            file.to_str().unwrap(),
+            "--threads",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("worker binary")
+}
+
+/// The `worker` binary beside the coordinator's (built by `cargo test --workspace`).
+fn worker_binary() -> PathBuf {
+    let path = std::path::Path::new(env!("CARGO_BIN_EXE_coordinator")).with_file_name("worker");
+    assert!(
+        path.exists(),
+        "{} is missing: run the tests with --workspace (or cargo build -p worker)",
+        path.display()
+    );
+    path
+}
+
+fn rest(mut err: BufReader<std::process::ChildStderr>) -> String {
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut err, &mut s).unwrap();
+    s
+}
+
+#[test]
+fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused() {
+    let dir = scratch("two");
+    let expected = embedded(&dir);
+    let (mut coord, addr, err) = start_coordinator(&dir, &[]);
+    let intruder = worker(&addr, "wrong-token", &dir).wait_with_output().unwrap();
+    assert!(!intruder.status.success());
+    let msg = String::from_utf8_lossy(&intruder.stderr);
+    assert!(msg.contains("missing or wrong token"), "{msg}");
+    let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(coord.wait().unwrap().success(), "{}", rest(err));
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn faults_are_refused_or_recovered_with_identical_output() {
+    let dir = scratch("faults");
+    let expected = embedded(&dir);
+    let (mut coord, addr, err) = start_coordinator(&dir, &["--lease-secs", "2"]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        // Another protocol version is refused at registration, with both versions named.
+        let old = worker::client::run_worker(worker::client::WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            token: Some(Token::new(TOKEN).unwrap()),
+            name: "old".into(),
+            protocol_version: 999,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(old.contains("protocol version 999"), "{old}");
+
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let token = Token::new(TOKEN).unwrap();
+        let mut client = CoordinatorClient::with_interceptor(channel, move |req| {
+            cubefarm_proto::auth::add_token(Some(&token), req)
+        });
+        let id = client
+            .register(v1::RegisterRequest {
+                protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+                worker_name: "faulty".into(),
+                threads: 1,
+                memory_bytes: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .worker_id;
+        // Take a task and send garbage for it: rejected as data loss, nothing merged.
+        let task = loop {
+            if let Some(t) =
+                client.poll_task(v1::PollTaskRequest { worker_id: id }).await.unwrap().into_inner().task
+            {
+                break t;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let garbage = v1::ShardChunk {
+            task_id: task.task_id,
+            attempt: task.attempt,
+            offset: 0,
+            data: vec![7; 100],
+            last: true,
+        };
+        let status = client.upload_shard(tokio_stream::iter(vec![garbage])).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
+        // Then vanish holding that task (and take one more): the leases expire and real workers
+        // finish the job.
+        let _ = client.poll_task(v1::PollTaskRequest { worker_id: id }).await.unwrap();
+    });
+    let w = worker(&addr, TOKEN, &dir).wait_with_output().unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("refused worker \"old\": protocol version 999"), "{log}");
+    assert!(log.contains("rejected shard"), "{log}");
+    assert!(log.contains("expired; re-queued"), "{log}");
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn in_process_workers_give_the_embedded_result() {
+    let dir = scratch("inproc");
+    let expected = embedded(&dir);
+    let path = dir.join("inproc.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args([
+            "enumerate",
+            "hprime",
+            "--max-depth",
+            "14",
+            "--workers",
+            "2",
+            "--json",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(depths(&path), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
