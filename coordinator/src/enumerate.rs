@@ -8,7 +8,7 @@ use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{ensure, Result};
 use shared::bfs::job::{JobSpec, SpaceKind};
-use shared::bfs::{self, BfsOptions, DepthCounts, KociembaSpace, RowIndex, RowSpace};
+use shared::bfs::{self, BfsOptions, DepthCounts, Direction, KociembaSpace, LevelReport, RowIndex, RowSpace};
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, MoveSet, Pieces};
 use shared::report::{thousands, Distribution};
@@ -160,10 +160,33 @@ where
 /// Runs the search with live progress on stderr.
 fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Vec<DepthCounts>> {
     let reporter = Reporter::new(space.row_count() as u64);
+    let journal = match &config.state_dir {
+        Some(dir) => {
+            let identity =
+                format!("{} rows={} columns={}", job_spec(config), space.row_count(), space.column_count());
+            Some(crate::journal::RedbJournal::open(dir, &identity)?)
+        }
+        None => None,
+    };
+    let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
+    if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
+        eprintln!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
+        for r in &finished {
+            reporter.level_done(&LevelReport {
+                counts: r.counts,
+                entries: r.entries,
+                direction: Direction::Start,
+                seconds: 0.0,
+            });
+        }
+    }
     let options = BfsOptions {
         max_depth: config.max_depth,
         state_dir: config.state_dir.clone(),
         progress: Some(&reporter.progress),
+        journal: journal.as_ref().map(|j| &j.0 as &dyn shared::bfs::Journal),
+        resume: finished.last().copied(),
+        resumed_counts: finished.iter().map(|r| r.counts).collect(),
     };
     let cluster = &config.cluster;
     let distributed = cluster.listen.is_some() || cluster.workers.is_some();

@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod enumerate;
+pub mod journal;
 pub mod output;
 pub mod position;
 pub mod progress;

@@ -129,3 +129,41 @@ fn jobs_over_the_memory_limit_are_refused_before_starting() {
     assert_refused(&["enumerate", "corners", "--mem-limit", "lots"], "not a size");
     assert_refused(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"], "not a directory");
 }
+
+#[test]
+fn a_killed_job_resumes_from_its_journal_with_identical_output() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch("resume");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let expected = depths_of(&["enumerate", "hprime"], &dir, "embedded.json");
+    let out = dir.join("resumed.json");
+    let args =
+        ["enumerate", "hprime", "--state-dir", state.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().starts_with("depth 12:") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(!out.exists(), "no output under the final name after a kill");
+    let again = coordinator(&args);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let log = String::from_utf8_lossy(&again.stderr);
+    assert!(log.contains("resuming after depth"), "{log}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["depths"], expected);
+    // The directory now belongs to that job: another job is refused.
+    assert_refused(
+        &["enumerate", "corners", "--state-dir", state.to_str().unwrap()],
+        "holds the state of another job",
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

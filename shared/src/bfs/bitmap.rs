@@ -35,6 +35,26 @@ impl BitStore {
         Ok(BitStore { map, words })
     }
 
+    /// Maps an existing file of exactly `words` words (to resume a job); refuses other sizes.
+    pub fn open_existing(path: &Path, words: usize) -> io::Result<Self> {
+        let f = OpenOptions::new().read(true).write(true).open(path)?;
+        let len = f.metadata()?.len();
+        if len != (words * 8).max(8) as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{} has {len} bytes, expected {}", path.display(), words * 8),
+            ));
+        }
+        // SAFETY: as in `file`: the state directory belongs to this job.
+        let map = unsafe { MmapOptions::new().map_mut(&f)? };
+        Ok(BitStore { map, words })
+    }
+
+    /// Writes dirty pages of a file-backed store to disk (a no-op for anonymous memory).
+    pub fn flush(&self) -> io::Result<()> {
+        self.map.flush()
+    }
+
     pub fn words(&self) -> &[u64] {
         // SAFETY: the mapping is page aligned (so 8-byte aligned), at least words * 8 bytes
         // long, and any bit pattern is a valid u64.

@@ -72,13 +72,38 @@ pub struct Progress {
 }
 
 /// Options of [`run`].
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct BfsOptions<'a> {
     /// Stop after this depth.
     pub max_depth: Option<u32>,
     /// Keep the bit arrays in files in this directory instead of anonymous memory.
     pub state_dir: Option<PathBuf>,
     pub progress: Option<&'a Progress>,
+    /// Records finished levels (needs `state_dir`), so a killed search can resume.
+    pub journal: Option<&'a dyn Journal>,
+    /// Continue after the last level of a previous run in the same `state_dir`.
+    pub resume: Option<LevelRecord>,
+    /// Counts of the levels before `resume` (reported again through the result).
+    pub resumed_counts: Vec<DepthCounts>,
+}
+
+/// What is known durably after a level: its counts, its entries, and which of the two slot
+/// files holds it as the frontier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LevelRecord {
+    pub counts: DepthCounts,
+    pub entries: u64,
+    /// Entries visited up to and including this level.
+    pub visited_entries: u64,
+    pub frontier_slot: u8,
+}
+
+/// Durable record of finished levels. [`run_with`] calls it after a level's frontier and the
+/// visited array (up to the previous level) are flushed and before `visited` is updated, so on
+/// resume `visited |= frontier` (idempotent) restores a consistent state whatever the moment of
+/// the crash.
+pub trait Journal: Sync {
+    fn level_done(&self, record: &LevelRecord) -> Result<(), BfsError>;
 }
 
 /// Bytes of state the search maps for a space of `rows` x `columns`: three bit arrays.
@@ -183,34 +208,56 @@ pub fn run_with<I: RowIndex>(
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
     let total_entries = space.entry_count();
-    let store = |name: &str| match &options.state_dir {
-        Some(dir) => BitStore::file(&dir.join(name), rows * words),
-        None => BitStore::anonymous(rows * words),
+    let resume = options.resume;
+    let store = |name: &str| match (&options.state_dir, resume.is_some()) {
+        (Some(dir), true) => BitStore::open_existing(&dir.join(name), rows * words),
+        (Some(dir), false) => BitStore::file(&dir.join(name), rows * words),
+        (None, _) => BitStore::anonymous(rows * words),
     };
     let mut visited = store("visited.bits")?;
-    let mut frontier = store("frontier.bits")?;
-    let mut next = store("next.bits")?;
+    let mut slots = [store("slot0.bits")?, store("slot1.bits")?];
     let no_progress = Progress::default();
     let progress = options.progress.unwrap_or(&no_progress);
 
     let start = Instant::now();
-    let (row0, col0) = space.start();
-    set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
-    close_under_stabilizers(space, frontier.words_mut(), words);
-    let mut report = level_counts(space, frontier.words(), words, 0);
-    report.seconds = start.elapsed().as_secs_f64();
-    on_level(&report, frontier.words());
-    or_into(visited.words_mut(), frontier.words());
-    let mut visited_entries = report.entries;
-    let mut out = vec![report.counts];
+    let (mut out, mut report, mut visited_entries, mut slot) = match resume {
+        Some(r) => {
+            // The frontier is durable; `visited` may lack it (crash before the OR): redo it.
+            or_into(visited.words_mut(), slots[r.frontier_slot as usize].words());
+            let mut out = options.resumed_counts.clone();
+            out.truncate(r.counts.depth as usize);
+            out.push(r.counts);
+            let report = LevelReport {
+                counts: r.counts,
+                entries: r.entries,
+                direction: Direction::Start,
+                seconds: 0.0,
+            };
+            (out, report, r.visited_entries, r.frontier_slot as usize)
+        }
+        None => {
+            let frontier = &mut slots[0];
+            let (row0, col0) = space.start();
+            set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
+            close_under_stabilizers(space, frontier.words_mut(), words);
+            let mut report = level_counts(space, frontier.words(), words, 0);
+            report.seconds = start.elapsed().as_secs_f64();
+            record(options, &visited, frontier, &report, report.entries, 0)?;
+            on_level(&report, frontier.words());
+            or_into(visited.words_mut(), frontier.words());
+            (vec![report.counts], report, report.entries, 0)
+        }
+    };
 
-    let mut depth = 0;
+    let mut depth = report.counts.depth;
     while report.entries > 0 && options.max_depth.is_none_or(|m| depth < m) {
         let start = Instant::now();
         depth += 1;
         progress.depth.store(depth, Ordering::Relaxed);
         progress.rows_done.store(0, Ordering::Relaxed);
         let unvisited = total_entries - visited_entries;
+        let [a, b] = &mut slots;
+        let (frontier, next) = if slot == 0 { (&*a, b) } else { (&*b, a) };
         next.clear();
         let level = LevelInput {
             depth,
@@ -220,26 +267,51 @@ pub fn run_with<I: RowIndex>(
             progress,
         };
         let direction = if unvisited < report.entries {
-            expander.pull(space, moves, &level, &mut next)?;
+            expander.pull(space, moves, &level, next)?;
             Direction::Backward
         } else {
-            expander.push(space, moves, &level, &mut next)?;
+            expander.push(space, moves, &level, next)?;
             close_under_stabilizers(space, next.words_mut(), words);
             Direction::Forward
         };
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
-        or_into(visited.words_mut(), next.words());
-        std::mem::swap(&mut frontier, &mut next);
-        report = level_counts(space, frontier.words(), words, depth);
+        report = level_counts(space, next.words(), words, depth);
         report.direction = direction;
         report.seconds = start.elapsed().as_secs_f64();
+        slot = 1 - slot;
+        if report.entries > 0 {
+            record(options, &visited, next, &report, visited_entries + report.entries, slot as u8)?;
+        }
+        or_into(visited.words_mut(), next.words());
         visited_entries += report.entries;
         if report.entries > 0 {
-            on_level(&report, frontier.words());
+            on_level(&report, next.words());
             out.push(report.counts);
         }
     }
     Ok(out)
+}
+
+/// Makes a finished level durable: flushes its frontier and `visited`, then journals it.
+fn record(
+    options: &BfsOptions,
+    visited: &BitStore,
+    frontier: &BitStore,
+    report: &LevelReport,
+    visited_entries: u64,
+    frontier_slot: u8,
+) -> Result<(), BfsError> {
+    if let Some(journal) = options.journal {
+        frontier.flush()?;
+        visited.flush()?;
+        journal.level_done(&LevelRecord {
+            counts: report.counts,
+            entries: report.entries,
+            visited_entries,
+            frontier_slot,
+        })?;
+    }
+    Ok(())
 }
 
 fn or_into(dst: &mut [u64], src: &[u64]) {

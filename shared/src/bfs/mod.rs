@@ -12,8 +12,8 @@ pub mod task;
 
 pub use bitmap::BitStore;
 pub use engine::{
-    run, run_with, state_bytes, BfsError, BfsOptions, DepthCounts, Direction, Expander, LevelInput,
-    LevelReport, LocalExpander, Progress,
+    run, run_with, state_bytes, BfsError, BfsOptions, DepthCounts, Direction, Expander, Journal, LevelInput,
+    LevelRecord, LevelReport, LocalExpander, Progress,
 };
 pub use index::{ColumnMapper, RowCounts, RowIndex};
 pub use kociemba::KociembaSpace;
