@@ -38,20 +38,21 @@ fn start_coordinator(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (Child, String, BufReader<std::process::ChildStderr>) {
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    start_coordinator_on(dir, &args)
+}
+
+/// Like [`start_coordinator`], with the `--listen` address among `extra`.
+fn start_coordinator_on(
+    dir: &std::path::Path,
+    extra: &[&str],
+) -> (Child, String, BufReader<std::process::ChildStderr>) {
     let token = dir.join("token");
     std::fs::write(&token, TOKEN).unwrap();
     let json = dir.join("cluster.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args([
-            "enumerate",
-            "hprime",
-            "--max-depth",
-            "14",
-            "--listen",
-            "127.0.0.1:0",
-            "--tasks-per-level",
-            "8",
-        ])
+        .args(["enumerate", "hprime", "--max-depth", "14", "--tasks-per-level", "8"])
         .args(["--token-file", token.to_str().unwrap(), "--json", json.to_str().unwrap()])
         .args(extra)
         .stdout(Stdio::null())
@@ -216,5 +217,33 @@ fn in_process_workers_give_the_embedded_result() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(depths(&path), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
+    let dir = scratch("restart");
+    let expected = embedded(&dir);
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let listen = ["--listen", addr.as_str(), "--state-dir", state.to_str().unwrap()];
+    let (mut first, _, err) = start_coordinator_on(&dir, &listen);
+    let w = worker(&addr, TOKEN, &dir);
+    for line in err.lines() {
+        if line.unwrap().starts_with("depth 11:") {
+            break;
+        }
+    }
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    let (mut second, _, err) = start_coordinator_on(&dir, &listen);
+    let out = w.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reconnecting"));
+    assert!(second.wait().unwrap().success());
+    assert!(rest(err).contains("registered"));
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -62,9 +62,50 @@ struct Cache {
     frontier: Option<(u32, Arc<Vec<u64>>)>,
 }
 
-/// Runs until the coordinator says the job is done (Ok) or something fails.
+/// Why a session with the coordinator ended.
+enum Fault {
+    /// Refused (wrong token, other protocol version): retrying cannot help.
+    Fatal(anyhow::Error),
+    /// The connection or the coordinator went away: reconnect.
+    Transient(anyhow::Error),
+}
+
+fn classify(context: &str, status: tonic::Status) -> Fault {
+    let e = anyhow!("{context}: {}", status.message());
+    match status.code() {
+        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied | tonic::Code::InvalidArgument => {
+            Fault::Fatal(e)
+        }
+        _ => Fault::Transient(e),
+    }
+}
+
+/// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
+/// coordinator goes away (for example while it restarts and resumes), and failing on refusal.
 pub async fn run_worker(config: WorkerConfig) -> Result<()> {
-    let mut client = connect(&config).await?;
+    let cache =
+        Arc::new(Mutex::new(Cache { spec: None, index: None, scatter: Scatter::default(), frontier: None }));
+    let mut failures = 0u32;
+    loop {
+        match session(&config, &cache).await {
+            Ok(()) => return Ok(()),
+            Err(Fault::Fatal(e)) => return Err(e),
+            Err(Fault::Transient(e)) => {
+                failures += 1;
+                if failures > 8 {
+                    return Err(e.context("giving up after 8 reconnections"));
+                }
+                let delay = Duration::from_millis(250 << failures.min(7));
+                eprintln!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
+                tokio::time::sleep(delay).await;
+            }
+        }
+    }
+}
+
+/// One registration and the poll loop that follows it.
+async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(), Fault> {
+    let mut client = connect(config).await.map_err(Fault::Transient)?;
     let reply = client
         .register(v1::RegisterRequest {
             protocol_version: config.protocol_version,
@@ -73,19 +114,17 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
             memory_bytes: 0,
         })
         .await
-        .map_err(|s| anyhow!("registration failed: {}", s.message()))?
+        .map_err(|s| classify("registration failed", s))?
         .into_inner();
     if !reply.accepted {
-        bail!("the coordinator refused this worker: {}", reply.message);
+        return Err(Fault::Fatal(anyhow!("the coordinator refused this worker: {}", reply.message)));
     }
     let worker_id = reply.worker_id;
-    let cache =
-        Arc::new(Mutex::new(Cache { spec: None, index: None, scatter: Scatter::default(), frontier: None }));
     loop {
         let poll = client
             .poll_task(v1::PollTaskRequest { worker_id })
             .await
-            .map_err(|s| anyhow!("lost the coordinator: {}", s.message()))?
+            .map_err(|s| classify("lost the coordinator", s))?
             .into_inner();
         if poll.done {
             return Ok(());
@@ -94,7 +133,12 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let shard = run_task(&mut client, &cache, &task).await?;
+        let shard = match run_task(&mut client, cache, &task).await {
+            Ok(shard) => shard,
+            Err(TaskError::Gone) => continue,
+            Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
+            Err(TaskError::Other(e)) => return Err(Fault::Fatal(e)),
+        };
         let chunks: Vec<v1::ShardChunk> = shard
             .chunks(MAX_CHUNK_BYTES)
             .enumerate()
@@ -106,48 +150,67 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
                 last: (i + 1) * MAX_CHUNK_BYTES >= shard.len(),
             })
             .collect();
-        let chunks = if chunks.is_empty() {
-            vec![v1::ShardChunk {
-                task_id: task.task_id,
-                attempt: task.attempt,
-                offset: 0,
-                data: vec![],
-                last: true,
-            }]
-        } else {
-            chunks
-        };
-        client
-            .upload_shard(tokio_stream::iter(chunks))
-            .await
-            .map_err(|s| anyhow!("upload of task {} failed: {}", task.task_id, s.message()))?;
+        match client.upload_shard(tokio_stream::iter(chunks)).await {
+            Ok(_) => {}
+            // Damaged on the way: the lease will expire and the task be handed out again.
+            Err(s) if s.code() == tonic::Code::DataLoss => {
+                eprintln!("task {} rejected: {}", task.task_id, s.message())
+            }
+            Err(s) => return Err(classify("upload failed", s)),
+        }
     }
 }
 
-async fn download(client: &mut Client, task: &v1::Task, input: &str) -> Result<Vec<u64>> {
+/// Why a task was not computed.
+enum TaskError {
+    /// The level it belonged to is over (its lease expired and another worker finished it).
+    Gone,
+    Rpc(tonic::Status),
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for TaskError {
+    fn from(e: anyhow::Error) -> Self {
+        TaskError::Other(e)
+    }
+}
+
+impl From<tokio::task::JoinError> for TaskError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        TaskError::Other(anyhow!("a task computation failed: {e}"))
+    }
+}
+
+async fn download(client: &mut Client, task: &v1::Task, input: &str) -> Result<Vec<u64>, TaskError> {
     let name = format!("{input}/{}/{}/{}", task.level, task.task_id, task.attempt);
-    let mut stream = client
-        .download_input(v1::DownloadInputRequest {
-            worker_id: 0,
-            job_id: task.job_id,
-            name: name.clone(),
-            offset: 0,
-        })
-        .await
-        .map_err(|s| anyhow!("download of {name} failed: {}", s.message()))?
-        .into_inner();
+    let rpc = |s: tonic::Status| {
+        if s.code() == tonic::Code::NotFound {
+            TaskError::Gone
+        } else {
+            TaskError::Rpc(s)
+        }
+    };
+    let request =
+        v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.clone(), offset: 0 };
+    let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
     let mut bytes = Vec::new();
-    while let Some(chunk) =
-        stream.message().await.map_err(|s| anyhow!("download of {name} failed: {}", s.message()))?
-    {
+    while let Some(chunk) = stream.message().await.map_err(rpc)? {
         bytes.extend_from_slice(&chunk.data);
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
-    let raw = shard::decode_for(&bytes, key).map_err(|e| anyhow!("input {name} is corrupt: {e}"))?;
+    // A damaged download is fetched again with the task's next lease.
+    let raw = shard::decode_for(&bytes, key).map_err(|e| {
+        eprintln!("input {name} is damaged ({e}); dropping the task");
+        TaskError::Gone
+    })?;
     Ok(raw.chunks(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect())
 }
 
-async fn run_task(client: &mut Client, cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<Vec<u8>> {
+async fn run_task(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+) -> Result<Vec<u8>, TaskError> {
     let spec: JobSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
