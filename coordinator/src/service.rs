@@ -186,9 +186,16 @@ pub async fn serve(
     let service = CoordinatorServer::with_interceptor(Service { shared }, move |req| {
         check_request(token.as_ref(), req)
     });
+    // Small request/reply exchanges: without TCP_NODELAY, delayed ACKs add tens of
+    // milliseconds to every task.
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {
+        stream.inspect(|s| {
+            let _ = s.set_nodelay(true);
+        })
+    });
     tonic::transport::Server::builder()
         .add_service(service)
-        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await
 }
 

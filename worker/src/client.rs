@@ -29,7 +29,8 @@ type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
 
 async fn connect(config: &WorkerConfig) -> Result<Client> {
     let endpoint = Endpoint::from_shared(config.coordinator.clone())
-        .with_context(|| format!("bad coordinator address {}", config.coordinator))?;
+        .with_context(|| format!("bad coordinator address {}", config.coordinator))?
+        .tcp_nodelay(true);
     let mut delay = Duration::from_millis(100);
     let channel = loop {
         match endpoint.connect().await {
