@@ -199,6 +199,23 @@ impl Shared {
         })
     }
 
+    /// Extends the lease of `task` if `worker` still holds its attempt `attempt`.
+    pub fn renew(&self, worker: u64, task: u64, attempt: u32) -> bool {
+        let mut s = self.lock();
+        if let Some(w) = s.workers.get_mut(&worker) {
+            w.1 = Instant::now();
+        }
+        let lease_time = self.lease_time;
+        let Some(t) = s.level.as_mut().and_then(|l| l.tasks.get_mut(task as usize)) else { return false };
+        match t.state {
+            TaskState::Leased { worker: holder, .. } if holder == worker && t.attempt == attempt => {
+                t.state = TaskState::Leased { worker, deadline: Instant::now() + lease_time };
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Copies the named input of a task of the running level: `frontier-rows` and
     /// `visited-rows` (the task's rows) or `frontier-all`. `None` if the level is not running.
     pub fn input(&self, depth: u32, task: u64, name: &str) -> Option<Vec<u64>> {

@@ -61,7 +61,7 @@ impl v1::coordinator_server::Coordinator for Service {
                     level: lease.depth,
                     row_begin: lease.rows.start as u64,
                     row_end: lease.rows.end as u64,
-                    lease_deadline_ms: 0,
+                    lease_ms: self.shared.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
                     direction: match lease.dir {
                         Dir::Forward => v1::Direction::Forward as i32,

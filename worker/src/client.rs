@@ -23,8 +23,15 @@ pub struct WorkerConfig {
 }
 
 /// Adds the token to every request.
-type TokenInterceptor =
-    Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
+#[derive(Clone)]
+struct TokenInterceptor(Option<Token>);
+
+impl tonic::service::Interceptor for TokenInterceptor {
+    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        add_token(self.0.as_ref(), request)
+    }
+}
+
 type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
 
 async fn connect(config: &WorkerConfig) -> Result<Client> {
@@ -47,8 +54,7 @@ async fn connect(config: &WorkerConfig) -> Result<Client> {
             Err(e) => bail!("cannot reach the coordinator at {}: {e}", config.coordinator),
         }
     };
-    let token = config.token.clone();
-    let interceptor: TokenInterceptor = Box::new(move |req| add_token(token.as_ref(), req));
+    let interceptor = TokenInterceptor(config.token.clone());
     Ok(CoordinatorClient::with_interceptor(channel, interceptor)
         .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
         .max_encoding_message_size(4 * MAX_CHUNK_BYTES))
@@ -134,7 +140,23 @@ async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(),
             tokio::time::sleep(Duration::from_millis(50)).await;
             continue;
         };
-        let shard = match run_task(&mut client, cache, &task).await {
+        // Renew the lease a few times per lease period while the task runs.
+        let renewer = {
+            let mut client = client.clone();
+            let period = Duration::from_millis((task.lease_ms / 3).max(100));
+            let request = v1::RenewLeaseRequest { worker_id, task_id: task.task_id, attempt: task.attempt };
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(period).await;
+                    if !client.renew_lease(request).await.map(|r| r.into_inner().ok).unwrap_or(false) {
+                        return;
+                    }
+                }
+            })
+        };
+        let result = run_task(&mut client, cache, &task).await;
+        renewer.abort();
+        let shard = match result {
             Ok(shard) => shard,
             Err(TaskError::Gone) => continue,
             Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
