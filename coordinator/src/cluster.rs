@@ -161,7 +161,12 @@ impl Shared {
         }
     }
 
-    /// Bytes served to and received from workers so far.
+    /// Counts bytes sent to workers (compressed, as on the wire).
+    pub fn count_sent(&self, bytes: u64) {
+        self.lock().bytes_out += bytes;
+    }
+
+    /// Bytes sent to and received from workers so far (compressed, as on the wire).
     pub fn traffic(&self) -> (u64, u64) {
         let s = self.lock();
         (s.bytes_out, s.bytes_in)
@@ -219,7 +224,7 @@ impl Shared {
     /// Copies the named input of a task of the running level: `frontier-rows` and
     /// `visited-rows` (the task's rows) or `frontier-all`. `None` if the level is not running.
     pub fn input(&self, depth: u32, task: u64, name: &str) -> Option<Vec<u64>> {
-        let mut s = self.lock();
+        let s = self.lock();
         let level = s.level.as_ref().filter(|l| l.depth == depth)?;
         let task = level.tasks.get(task as usize)?;
         let w = level.words;
@@ -238,7 +243,6 @@ impl Shared {
             "frontier-all" => frontier.to_vec(),
             _ => return None,
         };
-        s.bytes_out += words.len() as u64 * 8;
         Some(words)
     }
 

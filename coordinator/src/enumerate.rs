@@ -256,7 +256,7 @@ fn run_distributed<I: RowIndex>(
         reporter.level_done(level);
         let (out, inn) = shared.traffic();
         eprintln!(
-            "  traffic so far: {:.1} MiB to workers, {:.1} MiB from workers",
+            "  traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
             out as f64 / 1048576.0,
             inn as f64 / 1048576.0
         );

@@ -149,6 +149,7 @@ impl v1::coordinator_server::Coordinator for Service {
         .map_err(blocking_error)?
         .ok_or_else(|| Status::not_found(format!("input {:?} is not available (level finished?)", r.name)))?;
         let total = encoded.len() as u64;
+        self.shared.count_sent(total);
         let chunks: Vec<Result<v1::InputChunk, Status>> = encoded
             .chunks(MAX_CHUNK_BYTES)
             .enumerate()
