@@ -6,7 +6,7 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
-use shared::bfs::{BfsError, BitStore, Expander, LevelInput, RowIndex};
+use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -26,12 +26,6 @@ struct Published {
 // published them is running (see the module doc); the data they point to is Sync.
 unsafe impl Send for Published {}
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    Forward,
-    Backward,
-}
-
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TaskState {
     Pending,
@@ -47,7 +41,7 @@ struct Task {
 
 struct Level {
     depth: u32,
-    dir: Dir,
+    dir: Direction,
     words: usize,
     tasks: Vec<Task>,
     remaining: usize,
@@ -61,7 +55,7 @@ pub struct Lease {
     pub task: u64,
     pub attempt: u32,
     pub depth: u32,
-    pub dir: Dir,
+    pub dir: Direction,
     pub rows: Range<u32>,
     pub job_spec: String,
 }
@@ -267,7 +261,7 @@ impl Shared {
         };
         let rows = t.rows.clone();
         match level.dir {
-            Dir::Forward => {
+            Direction::Forward | Direction::Start => {
                 let record = 4 + 8 * w;
                 if !payload.len().is_multiple_of(record) {
                     return Err(format!("forward result of {} bytes is not whole rows", payload.len()));
@@ -286,7 +280,7 @@ impl Shared {
                     }
                 }
             }
-            Dir::Backward => {
+            Direction::Backward => {
                 if payload.len() != rows.len() * w * 8 {
                     return Err(format!(
                         "backward result of {} bytes for {} rows",
@@ -309,7 +303,7 @@ impl Shared {
 
     /// Publishes a level, waits until every task is merged (re-queueing expired leases), and
     /// unpublishes it.
-    fn run_level(&self, depth: u32, dir: Dir, rows: u32, level: &LevelInput, next: &mut BitStore) {
+    fn run_level(&self, depth: u32, dir: Direction, rows: u32, level: &LevelInput, next: &mut BitStore) {
         let words = level.words_per_row;
         let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
         let tasks: Vec<Task> = (0..rows)
@@ -356,25 +350,15 @@ pub struct ClusterExpander<'a> {
 }
 
 impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
-    fn push(
+    fn expand(
         &self,
         space: &I,
         _moves: &[Move],
+        direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), BfsError> {
-        self.shared.run_level(level.depth, Dir::Forward, space.row_count(), level, next);
-        Ok(())
-    }
-
-    fn pull(
-        &self,
-        space: &I,
-        _moves: &[Move],
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<(), BfsError> {
-        self.shared.run_level(level.depth, Dir::Backward, space.row_count(), level, next);
+        self.shared.run_level(level.depth, direction, space.row_count(), level, next);
         Ok(())
     }
 }

@@ -2,10 +2,11 @@
 //! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
 //! merging bit arrays runs on blocking threads, never on tokio's.
 
-use crate::cluster::{Dir, Poll, Shared};
+use crate::cluster::{Poll, Shared};
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
+use shared::bfs::Direction;
 use shared::shard::{self, ShardKey};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -64,8 +65,8 @@ impl v1::coordinator_server::Coordinator for Service {
                     lease_ms: self.shared.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
                     direction: match lease.dir {
-                        Dir::Forward => v1::Direction::Forward as i32,
-                        Dir::Backward => v1::Direction::Backward as i32,
+                        Direction::Backward => v1::Direction::Backward as i32,
+                        _ => v1::Direction::Forward as i32,
                     },
                 }),
                 done: false,

@@ -117,20 +117,14 @@ pub type BfsError = Box<dyn std::error::Error + Send + Sync>;
 /// Computes the new entries of a level: on rayon threads in this process ([`LocalExpander`]) or
 /// by handing row ranges to workers. Both use the task functions of `task.rs`.
 pub trait Expander<I: RowIndex> {
-    /// Forward: sets in `next` every unvisited image of a frontier entry (before stabilizer
-    /// closure, which the engine does).
-    fn push(
+    /// Forward: sets in `next` every unvisited image of a frontier entry (the engine then closes
+    /// rows under their stabilizers). Backward: sets in `next` every unvisited entry with a
+    /// neighbour in the frontier.
+    fn expand(
         &self,
         space: &I,
         moves: &[Move],
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<(), BfsError>;
-    /// Backward: sets in `next` every unvisited entry with a neighbour in the frontier.
-    fn pull(
-        &self,
-        space: &I,
-        moves: &[Move],
+        direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), BfsError>;
@@ -150,34 +144,20 @@ pub struct LevelInput<'a> {
 pub struct LocalExpander;
 
 impl<I: RowIndex> Expander<I> for LocalExpander {
-    fn push(
+    fn expand(
         &self,
         space: &I,
         moves: &[Move],
+        direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), BfsError> {
-        push(
-            space,
-            moves,
-            level.visited,
-            level.frontier,
-            next.atomics(),
-            level.words_per_row,
-            level.progress,
-        );
-        Ok(())
-    }
-
-    fn pull(
-        &self,
-        space: &I,
-        moves: &[Move],
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<(), BfsError> {
-        let words = level.words_per_row;
-        pull(space, moves, level.visited, level.frontier, next.words_mut(), words, level.progress);
+        let (visited, frontier, words, progress) =
+            (level.visited, level.frontier, level.words_per_row, level.progress);
+        match direction {
+            Direction::Backward => pull(space, moves, visited, frontier, next.words_mut(), words, progress),
+            _ => push(space, moves, visited, frontier, next.atomics(), words, progress),
+        }
         Ok(())
     }
 }
@@ -266,14 +246,11 @@ pub fn run_with<I: RowIndex>(
             words_per_row: words,
             progress,
         };
-        let direction = if unvisited < report.entries {
-            expander.pull(space, moves, &level, next)?;
-            Direction::Backward
-        } else {
-            expander.push(space, moves, &level, next)?;
+        let direction = if unvisited < report.entries { Direction::Backward } else { Direction::Forward };
+        expander.expand(space, moves, direction, &level, next)?;
+        if direction == Direction::Forward {
             close_under_stabilizers(space, next.words_mut(), words);
-            Direction::Forward
-        };
+        }
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
         report = level_counts(space, next.words(), words, depth);
         report.direction = direction;
