@@ -23,6 +23,15 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
+    /// Show the progress of a job served by a coordinator started with --listen.
+    Status {
+        /// The coordinator's address, e.g. http://127.0.0.1:7878.
+        #[arg(long, value_name = "URL")]
+        connect: String,
+        /// File holding the shared token (else the CUBEFARM_TOKEN environment variable).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+    },
     /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
     /// the position: cubies in Reid's notation, seed 004's words, its symmetries.
     Position {
@@ -124,6 +133,9 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Enumerate(args) => enumerate::run(EnumerateConfig::try_from(args)?),
+        Command::Status { connect, token_file } => {
+            crate::service::print_status(&connect, token_file.as_deref())
+        }
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);
             Ok(())

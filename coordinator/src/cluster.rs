@@ -155,6 +155,21 @@ impl Shared {
         }
     }
 
+    /// A snapshot for `coordinator status`: (depth, tasks, done, leased, live workers, finished).
+    pub fn status(&self) -> (u32, u64, u64, u64, u32, bool) {
+        let s = self.lock();
+        let workers = s.workers.values().filter(|(_, seen)| seen.elapsed() < self.lease_time).count() as u32;
+        match &s.level {
+            Some(l) => {
+                let done = l.tasks.iter().filter(|t| t.state == TaskState::Done).count() as u64;
+                let leased =
+                    l.tasks.iter().filter(|t| matches!(t.state, TaskState::Leased { .. })).count() as u64;
+                (l.depth, l.tasks.len() as u64, done, leased, workers, s.done)
+            }
+            None => (0, 0, 0, 0, workers, s.done),
+        }
+    }
+
     /// Counts bytes sent to workers (compressed, as on the wire).
     pub fn count_sent(&self, bytes: u64) {
         self.lock().bytes_out += bytes;

@@ -171,9 +171,16 @@ impl v1::coordinator_server::Coordinator for Service {
         &self,
         _: Request<v1::JobStatusRequest>,
     ) -> Result<Response<v1::JobStatusReply>, Status> {
+        let (level, tasks_total, tasks_done, tasks_running, workers, done) = self.shared.status();
         Ok(Response::new(v1::JobStatusReply {
-            workers: self.shared.live_workers() as u32,
-            ..Default::default()
+            job_id: 1,
+            level,
+            tasks_total,
+            tasks_done,
+            tasks_running,
+            workers,
+            done,
+            message: String::new(),
         }))
     }
 }
@@ -205,4 +212,36 @@ pub async fn serve(
 pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> anyhow::Result<tokio::net::TcpListener> {
     cubefarm_proto::auth::check_listen(addr, token).map_err(anyhow::Error::msg)?;
     tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+}
+
+/// `coordinator status`: asks a running coordinator for its job's progress and prints it.
+pub fn print_status(url: &str, token_file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let token = cubefarm_proto::auth::load_token(token_file).map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let reply = runtime.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(url.to_string())
+            .map_err(|e| anyhow::anyhow!("bad address {url}: {e}"))?
+            .connect()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot reach {url}: {e}"))?;
+        let mut client = v1::coordinator_client::CoordinatorClient::with_interceptor(channel, move |req| {
+            cubefarm_proto::auth::add_token(token.as_ref(), req)
+        });
+        client
+            .job_status(v1::JobStatusRequest { job_id: 1 })
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|s| anyhow::anyhow!("status request failed: {}", s.message()))
+    })?;
+    if reply.done {
+        println!("job finished; {} workers connected", reply.workers);
+    } else if reply.tasks_total == 0 {
+        println!("between levels; {} workers connected", reply.workers);
+    } else {
+        println!(
+            "depth {}: {} of {} tasks merged, {} leased; {} workers connected",
+            reply.level, reply.tasks_done, reply.tasks_total, reply.tasks_running, reply.workers
+        );
+    }
+    Ok(())
 }

@@ -186,6 +186,19 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         // finish the job.
         let _ = client.poll_task(v1::PollTaskRequest { worker_id: id }).await.unwrap();
     });
+    // A level is running (the faulty client holds leases): `coordinator status` shows it.
+    let status = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args([
+            "status",
+            "--connect",
+            &format!("http://{addr}"),
+            "--token-file",
+            dir.join("token").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && text.contains("tasks merged"), "{text}");
     let w = worker(&addr, TOKEN, &dir).wait_with_output().unwrap();
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
     assert!(coord.wait().unwrap().success());
