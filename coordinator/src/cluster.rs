@@ -181,7 +181,24 @@ impl Shared {
         (s.bytes_out, s.bytes_in)
     }
 
-    /// A task for `worker`, if any is pending.
+    /// A task for `worker`, waiting up to `wait` for one to become pending (a long poll: idle
+    /// workers hear about a new level at once without polling in a loop). Blocks: call it from a
+    /// blocking thread.
+    pub fn poll_wait(&self, worker: u64, wait: Duration) -> Poll {
+        let end = Instant::now() + wait;
+        loop {
+            match self.poll(worker) {
+                Poll::Wait if Instant::now() < end => {
+                    let s = self.lock();
+                    let left = end.saturating_duration_since(Instant::now());
+                    drop(self.changed.wait_timeout(s, left.min(Duration::from_millis(100))));
+                }
+                answer => return answer,
+            }
+        }
+    }
+
+    /// A task for `worker`, if any is pending now.
     pub fn poll(&self, worker: u64) -> Poll {
         let mut s = self.lock();
         if let Some(w) = s.workers.get_mut(&worker) {

@@ -51,7 +51,12 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::PollTaskRequest>,
     ) -> Result<Response<v1::PollTaskReply>, Status> {
         let worker = request.into_inner().worker_id;
-        match self.shared.poll(worker) {
+        let shared = self.shared.clone();
+        let answer =
+            tokio::task::spawn_blocking(move || shared.poll_wait(worker, std::time::Duration::from_secs(1)))
+                .await
+                .map_err(blocking_error)?;
+        match answer {
             Poll::Done => Ok(Response::new(v1::PollTaskReply { task: None, done: true })),
             Poll::Wait => Ok(Response::new(v1::PollTaskReply { task: None, done: false })),
             Poll::Task(lease) => Ok(Response::new(v1::PollTaskReply {

@@ -136,10 +136,8 @@ async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(),
         if poll.done {
             return Ok(());
         }
-        let Some(task) = poll.task else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
+        // The coordinator holds an idle poll up to a second, so polling again at once is fine.
+        let Some(task) = poll.task else { continue };
         // Renew the lease a few times per lease period while the task runs.
         let renewer = {
             let mut client = client.clone();
