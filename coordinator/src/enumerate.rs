@@ -98,7 +98,7 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
 pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
     let moves = config.moves.moves();
-    let (order, depths) = match config.space {
+    let (order, mut depths) = match config.space {
         Space::Corners => run_rows(corner_tetrads(), &moves, config)?,
         Space::Edges => run_rows(edge_slices(), &moves, config)?,
         Space::H | Space::Hprime => {
@@ -107,6 +107,10 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
             (space.order(), search(&space, &moves, config)?)
         }
     };
+    // A resumed job's journal may reach deeper than this run's --max-depth.
+    if let Some(m) = config.max_depth {
+        depths.truncate(m as usize + 1);
+    }
     let distribution = Distribution {
         space: config.space.name().to_string(),
         metric: config.moves.name().to_string(),
