@@ -78,7 +78,6 @@ struct State {
     done: bool,
     /// Workers told that the job is done.
     dismissed: std::collections::HashSet<u64>,
-    merged_shards: u64,
     bytes_in: u64,
     bytes_out: u64,
 }
@@ -102,7 +101,6 @@ impl Shared {
                 level: None,
                 done: false,
                 dismissed: std::collections::HashSet::new(),
-                merged_shards: 0,
                 bytes_in: 0,
                 bytes_out: 0,
             }),
@@ -123,11 +121,6 @@ impl Shared {
         s.workers.insert(id, (name.to_string(), Instant::now()));
         eprintln!("worker {id} ({name}) registered");
         id
-    }
-
-    pub fn live_workers(&self) -> usize {
-        let s = self.lock();
-        s.workers.values().filter(|(_, seen)| seen.elapsed() < self.lease_time).count()
     }
 
     /// Marks the job finished: polls answer `done`.
@@ -328,7 +321,6 @@ impl Shared {
         }
         level.tasks[task as usize].state = TaskState::Done;
         level.remaining -= 1;
-        s.merged_shards += 1;
         self.changed.notify_all();
         Ok(true)
     }

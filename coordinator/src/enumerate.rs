@@ -61,14 +61,20 @@ impl Metric {
     }
 }
 
+impl From<Space> for SpaceKind {
+    fn from(space: Space) -> SpaceKind {
+        match space {
+            Space::Corners => SpaceKind::Corners,
+            Space::Edges => SpaceKind::Edges,
+            Space::H => SpaceKind::H,
+            Space::Hprime => SpaceKind::Hprime,
+        }
+    }
+}
+
 impl Space {
     pub fn name(self) -> &'static str {
-        match self {
-            Space::Corners => "corners",
-            Space::Edges => "edges",
-            Space::H => "h",
-            Space::Hprime => "hprime",
-        }
+        SpaceKind::from(self).name()
     }
 }
 
@@ -210,13 +216,7 @@ fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> R
 
 /// The job's spec string, from which a worker builds the same index.
 fn job_spec(config: &EnumerateConfig) -> JobSpec {
-    let space = match config.space {
-        Space::Corners => SpaceKind::Corners,
-        Space::Edges => SpaceKind::Edges,
-        Space::H => SpaceKind::H,
-        Space::Hprime => SpaceKind::Hprime,
-    };
-    JobSpec { space, moves: config.moves }
+    JobSpec { space: config.space.into(), moves: config.moves }
 }
 
 /// Serves workers over gRPC (and starts the in-process ones) while the search runs with a
