@@ -242,10 +242,27 @@ async fn run_task(
         c.frontier = None;
     }
     let rows = task.row_begin as u32..task.row_end as u32;
+    // Inputs arrive over the network: check their sizes before any indexing trusts them.
+    let (row_count, words) = {
+        let c = cache.lock().map_err(|_| anyhow!("worker state poisoned"))?;
+        let index = c.index.as_ref().expect("index built");
+        (index.row_count() as usize, index.words_per_row())
+    };
+    if rows.start > rows.end || rows.end as usize > row_count {
+        return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{row_count}")));
+    }
+    let check = |what: &str, got: usize, want: usize| {
+        if got == want {
+            Ok(())
+        } else {
+            Err(TaskError::Other(anyhow!("input {what} has {got} words, expected {want}")))
+        }
+    };
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
     let payload: Vec<u8> = if task.direction == v1::Direction::Forward as i32 {
         let frontier = download(client, task, "frontier-rows").await?;
+        check("frontier-rows", frontier.len(), rows.len() * words)?;
         let cache = cache.clone();
         tokio::task::spawn_blocking(move || {
             let mut c = cache.lock().expect("worker state");
@@ -265,7 +282,9 @@ async fn run_task(
                 f
             }
         };
+        check("frontier-all", frontier.len(), row_count * words)?;
         let visited = download(client, task, "visited-rows").await?;
+        check("visited-rows", visited.len(), rows.len() * words)?;
         let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
         let words =
             tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?;
