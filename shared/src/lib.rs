@@ -13,5 +13,6 @@ pub mod bfs;
 pub mod checksum;
 pub mod coord;
 pub mod cube;
+pub mod h48;
 pub mod report;
 pub mod shard;

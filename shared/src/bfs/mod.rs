@@ -15,6 +15,6 @@ pub use engine::{
     run, run_with, state_bytes, BfsError, BfsOptions, DepthCounts, Direction, Expander, Journal, LevelInput,
     LevelRecord, LevelReport, LocalExpander, Progress,
 };
-pub use index::{ColumnMapper, RowCounts, RowIndex};
+pub use index::{close_under, for_each_bit, ColumnMapper, RowCounts, RowIndex};
 pub use kociemba::KociembaSpace;
 pub use rows::{ColumnMap, Contributions, InverseFilter, RowSpace, Transition};

@@ -6,7 +6,7 @@ mod coordinate;
 pub mod rank;
 mod symclass;
 
-pub use blocks::{corner_layers, corner_tetrads, edge_slices, BlockLayout, Part};
+pub use blocks::{corner_layers, corner_tetrads, edge_slices, BlockLayout, Part, RowConjugation};
 pub use coordinate::{
     cocsep, conj_lookup, conjugation_table, corner_layer_rows, move_table, BlockRowCoord, Coordinate,
     CornerPermutation,

@@ -1,0 +1,234 @@
+//! From distances to tables: per-entry depths out of the row BFS, the plain BFS over raw
+//! coordinates used for the cocsep table (and as an independent check), and the three sections
+//! of an H48 table set.
+
+use super::coords::{H48Coords, RawCoord, EO, ESEP};
+use super::space::{EoEsepSpace, SymProductSpace};
+use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
+use crate::bfs::{run_with, BfsError, BfsOptions, Expander, LevelReport, RowIndex};
+use crate::cube::{Cube, Move, MoveSet};
+use rayon::prelude::*;
+
+/// Distance of every entry of an index (row-major, `DEEPER` past the depths computed) and the
+/// number of entries at each depth.
+pub struct Depths {
+    pub values: Vec<u8>,
+    pub counts: Vec<u64>,
+    pub deeper: u64,
+}
+
+impl Depths {
+    fn from_values(values: Vec<u8>) -> Self {
+        let max = values.iter().copied().filter(|&d| d != DEEPER).max().unwrap_or(0) as usize;
+        let mut counts = vec![0u64; max + 1];
+        let mut deeper = 0;
+        for &d in &values {
+            if d == DEEPER {
+                deeper += 1;
+            } else {
+                counts[d as usize] += 1;
+            }
+        }
+        Depths { values, counts, deeper }
+    }
+}
+
+/// Runs the engine on `space` and records each entry's depth as its level is reported.
+pub fn bfs_depths<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    options: &BfsOptions,
+    expander: &dyn Expander<I>,
+    mut on_level: impl FnMut(&LevelReport),
+) -> Result<Depths, BfsError> {
+    let columns = space.column_count() as usize;
+    let words = columns.div_ceil(64);
+    let mut values = vec![DEEPER; space.row_count() as usize * columns];
+    run_with(space, moves, options, expander, |report, bits| {
+        let d = report.counts.depth as u8;
+        values.par_chunks_mut(columns).zip(bits.par_chunks(words)).for_each(|(row, bits)| {
+            crate::bfs::for_each_bit(bits, |c| row[c as usize] = d);
+        });
+        on_level(report);
+    })?;
+    Ok(Depths::from_values(values))
+}
+
+/// Plain BFS over every raw value of a coordinate (no symmetry), one byte per value.
+pub fn plain_depths(coord: &RawCoord, solved: u32, moves: &[Move]) -> Vec<u8> {
+    plain_bfs(coord.size as usize, solved as usize, |v, out| {
+        out.extend(moves.iter().map(|&m| coord.apply(m, v as u32) as usize))
+    })
+}
+
+/// Plain BFS over the raw eoesep values (esep x 2048 + eo), with separate esep and eo move
+/// tables: the independent check of the edge fallback table.
+pub fn plain_eoesep_depths(coords: &H48Coords, moves: &[Move]) -> Vec<u8> {
+    let esep = coords.esep_coord();
+    let eo = coords.eo_moves();
+    let solved = coords.eoesep(&Cube::SOLVED) as usize;
+    plain_bfs((ESEP * EO) as usize, solved, |v, out| {
+        let (e, o) = (v as u32 / EO, v % EO as usize);
+        out.extend(
+            moves
+                .iter()
+                .map(|&m| (esep.apply(m, e) * EO) as usize + eo[m.index() * EO as usize + o] as usize),
+        )
+    })
+}
+
+fn plain_bfs(size: usize, start: usize, neighbours: impl Fn(usize, &mut Vec<usize>) + Sync) -> Vec<u8> {
+    let mut depth = vec![DEEPER; size];
+    depth[start] = 0;
+    let mut frontier = vec![start];
+    let mut d = 0u8;
+    while !frontier.is_empty() {
+        d += 1;
+        let candidates: Vec<usize> = frontier
+            .par_chunks(4096)
+            .flat_map_iter(|chunk| {
+                let mut out = Vec::new();
+                for &v in chunk {
+                    neighbours(v, &mut out);
+                }
+                out.retain(|&w| depth[w] == DEEPER);
+                out
+            })
+            .collect();
+        frontier.clear();
+        for w in candidates {
+            if depth[w] == DEEPER {
+                depth[w] = d;
+                frontier.push(w);
+            }
+        }
+    }
+    depth
+}
+
+/// What a table section holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum SectionKind {
+    /// Per raw cocsep value: class (bits 0..16), symmetry to the representative (16..24),
+    /// corner distance (24..32).
+    Cocsep,
+    /// The 2-bit hN table with line minima.
+    H48,
+    /// Per raw esep value: class and symmetry (u32 each), then the 4-bit table over
+    /// (esep class, eo).
+    EoEsep,
+}
+
+impl SectionKind {
+    pub fn name(self, h: u8) -> String {
+        match self {
+            SectionKind::Cocsep => "cocsep".into(),
+            SectionKind::H48 => format!("h48h{h}"),
+            SectionKind::EoEsep => "eoesep".into(),
+        }
+    }
+}
+
+/// One table of a set, with the distribution it was made from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub kind: SectionKind,
+    /// Orientation bits kept (H48 only).
+    pub h: u8,
+    /// Base of the 2-bit encoding (H48 only).
+    pub base: u8,
+    pub entries: u64,
+    /// Entries at each exact depth from 0 (empty when unknown).
+    pub depth_counts: Vec<u64>,
+    /// Entries deeper than the last depth counted.
+    pub deeper: u64,
+    /// The four 2-bit counts (H48 only).
+    pub buckets: Option<[u64; 4]>,
+    pub data: Vec<u8>,
+}
+
+/// The base seed 000 uses for hN.
+pub fn base_for(h: u8) -> u8 {
+    match h {
+        0..=3 => 8,
+        4..=7 => 9,
+        _ => 10,
+    }
+}
+
+/// The cocsep section: class, symmetry and plain-BFS corner distance of every raw value.
+pub fn cocsep_section(coords: &H48Coords, cocsep: &RawCoord, classes: &crate::coord::SymClasses) -> Section {
+    let moves = MoveSet::Htm.moves();
+    let depths = plain_depths(cocsep, coords.cocsep(&Cube::SOLVED), &moves);
+    let data = (0..cocsep.size)
+        .flat_map(|v| {
+            let word =
+                classes.class_of(v) | (classes.to_rep(v).0 as u32) << 16 | (depths[v as usize] as u32) << 24;
+            word.to_le_bytes()
+        })
+        .collect();
+    let d = Depths::from_values(depths);
+    Section {
+        kind: SectionKind::Cocsep,
+        h: 0,
+        base: 0,
+        entries: cocsep.size as u64,
+        depth_counts: d.counts,
+        deeper: d.deeper,
+        buckets: None,
+        data,
+    }
+}
+
+/// The h0 section from the depths of the (cocsep class, esep) index.
+pub fn h48_section(h: u8, depths: &Depths) -> Section {
+    let base = base_for(h);
+    let computed = depths.counts.len() as u8;
+    let data = pack_two_bit(&depths.values, base, computed);
+    let entries = depths.values.len() as u64;
+    Section {
+        kind: SectionKind::H48,
+        h,
+        base,
+        entries,
+        depth_counts: depths.counts.clone(),
+        deeper: depths.deeper,
+        buckets: Some(bucket_counts(&data, entries)),
+        data,
+    }
+}
+
+/// The edge fallback section from the depths of the (esep class, eo) index.
+pub fn eoesep_section(space: &EoEsepSpace, depths: &Depths) -> Section {
+    let classes = space.classes();
+    let mut data: Vec<u8> = (0..ESEP)
+        .flat_map(|e| (classes.class_of(e) | (classes.to_rep(e).0 as u32) << 16).to_le_bytes())
+        .collect();
+    data.extend(pack_nibbles(&depths.values));
+    Section {
+        kind: SectionKind::EoEsep,
+        h: 0,
+        base: 0,
+        entries: depths.values.len() as u64,
+        depth_counts: depths.counts.clone(),
+        deeper: depths.deeper,
+        buckets: None,
+        data,
+    }
+}
+
+/// Everything `build h48h0` computes, for callers that drive the BFS themselves.
+pub struct H0Parts {
+    pub coords: H48Coords,
+    pub space: SymProductSpace,
+    pub edges: EoEsepSpace,
+}
+
+impl Default for H0Parts {
+    fn default() -> Self {
+        let coords = H48Coords::default();
+        let space = SymProductSpace::h0(&coords);
+        let edges = EoEsepSpace::new(&coords);
+        H0Parts { coords, space, edges }
+    }
+}

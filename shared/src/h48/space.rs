@@ -1,0 +1,293 @@
+//! The two BFS indexes behind the H48 tables.
+//!
+//! - [`SymProductSpace`]: rows are the symmetry classes of one coordinate A, columns the raw
+//!   values of another coordinate B that moves and symmetries act on independently of A. A move
+//!   takes row r to the class of `A(rep(r) m)`, and a column b to `conj(s, move(m, b))`, where s
+//!   brings `A(rep(r) m)` to its representative: two table lookups. h0 is (cocsep, esep); the
+//!   transposed (esep, cocsep) index counts the same space through other tables, which tests use
+//!   as a second method.
+//! - [`EoEsepSpace`]: rows are the classes of esep, columns eo. Conjugating eo depends on esep,
+//!   so each (row, move) gets its own 2048-entry column table (782 x 18 x 4 KiB = 58 MB).
+//!
+//! Both are coset spaces, where the inverse of an entry is not defined: the engine's last
+//! class column then repeats the class column, and nothing reports it.
+
+use super::coords::{H48Coords, RawCoord, EO};
+use crate::bfs::{ColumnMapper, RowCounts, RowIndex};
+use crate::coord::SymClasses;
+use crate::cube::{Cube, Move, Symmetry};
+use rayon::prelude::*;
+
+/// Column map of [`SymProductSpace`]: optionally a move table row, then a conjugation row.
+#[derive(Clone, Copy)]
+pub struct TableMap<'a> {
+    first: Option<&'a [u32]>,
+    then: &'a [u32],
+}
+
+impl ColumnMapper for TableMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        let c = self.first.map_or(column, |t| t[column as usize]);
+        self.then[c as usize]
+    }
+}
+
+/// Per (row, move): the target row and the symmetry to its representative; per row: the
+/// non-identity members of the representative's stabilizer.
+struct RowMoves {
+    classes: SymClasses,
+    targets: Vec<(u32, u8)>,
+    stabilizers: Vec<Vec<u8>>,
+}
+
+impl RowMoves {
+    fn build(classes: SymClasses, apply: impl Fn(Move, u32) -> u32 + Sync) -> Self {
+        let rows = classes.class_count() as u32;
+        let targets = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let rep = classes.rep(r);
+                let (classes, apply) = (&classes, &apply);
+                Move::all().map(move |m| {
+                    let raw = apply(m, rep);
+                    (classes.class_of(raw), classes.to_rep(raw).0)
+                })
+            })
+            .collect();
+        let stabilizers = (0..rows)
+            .map(|r| {
+                Symmetry::all()
+                    .filter(|s| s.0 != 0 && classes.stabilizer(r) >> s.index() & 1 == 1)
+                    .map(|s| s.0)
+                    .collect()
+            })
+            .collect();
+        RowMoves { classes, targets, stabilizers }
+    }
+
+    #[inline]
+    fn target(&self, row: u32, m: Move) -> (u32, Symmetry) {
+        let (t, s) = self.targets[row as usize * Move::COUNT + m.index()];
+        (t, Symmetry(s))
+    }
+
+    fn counts(&self, row: u32, bits: &[u64], canonical: impl Fn(u32) -> u32) -> RowCounts {
+        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        let classes = if self.stabilizers[row as usize].is_empty() {
+            entries
+        } else {
+            let mut n = 0;
+            crate::bfs::for_each_bit(bits, |c| n += (canonical(c) == c) as u64);
+            n
+        };
+        RowCounts {
+            entries,
+            positions: entries * self.classes.class_size(row) as u64,
+            classes,
+            self_inverse: classes,
+        }
+    }
+}
+
+/// Rows: classes of coordinate A under the 48 symmetries; columns: raw values of B.
+pub struct SymProductSpace {
+    columns: RawCoord,
+    moves: RowMoves,
+    start: (u32, u32),
+}
+
+impl SymProductSpace {
+    /// `solved` = (A, B) of the solved cube.
+    pub fn new(rows: RawCoord, columns: RawCoord, solved: (u32, u32)) -> Self {
+        let moves = RowMoves::build(rows.classes(), |m, v| rows.apply(m, v));
+        let s = moves.classes.to_rep(solved.0);
+        let start = (moves.classes.class_of(solved.0), columns.conjugate(s, solved.1));
+        SymProductSpace { columns, moves, start }
+    }
+
+    /// h0: cocsep classes (3393 rows) x esep (34,650 columns).
+    pub fn h0(coords: &H48Coords) -> Self {
+        Self::new(
+            coords.cocsep_coord(),
+            coords.esep_coord(),
+            (coords.cocsep(&Cube::SOLVED), coords.esep(&Cube::SOLVED)),
+        )
+    }
+
+    /// The same space as h0 through esep classes (782 rows) x cocsep (153,090 columns).
+    pub fn h0_transposed(coords: &H48Coords) -> Self {
+        Self::new(
+            coords.esep_coord(),
+            coords.cocsep_coord(),
+            (coords.esep(&Cube::SOLVED), coords.cocsep(&Cube::SOLVED)),
+        )
+    }
+
+    pub fn classes(&self) -> &SymClasses {
+        &self.moves.classes
+    }
+
+    /// (row, column) of the raw values (a, b).
+    pub fn locate(&self, a: u32, b: u32) -> (u32, u32) {
+        let s = self.moves.classes.to_rep(a);
+        (self.moves.classes.class_of(a), self.columns.conjugate(s, b))
+    }
+
+    /// The raw values (a, b) at (row, column).
+    pub fn raw(&self, row: u32, column: u32) -> (u32, u32) {
+        (self.moves.classes.rep(row), column)
+    }
+
+    fn symmetry_map(&self, s: u8) -> TableMap<'_> {
+        TableMap { first: None, then: self.columns.conj_row(Symmetry(s)) }
+    }
+
+    fn canonical_column(&self, row: u32, column: u32) -> u32 {
+        self.moves.stabilizers[row as usize]
+            .iter()
+            .map(|&s| self.symmetry_map(s).apply(column))
+            .fold(column, u32::min)
+    }
+
+    /// Every column of `row` that stands for the same position class as `column`.
+    pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
+        let mut v: Vec<u32> = std::iter::once(column)
+            .chain(self.moves.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s).apply(column)))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+impl RowIndex for SymProductSpace {
+    type Mapper<'a> = TableMap<'a>;
+
+    fn row_count(&self) -> u32 {
+        self.moves.classes.class_count() as u32
+    }
+    fn column_count(&self) -> u32 {
+        self.columns.size
+    }
+    fn entry_count(&self) -> u64 {
+        self.row_count() as u64 * self.column_count() as u64
+    }
+    fn start(&self) -> (u32, u32) {
+        self.start
+    }
+    #[inline]
+    fn transition(&self, row: u32, m: Move) -> (u32, TableMap<'_>) {
+        let (target, s) = self.moves.target(row, m);
+        (target, TableMap { first: Some(self.columns.move_row(m)), then: self.columns.conj_row(s) })
+    }
+    fn close_row(&self, row: u32, bits: &mut [u64]) {
+        let maps: Vec<TableMap> =
+            self.moves.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s)).collect();
+        crate::bfs::close_under(bits, &maps);
+    }
+    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
+        self.moves.counts(row, bits, |c| self.canonical_column(row, c))
+    }
+}
+
+/// A full column table: entry c is the image of column c.
+#[derive(Clone, Copy)]
+pub struct FullMap<'a>(&'a [u16]);
+
+impl ColumnMapper for FullMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        self.0[column as usize] as u32
+    }
+}
+
+/// Rows: esep classes (782); columns: eo (2048). The space of seed 000's edge fallback table.
+pub struct EoEsepSpace {
+    moves: RowMoves,
+    /// Per (row, move): the column table.
+    maps: Vec<u16>,
+    /// Per row, per stabilizer member (in `moves.stabilizers` order): the column table.
+    stabilizer_maps: Vec<Vec<u16>>,
+    start: (u32, u32),
+}
+
+impl EoEsepSpace {
+    pub fn new(coords: &H48Coords) -> Self {
+        let esep = coords.esep_coord();
+        let eo_moves = coords.eo_moves();
+        let moves = RowMoves::build(esep.classes(), |m, v| esep.apply(m, v));
+        let rows = moves.classes.class_count() as u32;
+        let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
+        let maps = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let rep = moves.classes.rep(r);
+                let (moves, esep, eo_moves) = (&moves, &esep, &eo_moves);
+                Move::all().flat_map(move |m| {
+                    let (_, s) = moves.target(r, m);
+                    let e = esep.apply(m, rep);
+                    (0..EO).map(move |o| conj_eo(s, e, eo_moves[m.index() * EO as usize + o as usize]))
+                })
+            })
+            .collect();
+        let stabilizer_maps = (0..rows)
+            .map(|r| {
+                let rep = moves.classes.rep(r);
+                moves.stabilizers[r as usize]
+                    .iter()
+                    .flat_map(|&s| (0..EO).map(move |o| conj_eo(Symmetry(s), rep, o)))
+                    .collect()
+            })
+            .collect();
+        let solved = coords.eoesep(&Cube::SOLVED);
+        let s = moves.classes.to_rep(solved / EO);
+        let start = (moves.classes.class_of(solved / EO), coords.conjugate_eoesep(s, solved) % EO);
+        EoEsepSpace { moves, maps, stabilizer_maps, start }
+    }
+
+    pub fn classes(&self) -> &SymClasses {
+        &self.moves.classes
+    }
+
+    fn stabilizer_map(&self, row: u32, k: usize) -> FullMap<'_> {
+        FullMap(&self.stabilizer_maps[row as usize][k * EO as usize..][..EO as usize])
+    }
+
+    fn canonical_column(&self, row: u32, column: u32) -> u32 {
+        (0..self.moves.stabilizers[row as usize].len())
+            .map(|k| self.stabilizer_map(row, k).apply(column))
+            .fold(column, u32::min)
+    }
+}
+
+impl RowIndex for EoEsepSpace {
+    type Mapper<'a> = FullMap<'a>;
+
+    fn row_count(&self) -> u32 {
+        self.moves.classes.class_count() as u32
+    }
+    fn column_count(&self) -> u32 {
+        EO
+    }
+    fn entry_count(&self) -> u64 {
+        self.row_count() as u64 * EO as u64
+    }
+    fn start(&self) -> (u32, u32) {
+        self.start
+    }
+    #[inline]
+    fn transition(&self, row: u32, m: Move) -> (u32, FullMap<'_>) {
+        let (target, _) = self.moves.target(row, m);
+        let k = row as usize * Move::COUNT + m.index();
+        (target, FullMap(&self.maps[k * EO as usize..][..EO as usize]))
+    }
+    fn close_row(&self, row: u32, bits: &mut [u64]) {
+        let maps: Vec<FullMap> =
+            (0..self.moves.stabilizers[row as usize].len()).map(|k| self.stabilizer_map(row, k)).collect();
+        crate::bfs::close_under(bits, &maps);
+    }
+    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
+        self.moves.counts(row, bits, |c| self.canonical_column(row, c))
+    }
+}

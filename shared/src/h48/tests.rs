@@ -1,0 +1,121 @@
+//! Facts of seed 000 and independent checks of the h0 and edge fallback distances.
+
+use super::*;
+use crate::bfs::{reference::brute_force_distribution, BfsOptions, LocalExpander, RowIndex};
+use crate::coord::burnside_class_count;
+use crate::cube::{random_cube, Cube, Move, MoveSet, SplitMix64, Symmetry, SymmetryGroup};
+
+#[test]
+fn coordinate_tables_act_like_cube_moves_and_symmetries() {
+    let coords = H48Coords::default();
+    let (cocsep, esep) = (coords.cocsep_coord(), coords.esep_coord());
+    assert_eq!((cocsep.size, esep.size, COCSEP, ESEP, EO), (153_090, 34_650, 70 * 2187, 495 * 70, 2048));
+    let eo_moves = coords.eo_moves();
+    let mut rng = SplitMix64::new(48);
+    for _ in 0..300 {
+        let x = random_cube(&mut rng);
+        for m in Move::all() {
+            let y = x.compose(m.cube());
+            assert_eq!(cocsep.apply(m, coords.cocsep(&x)), coords.cocsep(&y));
+            assert_eq!(esep.apply(m, coords.esep(&x)), coords.esep(&y));
+            assert_eq!(eo_moves[m.index() * EO as usize + coords.eo(&x) as usize], coords.eo(&y));
+        }
+        for s in Symmetry::all() {
+            let y = s.conjugate(&x);
+            assert_eq!(cocsep.conjugate(s, coords.cocsep(&x)), coords.cocsep(&y));
+            assert_eq!(esep.conjugate(s, coords.esep(&x)), coords.esep(&y));
+            assert_eq!(coords.conjugate_eoesep(s, coords.eoesep(&x)), coords.eoesep(&y));
+        }
+    }
+}
+
+#[test]
+fn class_counts_agree_with_burnside() {
+    let coords = H48Coords::default();
+    let esep = coords.esep_coord();
+    let classes = esep.classes();
+    assert_eq!(
+        classes.class_count() as u64,
+        burnside_class_count(ESEP, SymmetryGroup::Full, |s, v| esep.conjugate(s, v))
+    );
+    // Seed 000's edge fallback table: 782 esep classes.
+    assert_eq!(classes.class_count(), 782);
+    assert_eq!(coords.cocsep_coord().classes().class_count(), 3393);
+}
+
+fn h0_depths(space: &SymProductSpace) -> Depths {
+    bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander, |_| {}).unwrap()
+}
+
+/// Raw coordinate values per depth: entries weighted by their row's class size.
+fn raw_counts(space: &SymProductSpace, depths: &Depths) -> Vec<u64> {
+    let columns = space.column_count() as usize;
+    let mut out = vec![0u64; depths.counts.len()];
+    for (row, chunk) in depths.values.chunks(columns).enumerate() {
+        let size = space.classes().class_size(row as u32) as u64;
+        for &d in chunk {
+            out[d as usize] += size;
+        }
+    }
+    out
+}
+
+#[test]
+fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_search() {
+    let coords = H48Coords::default();
+    let h0 = SymProductSpace::h0(&coords);
+    let transposed = SymProductSpace::h0_transposed(&coords);
+    // Seed 000: 3393 x C(12,8) x C(8,4) = 117,567,450 entries for 5,304,568,500 values.
+    assert_eq!(h0.entry_count(), 117_567_450);
+    let a = h0_depths(&h0);
+    let b = h0_depths(&transposed);
+    assert_eq!(a.deeper, 0);
+    let raw = raw_counts(&h0, &a);
+    assert_eq!(raw, raw_counts(&transposed, &b), "two indexes disagree");
+    assert_eq!(raw.iter().sum::<u64>(), 5_304_568_500);
+    assert_eq!(a.counts.iter().sum::<u64>(), 117_567_450);
+
+    // Small depths by a hash-set BFS over whole cubes projected onto their coset.
+    let project = |x: &Cube| coords.position(coords.cocsep(x), coords.esep(x) * EO);
+    let brute = brute_force_distribution(&MoveSet::Htm.moves(), SymmetryGroup::Full, 5, project);
+    for c in &brute {
+        assert_eq!(c.positions, raw[c.depth as usize], "depth {}", c.depth);
+    }
+
+    // Random entries against the direct search, and the cocsep distance = its row's minimum.
+    let search = DirectSearch::default();
+    let mut rng = SplitMix64::new(7);
+    let columns = ESEP as u64;
+    for _ in 0..40 {
+        let i = rng.below(a.values.len() as u64);
+        let (row, col) = ((i / columns) as u32, (i % columns) as u32);
+        let (c, e) = h0.raw(row, col);
+        let x = coords.position(c, e * EO);
+        assert_eq!(search.h0_distance(&x), a.values[i as usize], "entry ({row}, {col})");
+    }
+    let cocsep = coords.cocsep_coord();
+    let plain = plain_depths(&cocsep, coords.cocsep(&Cube::SOLVED), &MoveSet::Htm.moves());
+    for (row, chunk) in a.values.chunks(columns as usize).enumerate() {
+        let rep = h0.classes().rep(row as u32);
+        assert_eq!(*chunk.iter().min().unwrap(), plain[rep as usize], "row {row}");
+    }
+}
+
+#[test]
+fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
+    let coords = H48Coords::default();
+    let space = EoEsepSpace::new(&coords);
+    assert_eq!(space.entry_count(), 782 * 2048);
+    let depths =
+        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander, |_| {}).unwrap();
+    let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());
+    assert!(plain.iter().all(|&d| d != table::DEEPER));
+    let classes = space.classes();
+    for (v, &d) in plain.iter().enumerate() {
+        let e = v as u32 / EO;
+        let s = classes.to_rep(e);
+        let at = coords.conjugate_eoesep(s, v as u32);
+        let (row, col) = (classes.class_of(e), at % EO);
+        assert_eq!(depths.values[(row * EO + col) as usize], d, "raw eoesep {v}");
+    }
+}
