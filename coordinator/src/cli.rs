@@ -23,6 +23,24 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
+    /// Build a pruning table: h48h0 (seed 000's H48 solver table), with the cocsep and edge
+    /// fallback tables.
+    Build(BuildArgs),
+    /// Describe a table file (cubefarm or h48 layout).
+    Info {
+        file: PathBuf,
+        /// Print a JSON object (kind, h, base, entries, bytes, buckets, depth_counts, deeper).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a table file: checksums, recounted 2-bit values, every entry and line minimum against
+    /// a fresh BFS, and random entries against a direct search of their position.
+    Verify {
+        file: PathBuf,
+        /// Random entries to check by direct search.
+        #[arg(long, value_name = "K", default_value_t = 100)]
+        samples: u32,
+    },
     /// Show the progress of a job served by a coordinator started with --listen.
     Status {
         /// The coordinator's address, e.g. http://127.0.0.1:7878.
@@ -68,6 +86,30 @@ pub struct EnumerateArgs {
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The table: h48h0 (h48h1 .. h48h11 are refused: they need exact h11 distances).
+    pub table: String,
+
+    /// Output file (written under a temporary name, then renamed).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// File layout: cubefarm (versioned header, checksums, exact depth counts) or h48 (the
+    /// solver's blob: cocsep, main table, eoesep, each after a 512-byte info block).
+    #[arg(long, value_enum, default_value_t = TableFormat::Cubefarm)]
+    pub format: TableFormat,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Cubefarm,
+    H48,
 }
 
 /// Distributing a job's levels to workers over gRPC.
@@ -133,6 +175,9 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Enumerate(args) => enumerate::run(EnumerateConfig::try_from(args)?),
+        Command::Build(args) => crate::tables::build(args),
+        Command::Info { file, json } => crate::tables::info(&file, json),
+        Command::Verify { file, samples } => crate::tables::verify(&file, samples),
         Command::Status { connect, token_file } => {
             crate::service::print_status(&connect, token_file.as_deref())
         }

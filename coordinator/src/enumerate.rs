@@ -169,11 +169,41 @@ where
 
 /// Runs the search with live progress on stderr.
 fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Vec<DepthCounts>> {
+    search_levels(space, moves, &SearchSettings::from(config), |_, _| {})
+}
+
+/// What a search needs besides its index: the job's name for workers, limits and placement.
+pub struct SearchSettings {
+    pub job: JobSpec,
+    pub max_depth: Option<u32>,
+    pub state_dir: Option<PathBuf>,
+    pub cluster: ClusterArgs,
+}
+
+impl From<&EnumerateConfig> for SearchSettings {
+    fn from(c: &EnumerateConfig) -> Self {
+        SearchSettings {
+            job: job_spec(c),
+            max_depth: c.max_depth,
+            state_dir: c.state_dir.clone(),
+            cluster: c.cluster.clone(),
+        }
+    }
+}
+
+/// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
+/// each new level's report and entries (levels restored from a journal are not replayed).
+pub fn search_levels<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    config: &SearchSettings,
+    mut on_level: impl FnMut(&LevelReport, &[u64]),
+) -> Result<Vec<DepthCounts>> {
     let reporter = Reporter::new(space.row_count() as u64);
     let journal = match &config.state_dir {
         Some(dir) => {
             let identity =
-                format!("{} rows={} columns={}", job_spec(config), space.row_count(), space.column_count());
+                format!("{} rows={} columns={}", config.job, space.row_count(), space.column_count());
             Some(crate::journal::RedbJournal::open(dir, &identity)?)
         }
         None => None,
@@ -203,10 +233,13 @@ fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> R
     let depths = std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
         let result = if distributed {
-            run_distributed(space, moves, config, &options, &reporter)
+            run_distributed(space, moves, config, &options, &reporter, &mut on_level)
         } else {
-            bfs::run(space, moves, &options, |level, _| reporter.level_done(level))
-                .map_err(|e| anyhow::anyhow!(e))
+            bfs::run(space, moves, &options, |level, bits| {
+                reporter.level_done(level);
+                on_level(level, bits);
+            })
+            .map_err(|e| anyhow::anyhow!(e))
         };
         reporter.finish();
         result
@@ -224,9 +257,10 @@ fn job_spec(config: &EnumerateConfig) -> JobSpec {
 fn run_distributed<I: RowIndex>(
     space: &I,
     moves: &[Move],
-    config: &EnumerateConfig,
+    config: &SearchSettings,
     options: &BfsOptions,
     reporter: &Reporter,
+    on_level: &mut impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>> {
     let cluster = &config.cluster;
     let token =
@@ -238,7 +272,7 @@ fn run_distributed<I: RowIndex>(
     eprintln!("serving workers on {local}");
     let shared = Arc::new(Shared::new(
         1,
-        job_spec(config).to_string(),
+        config.job.to_string(),
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
     ));
@@ -256,8 +290,9 @@ fn run_distributed<I: RowIndex>(
             }))
         })
         .collect();
-    let result = bfs::run_with(space, moves, options, &ClusterExpander { shared: &shared }, |level, _| {
+    let result = bfs::run_with(space, moves, options, &ClusterExpander { shared: &shared }, |level, bits| {
         reporter.level_done(level);
+        on_level(level, bits);
         let (out, inn) = shared.traffic();
         eprintln!(
             "  traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",

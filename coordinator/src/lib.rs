@@ -10,3 +10,4 @@ pub mod position;
 pub mod progress;
 pub mod resources;
 pub mod service;
+pub mod tables;

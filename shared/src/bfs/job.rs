@@ -7,6 +7,7 @@ use super::rows::RowSpace;
 use super::task::{pull_rows, push_rows, PushSink};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
+use crate::h48::{H48Coords, SymProductSpace};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,15 +18,21 @@ pub enum SpaceKind {
     Edges,
     H,
     Hprime,
+    /// Seed 000's h0 coordinate: cocsep classes x esep (the H48 h0 table's space).
+    H48h0,
 }
 
 impl SpaceKind {
+    pub const ALL: [SpaceKind; 5] =
+        [SpaceKind::Corners, SpaceKind::Edges, SpaceKind::H, SpaceKind::Hprime, SpaceKind::H48h0];
+
     pub fn name(self) -> &'static str {
         match self {
             SpaceKind::Corners => "corners",
             SpaceKind::Edges => "edges",
             SpaceKind::H => "h",
             SpaceKind::Hprime => "hprime",
+            SpaceKind::H48h0 => "h48h0",
         }
     }
 }
@@ -47,7 +54,7 @@ impl std::str::FromStr for JobSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (space, moves) = s.split_once('/').ok_or_else(|| format!("bad job spec {s:?}"))?;
-        let space = [SpaceKind::Corners, SpaceKind::Edges, SpaceKind::H, SpaceKind::Hprime]
+        let space = SpaceKind::ALL
             .into_iter()
             .find(|k| k.name() == space)
             .ok_or_else(|| format!("unknown space {space:?} in job spec"))?;
@@ -64,6 +71,7 @@ pub enum AnyIndex {
     Corners(RowSpace<8, 3>),
     Edges(RowSpace<12, 2>),
     Kociemba(KociembaSpace),
+    Product(SymProductSpace),
 }
 
 /// Calls `$f` with the concrete index.
@@ -73,6 +81,7 @@ macro_rules! with_index {
             AnyIndex::Corners($i) => $f,
             AnyIndex::Edges($i) => $f,
             AnyIndex::Kociemba($i) => $f,
+            AnyIndex::Product($i) => $f,
         }
     };
 }
@@ -84,6 +93,7 @@ impl AnyIndex {
             SpaceKind::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
             SpaceKind::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
+            SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords::default())),
         }
     }
 
@@ -185,7 +195,7 @@ mod tests {
 
     #[test]
     fn job_specs_round_trip() {
-        for s in ["corners/htm", "edges/qtm", "h/h", "hprime/h"] {
+        for s in ["corners/htm", "edges/qtm", "h/h", "hprime/h", "h48h0/htm"] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
         assert!("cube/htm".parse::<JobSpec>().is_err());

@@ -3,7 +3,7 @@
 //! of an H48 table set.
 
 use super::coords::{H48Coords, RawCoord, EO, ESEP};
-use super::space::{EoEsepSpace, SymProductSpace};
+use super::space::EoEsepSpace;
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
 use crate::bfs::{run_with, BfsError, BfsOptions, Expander, LevelReport, RowIndex};
 use crate::cube::{Cube, Move, MoveSet};
@@ -33,25 +33,42 @@ impl Depths {
     }
 }
 
-/// Runs the engine on `space` and records each entry's depth as its level is reported.
+/// Collects per-entry depths from the levels a search reports (one byte per entry).
+pub struct DepthRecorder {
+    values: Vec<u8>,
+    columns: usize,
+}
+
+impl DepthRecorder {
+    pub fn new<I: RowIndex>(space: &I) -> Self {
+        let columns = space.column_count() as usize;
+        DepthRecorder { values: vec![DEEPER; space.row_count() as usize * columns], columns }
+    }
+
+    /// Records a level's entries (rows of whole 64-bit words).
+    pub fn record(&mut self, report: &LevelReport, bits: &[u64]) {
+        let d = report.counts.depth as u8;
+        let words = self.columns.div_ceil(64);
+        self.values.par_chunks_mut(self.columns).zip(bits.par_chunks(words)).for_each(|(row, bits)| {
+            crate::bfs::for_each_bit(bits, |c| row[c as usize] = d);
+        });
+    }
+
+    pub fn finish(self) -> Depths {
+        Depths::from_values(self.values)
+    }
+}
+
+/// Runs the engine on `space` and records each entry's depth.
 pub fn bfs_depths<I: RowIndex>(
     space: &I,
     moves: &[Move],
     options: &BfsOptions,
     expander: &dyn Expander<I>,
-    mut on_level: impl FnMut(&LevelReport),
 ) -> Result<Depths, BfsError> {
-    let columns = space.column_count() as usize;
-    let words = columns.div_ceil(64);
-    let mut values = vec![DEEPER; space.row_count() as usize * columns];
-    run_with(space, moves, options, expander, |report, bits| {
-        let d = report.counts.depth as u8;
-        values.par_chunks_mut(columns).zip(bits.par_chunks(words)).for_each(|(row, bits)| {
-            crate::bfs::for_each_bit(bits, |c| row[c as usize] = d);
-        });
-        on_level(report);
-    })?;
-    Ok(Depths::from_values(values))
+    let mut recorder = DepthRecorder::new(space);
+    run_with(space, moves, options, expander, |report, bits| recorder.record(report, bits))?;
+    Ok(recorder.finish())
 }
 
 /// Plain BFS over every raw value of a coordinate (no symmetry), one byte per value.
@@ -217,18 +234,12 @@ pub fn eoesep_section(space: &EoEsepSpace, depths: &Depths) -> Section {
     }
 }
 
-/// Everything `build h48h0` computes, for callers that drive the BFS themselves.
-pub struct H0Parts {
-    pub coords: H48Coords,
-    pub space: SymProductSpace,
-    pub edges: EoEsepSpace,
-}
-
-impl Default for H0Parts {
-    fn default() -> Self {
-        let coords = H48Coords::default();
-        let space = SymProductSpace::h0(&coords);
-        let edges = EoEsepSpace::new(&coords);
-        H0Parts { coords, space, edges }
-    }
+/// The cocsep and edge fallback sections, which every table set carries.
+pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
+    let cocsep = coords.cocsep_coord();
+    let classes = cocsep.classes();
+    let edges = EoEsepSpace::new(coords);
+    let depths =
+        bfs_depths(&edges, &MoveSet::Htm.moves(), &BfsOptions::default(), &crate::bfs::LocalExpander)?;
+    Ok([cocsep_section(coords, &cocsep, &classes), eoesep_section(&edges, &depths)])
 }

@@ -14,7 +14,7 @@ pub mod table;
 
 pub use builder::{
     base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,
-    Depths, H0Parts, Section, SectionKind,
+    small_sections, DepthRecorder, Depths, Section, SectionKind,
 };
 pub use coords::{H48Coords, RawCoord, COCSEP, EO, ESEP};
 pub use file::{read_tables, write_tables, Format, TableFileError, INFO_BYTES, TABLE_VERSION};
