@@ -27,6 +27,11 @@ fn h48h0_builds_in_both_layouts_verifies_and_describes_itself() {
     ok(&coordinator(&["build", "h48h0", "--out", blob.to_str().unwrap(), "--format", "h48"]));
     // Nothing but the two tables: no temporary file left behind.
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    // Distributed over two workers (gRPC on loopback): the same bytes.
+    let spread = dir.join("spread.tbl");
+    ok(&coordinator(&["build", "h48h0", "--out", spread.to_str().unwrap(), "--workers", "2"]));
+    assert!(std::fs::read(&spread).unwrap() == std::fs::read(&own).unwrap(), "distributed build differs");
+    std::fs::remove_file(&spread).unwrap();
 
     let report = ok(&coordinator(&["verify", own.to_str().unwrap(), "--samples", "20"]));
     assert!(!report.contains("FAIL") && report.contains("per-line minima recomputed (0 differ)"), "{report}");

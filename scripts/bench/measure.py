@@ -60,9 +60,21 @@ def main():
     if not os.path.exists(TABLE):
         with open(TABLE, "w") as f:
             f.write(HEADER)
-    with open(TABLE, "a") as f:
-        f.write(row)
+    insert_row(row)
     sys.stdout.write(row)
+
+
+def insert_row(row):
+    """Adds `row` at the end of the table (before the notes that follow it)."""
+    with open(TABLE) as f:
+        lines = f.readlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("| date |"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    lines.insert(end, row)
+    with open(TABLE, "w") as f:
+        f.writelines(lines)
 
 
 if __name__ == "__main__":
