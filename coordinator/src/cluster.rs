@@ -8,10 +8,11 @@
 
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
+use shared::shard::{self, ShardKey};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How one level's data is reached while published.
@@ -46,6 +47,8 @@ struct Level {
     tasks: Vec<Task>,
     remaining: usize,
     data: Published,
+    /// The whole frontier as one shard, encoded once for every worker of a backward level.
+    frontier_all: Option<Arc<Vec<u8>>>,
 }
 
 /// What a worker is asked to do.
@@ -240,14 +243,14 @@ impl Shared {
         }
     }
 
-    /// Copies the named input of a task of the running level: `frontier-rows` and
-    /// `visited-rows` (the task's rows) or `frontier-all`. `None` if the level is not running.
-    pub fn input(&self, depth: u32, task: u64, name: &str) -> Option<Vec<u64>> {
-        let s = self.lock();
-        let level = s.level.as_ref().filter(|l| l.depth == depth)?;
-        let task = level.tasks.get(task as usize)?;
+    /// A task's input as an encoded shard: "frontier-rows" and "visited-rows" (the task's rows,
+    /// keyed by task and attempt) or "frontier-all" (the whole frontier, keyed by
+    /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared). `None` when the level
+    /// or task is not current.
+    pub fn input(&self, job: u64, depth: u32, task: u64, attempt: u32, name: &str) -> Option<Arc<Vec<u8>>> {
+        let mut s = self.lock();
+        let level = s.level.as_mut().filter(|l| l.depth == depth)?;
         let w = level.words;
-        let range = task.rows.start as usize * w..task.rows.end as usize * w;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.
         let (visited, frontier) = unsafe {
@@ -256,13 +259,20 @@ impl Shared {
                 std::slice::from_raw_parts(level.data.frontier, level.data.len),
             )
         };
-        let words = match name {
-            "frontier-rows" => frontier[range].to_vec(),
-            "visited-rows" => visited[range].to_vec(),
-            "frontier-all" => frontier.to_vec(),
-            _ => return None,
-        };
-        Some(words)
+        if name == "frontier-all" {
+            let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
+            let encoded =
+                level.frontier_all.get_or_insert_with(|| Arc::new(shard::encode_words(key, frontier)));
+            return Some(encoded.clone());
+        }
+        let rows = level.tasks.get(task as usize)?.rows.clone();
+        let range = rows.start as usize * w..rows.end as usize * w;
+        let key = ShardKey { job, task, attempt, level: depth };
+        match name {
+            "frontier-rows" => Some(Arc::new(shard::encode_words(key, &frontier[range]))),
+            "visited-rows" => Some(Arc::new(shard::encode_words(key, &visited[range]))),
+            _ => None,
+        }
     }
 
     /// Merges a task's result. Forward: `(row, words)` records, ORed into `next` minus
@@ -341,7 +351,7 @@ impl Shared {
             len: level.visited.len(),
         };
         let mut s = self.lock();
-        s.level = Some(Level { depth, dir, words, remaining: tasks.len(), tasks, data });
+        s.level = Some(Level { depth, dir, words, remaining: tasks.len(), tasks, data, frontier_all: None });
         self.changed.notify_all();
         loop {
             let lvl = s.level.as_mut().expect("published");

@@ -7,7 +7,7 @@ use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use shared::bfs::Direction;
-use shared::shard::{self, ShardKey};
+use shared::shard;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
@@ -127,7 +127,8 @@ impl v1::coordinator_server::Coordinator for Service {
         }
     }
 
-    type DownloadInputStream = tokio_stream::Iter<std::vec::IntoIter<Result<v1::InputChunk, Status>>>;
+    type DownloadInputStream =
+        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::InputChunk, Status>> + Send>>;
 
     async fn download_input(
         &self,
@@ -146,30 +147,26 @@ impl v1::coordinator_server::Coordinator for Service {
         let input = input.to_string();
         let shared = self.shared.clone();
         let job = r.job_id;
-        let encoded = tokio::task::spawn_blocking(move || {
-            let words = shared.input(level, task, &input)?;
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            Some(shard::encode(ShardKey { job, task, attempt, level }, &bytes))
-        })
-        .await
-        .map_err(blocking_error)?
-        .ok_or_else(|| Status::not_found(format!("input {:?} is not available (level finished?)", r.name)))?;
+        let encoded = tokio::task::spawn_blocking(move || shared.input(job, level, task, attempt, &input))
+            .await
+            .map_err(blocking_error)?
+            .ok_or_else(|| {
+                Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
+            })?;
         let total = encoded.len() as u64;
         self.shared.count_sent(total);
-        let chunks: Vec<Result<v1::InputChunk, Status>> = encoded
-            .chunks(MAX_CHUNK_BYTES)
-            .enumerate()
-            .map(|(i, data)| {
-                let offset = (i * MAX_CHUNK_BYTES) as u64;
-                Ok(v1::InputChunk {
-                    offset,
-                    data: data.to_vec(),
-                    total_bytes: total,
-                    last: offset + data.len() as u64 == total,
-                })
+        // Chunks are cut as the stream is read, so a large input is not copied whole again.
+        let chunks = (0..encoded.len().div_ceil(MAX_CHUNK_BYTES).max(1)).map(move |i| {
+            let start = i * MAX_CHUNK_BYTES;
+            let data = encoded[start..(start + MAX_CHUNK_BYTES).min(encoded.len())].to_vec();
+            Ok(v1::InputChunk {
+                offset: start as u64,
+                total_bytes: total,
+                last: (start + data.len()) as u64 == total,
+                data,
             })
-            .collect();
-        Ok(Response::new(tokio_stream::iter(chunks)))
+        });
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
     async fn job_status(

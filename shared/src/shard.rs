@@ -12,6 +12,10 @@ const MAGIC: [u8; 8] = *b"CFSHARD\0";
 /// Version of the shard layout; a reader refuses other versions.
 pub const SHARD_VERSION: u16 = 1;
 
+/// The task number in the key of an input that belongs to a whole level (the frontier every
+/// backward task reads), encoded once and sent to every worker with attempt 0.
+pub const LEVEL_INPUT: u64 = u64::MAX;
+
 /// Identity of the work a shard answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardKey {
@@ -92,8 +96,21 @@ pub fn encode(key: ShardKey, payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Checks a shard and returns its key and decompressed payload.
-pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
+/// [`encode`] of 64-bit words as little-endian bytes, without copying them first.
+pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
+    encode(key, as_bytes(words))
+}
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("shards carry little-endian words, read in place: a little-endian target is required");
+
+fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+/// Checks a shard's header and payload checksum; returns the header and compressed payload.
+fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
     let hl = header_len();
     if bytes.len() < hl {
         return Err(ShardError::Truncated { len: bytes.len() });
@@ -118,6 +135,12 @@ pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
     if computed != header.payload_crc {
         return Err(ShardError::PayloadChecksum { stored: header.payload_crc, computed });
     }
+    Ok((header, payload))
+}
+
+/// Checks a shard and returns its key and decompressed payload.
+pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
+    let (header, payload) = checked(bytes)?;
     let raw = zstd::bulk::decompress(payload, header.raw_len as usize)
         .map_err(|e| ShardError::Decompress(e.to_string()))?;
     if raw.len() as u64 != header.raw_len {
@@ -133,6 +156,28 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
         return Err(ShardError::WrongTask { found, expected });
     }
     Ok(raw)
+}
+
+/// [`decode_for`] of a payload of exactly `len` 64-bit words, decompressed straight into the
+/// words (no intermediate byte copy: a frontier can be gigabytes). The length is checked before
+/// anything is allocated.
+pub fn decode_words_for(bytes: &[u8], expected: ShardKey, len: usize) -> Result<Vec<u64>, ShardError> {
+    let (header, payload) = checked(bytes)?;
+    if header.key != expected {
+        return Err(ShardError::WrongTask { found: header.key, expected });
+    }
+    if header.raw_len != len as u64 * 8 {
+        return Err(ShardError::Decompress(format!("{} bytes, expected {len} words", header.raw_len)));
+    }
+    let mut words = vec![0u64; header.raw_len as usize / 8];
+    // SAFETY: any byte pattern is a valid u64; the view covers exactly the words' bytes.
+    let view = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
+    let n =
+        zstd::bulk::decompress_to_buffer(payload, view).map_err(|e| ShardError::Decompress(e.to_string()))?;
+    if n as u64 != header.raw_len {
+        return Err(ShardError::Decompress(format!("{n} bytes, header says {}", header.raw_len)));
+    }
+    Ok(words)
 }
 
 #[cfg(test)]
@@ -153,6 +198,18 @@ mod tests {
             Err(ShardError::WrongTask { .. })
         ));
         assert_eq!(decode(&encode(KEY, &[])), Ok((KEY, vec![])));
+    }
+
+    #[test]
+    fn words_round_trip_in_place() {
+        let words: Vec<u64> =
+            (0..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)).collect();
+        let shard = encode_words(KEY, &words);
+        assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
+        assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::Decompress(_))));
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(decode_for(&shard, KEY), Ok(bytes));
+        assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 0), Err(ShardError::Decompress(_))));
     }
 
     #[test]

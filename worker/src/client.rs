@@ -202,7 +202,14 @@ impl From<tokio::task::JoinError> for TaskError {
     }
 }
 
-async fn download(client: &mut Client, task: &v1::Task, input: &str) -> Result<Vec<u64>, TaskError> {
+/// Downloads an input of exactly `len` words (the whole frontier: keyed by the level, shared by
+/// all its tasks).
+async fn download(
+    client: &mut Client,
+    task: &v1::Task,
+    input: &str,
+    len: usize,
+) -> Result<Vec<u64>, TaskError> {
     let name = format!("{input}/{}/{}/{}", task.level, task.task_id, task.attempt);
     let rpc = |s: tonic::Status| {
         if s.code() == tonic::Code::NotFound {
@@ -218,13 +225,16 @@ async fn download(client: &mut Client, task: &v1::Task, input: &str) -> Result<V
     while let Some(chunk) = stream.message().await.map_err(rpc)? {
         bytes.extend_from_slice(&chunk.data);
     }
-    let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
+    let key = if input == "frontier-all" {
+        ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level: task.level }
+    } else {
+        ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level }
+    };
     // A damaged download is fetched again with the task's next lease.
-    let raw = shard::decode_for(&bytes, key).map_err(|e| {
+    shard::decode_words_for(&bytes, key, len).map_err(|e| {
         eprintln!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
-    })?;
-    Ok(raw.chunks(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect())
+    })
 }
 
 async fn run_task(
@@ -251,21 +261,14 @@ async fn run_task(
     if rows.start > rows.end || rows.end as usize > row_count {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{row_count}")));
     }
-    let check = |what: &str, got: usize, want: usize| {
-        if got == want {
-            Ok(())
-        } else {
-            Err(TaskError::Other(anyhow!("input {what} has {got} words, expected {want}")))
-        }
-    };
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
     let payload: Vec<u8> = if task.direction == v1::Direction::Forward as i32 {
-        let frontier = download(client, task, "frontier-rows").await?;
-        check("frontier-rows", frontier.len(), rows.len() * words)?;
+        let frontier = download(client, task, "frontier-rows", rows.len() * words).await?;
         let cache = cache.clone();
         tokio::task::spawn_blocking(move || {
             let mut c = cache.lock().expect("worker state");
+            c.frontier = None;
             let index = c.index.clone().expect("index built");
             index.push_task(&moves, rows, &frontier, &mut c.scatter)
         })
@@ -275,16 +278,20 @@ async fn run_task(
         let frontier = match cached {
             Some((_, f)) => f,
             None => {
-                let f = Arc::new(download(client, task, "frontier-all").await?);
+                // The previous level's frontier and the forward scatter buffer go first: a
+                // worker holds one full-size array at a time.
+                if let Ok(mut c) = cache.lock() {
+                    c.frontier = None;
+                    c.scatter = Scatter::default();
+                }
+                let f = Arc::new(download(client, task, "frontier-all", row_count * words).await?);
                 if let Ok(mut c) = cache.lock() {
                     c.frontier = Some((task.level, f.clone()));
                 }
                 f
             }
         };
-        check("frontier-all", frontier.len(), row_count * words)?;
-        let visited = download(client, task, "visited-rows").await?;
-        check("visited-rows", visited.len(), rows.len() * words)?;
+        let visited = download(client, task, "visited-rows", rows.len() * words).await?;
         let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
         let words =
             tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?;

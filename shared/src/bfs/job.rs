@@ -156,7 +156,7 @@ pub struct Scatter {
 impl Scatter {
     fn ensure(&mut self, rows: usize, words: usize) {
         if self.words != words || self.bits.len() != rows * words {
-            self.bits = (0..rows * words).map(|_| AtomicU64::new(0)).collect();
+            self.bits = zeroed_atomics(rows * words);
             self.touched = (0..rows.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
             self.words = words;
         }
@@ -178,6 +178,20 @@ impl Scatter {
         }
         out
     }
+}
+
+/// `len` zero atomics from a zeroed allocation, so pages are only committed when touched (a
+/// scatter buffer is as large as the whole state, and most of it stays untouched in sparse
+/// levels).
+fn zeroed_atomics(len: usize) -> Vec<AtomicU64> {
+    const _: () = assert!(
+        std::mem::size_of::<AtomicU64>() == std::mem::size_of::<u64>()
+            && std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>()
+    );
+    let mut words = std::mem::ManuallyDrop::new(vec![0u64; len]);
+    // SAFETY: AtomicU64 has the size, alignment and bit validity of u64 (asserted above), so the
+    // allocation can change element type; ManuallyDrop hands its ownership over exactly once.
+    unsafe { Vec::from_raw_parts(words.as_mut_ptr().cast::<AtomicU64>(), words.len(), words.capacity()) }
 }
 
 impl PushSink for Scatter {
