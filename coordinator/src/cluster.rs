@@ -243,8 +243,8 @@ impl Shared {
         }
     }
 
-    /// A task's input as an encoded shard: "frontier-rows" and "visited-rows" (the task's rows,
-    /// keyed by task and attempt) or "frontier-all" (the whole frontier, keyed by
+    /// A task's input as an encoded shard: "visited-rows" (the task's rows, keyed by task and
+    /// attempt) or "frontier-all" (the whole frontier, keyed by
     /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared). `None` when the level
     /// or task is not current.
     pub fn input(&self, job: u64, depth: u32, task: u64, attempt: u32, name: &str) -> Option<Arc<Vec<u8>>> {
@@ -259,6 +259,7 @@ impl Shared {
                 std::slice::from_raw_parts(level.data.frontier, level.data.len),
             )
         };
+        // Forward tasks read no visited rows (their results are masked here).
         if name == "frontier-all" {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
             let encoded =
@@ -268,16 +269,13 @@ impl Shared {
         let rows = level.tasks.get(task as usize)?.rows.clone();
         let range = rows.start as usize * w..rows.end as usize * w;
         let key = ShardKey { job, task, attempt, level: depth };
-        match name {
-            "frontier-rows" => Some(Arc::new(shard::encode_words(key, &frontier[range]))),
-            "visited-rows" => Some(Arc::new(shard::encode_words(key, &visited[range]))),
-            _ => None,
-        }
+        (name == "visited-rows").then(|| Arc::new(shard::encode_words(key, &visited[range])))
     }
 
-    /// Merges a task's result. Forward: `(row, words)` records, ORed into `next` minus
-    /// `visited`; backward: the task's rows. Results for a finished task or another level are
-    /// ignored (merging is idempotent, so a duplicate would do no harm either).
+    /// Merges a task's result: the words of the task's rows, ORed into `next` minus `visited`
+    /// (forward results include visited entries; backward ones hold only new ones). Results for a
+    /// finished task or another level are ignored (merging is idempotent, so a duplicate would do
+    /// no harm either).
     pub fn complete(&self, depth: u32, task: u64, payload: &[u8], wire_bytes: u64) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += wire_bytes;
@@ -295,38 +293,14 @@ impl Shared {
             )
         };
         let rows = t.rows.clone();
-        match level.dir {
-            Direction::Forward | Direction::Start => {
-                let record = 4 + 8 * w;
-                if !payload.len().is_multiple_of(record) {
-                    return Err(format!("forward result of {} bytes is not whole rows", payload.len()));
-                }
-                for rec in payload.chunks(record) {
-                    let row = u32::from_le_bytes(rec[..4].try_into().expect("4 bytes")) as usize;
-                    if row * w + w > level.data.len {
-                        return Err(format!("row {row} out of range"));
-                    }
-                    for (k, word) in rec[4..].chunks(8).enumerate() {
-                        let bits =
-                            u64::from_le_bytes(word.try_into().expect("8 bytes")) & !visited[row * w + k];
-                        if bits != 0 {
-                            next[row * w + k].fetch_or(bits, Ordering::Relaxed);
-                        }
-                    }
-                }
-            }
-            Direction::Backward => {
-                if payload.len() != rows.len() * w * 8 {
-                    return Err(format!(
-                        "backward result of {} bytes for {} rows",
-                        payload.len(),
-                        rows.len()
-                    ));
-                }
-                for (k, word) in payload.chunks(8).enumerate() {
-                    let bits = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-                    next[rows.start as usize * w + k].fetch_or(bits, Ordering::Relaxed);
-                }
+        if payload.len() != rows.len() * w * 8 {
+            return Err(format!("result of {} bytes for {} rows", payload.len(), rows.len()));
+        }
+        let first = rows.start as usize * w;
+        for (k, word) in payload.chunks(8).enumerate() {
+            let bits = u64::from_le_bytes(word.try_into().expect("8 bytes")) & !visited[first + k];
+            if bits != 0 {
+                next[first + k].fetch_or(bits, Ordering::Relaxed);
             }
         }
         level.tasks[task as usize].state = TaskState::Done;

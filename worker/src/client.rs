@@ -5,7 +5,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
-use shared::bfs::job::{AnyIndex, JobSpec, Scatter};
+use shared::bfs::job::{AnyIndex, JobSpec};
+use shared::bfs::task::Sources;
 use shared::shard::{self, ShardKey};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,8 +65,9 @@ async fn connect(config: &WorkerConfig) -> Result<Client> {
 struct Cache {
     spec: Option<String>,
     index: Option<Arc<AnyIndex>>,
-    scatter: Scatter,
-    /// The whole frontier of a backward level: (level, words).
+    /// The index's sources under the job's moves (for forward tasks).
+    sources: Option<Arc<Sources>>,
+    /// The whole frontier of the current level: (level, words).
     frontier: Option<(u32, Arc<Vec<u64>>)>,
 }
 
@@ -90,8 +92,7 @@ fn classify(context: &str, status: tonic::Status) -> Fault {
 /// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
 /// coordinator goes away (for example while it restarts and resumes), and failing on refusal.
 pub async fn run_worker(config: WorkerConfig) -> Result<()> {
-    let cache =
-        Arc::new(Mutex::new(Cache { spec: None, index: None, scatter: Scatter::default(), frontier: None }));
+    let cache = Arc::new(Mutex::new(Cache { spec: None, index: None, sources: None, frontier: None }));
     let mut failures = 0u32;
     loop {
         match session(&config, &cache).await {
@@ -245,9 +246,15 @@ async fn run_task(
     let spec: JobSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
-        let index = tokio::task::spawn_blocking(move || AnyIndex::build(spec.space)).await?;
+        let (index, sources) = tokio::task::spawn_blocking(move || {
+            let index = AnyIndex::build(spec.space);
+            let sources = index.sources(&spec.moves.moves());
+            (index, sources)
+        })
+        .await?;
         let mut c = cache.lock().map_err(|_| anyhow!("worker state poisoned"))?;
         c.index = Some(Arc::new(index));
+        c.sources = Some(Arc::new(sources));
         c.spec = Some(task.job_spec.clone());
         c.frontier = None;
     }
@@ -263,39 +270,29 @@ async fn run_task(
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
-    let payload: Vec<u8> = if task.direction == v1::Direction::Forward as i32 {
-        let frontier = download(client, task, "frontier-rows", rows.len() * words).await?;
-        let cache = cache.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut c = cache.lock().expect("worker state");
-            c.frontier = None;
-            let index = c.index.clone().expect("index built");
-            index.push_task(&moves, rows, &frontier, &mut c.scatter)
-        })
-        .await?
-    } else {
-        let cached = cache.lock().ok().and_then(|c| c.frontier.clone()).filter(|(l, _)| *l == task.level);
-        let frontier = match cached {
-            Some((_, f)) => f,
-            None => {
-                // The previous level's frontier and the forward scatter buffer go first: a
-                // worker holds one full-size array at a time.
-                if let Ok(mut c) = cache.lock() {
-                    c.frontier = None;
-                    c.scatter = Scatter::default();
-                }
-                let f = Arc::new(download(client, task, "frontier-all", row_count * words).await?);
-                if let Ok(mut c) = cache.lock() {
-                    c.frontier = Some((task.level, f.clone()));
-                }
-                f
+    let cached = cache.lock().ok().and_then(|c| c.frontier.clone()).filter(|(l, _)| *l == task.level);
+    let frontier = match cached {
+        Some((_, f)) => f,
+        None => {
+            // The previous level's frontier goes first: a worker holds one full-size array.
+            if let Ok(mut c) = cache.lock() {
+                c.frontier = None;
             }
-        };
-        let visited = download(client, task, "visited-rows", rows.len() * words).await?;
-        let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
-        let words =
-            tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?;
-        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+            let f = Arc::new(download(client, task, "frontier-all", row_count * words).await?);
+            if let Ok(mut c) = cache.lock() {
+                c.frontier = Some((task.level, f.clone()));
+            }
+            f
+        }
     };
+    let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
+    let words: Vec<u64> = if task.direction == v1::Direction::Forward as i32 {
+        let sources = cache.lock().ok().and_then(|c| c.sources.clone()).expect("sources built");
+        tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &frontier)).await?
+    } else {
+        let visited = download(client, task, "visited-rows", rows.len() * words).await?;
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?
+    };
+    let payload: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     Ok(shard::encode(key, &payload))
 }

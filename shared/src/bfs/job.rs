@@ -1,15 +1,15 @@
 //! A job's index named by a string ("edges/htm", "hprime/h"), so that a worker can build the
-//! same index as the coordinator, and the task computations of a worker on it.
+//! same index as the coordinator, and the task computations of a worker on it: both directions
+//! read the whole frontier and write only the task's own rows.
 
 use super::index::RowIndex;
 use super::kociemba::KociembaSpace;
 use super::rows::RowSpace;
-use super::task::{pull_rows, push_rows, PushSink};
+use super::task::{pull_rows, push_into_rows, Sources};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::h48::{H48Coords, SymProductSpace};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The spaces the enumerations run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,25 +105,30 @@ impl AnyIndex {
         with_index!(self, i => RowIndex::row_count(i))
     }
 
-    /// A forward task: pushes the frontier rows `rows` and returns the rows reached as records
-    /// of (row as u32 LE, row words as u64 LE), in increasing row order.
-    pub fn push_task(
+    /// The sources of every row under `moves`, for [`Self::forward_task`].
+    pub fn sources(&self, moves: &[Move]) -> Sources {
+        with_index!(self, i => Sources::build(i, moves))
+    }
+
+    /// A forward task: the images of the frontier (`frontier` holds every row) that land in
+    /// `rows`, as those rows' words (visited entries included; the coordinator masks them).
+    pub fn forward_task(
         &self,
         moves: &[Move],
         rows: Range<u32>,
+        sources: &Sources,
         frontier: &[u64],
-        scatter: &mut Scatter,
-    ) -> Vec<u8> {
+    ) -> Vec<u64> {
         use rayon::prelude::*;
         let words = self.words_per_row();
-        scatter.ensure(self.row_count() as usize, words);
+        let mut out = vec![0u64; rows.len() * words];
         let chunk = 64usize;
-        frontier.par_chunks(words * chunk).enumerate().for_each(|(k, bits)| {
+        out.par_chunks_mut(words * chunk).enumerate().for_each(|(k, out)| {
             let first = rows.start + (k * chunk) as u32;
-            let sub = first..first + (bits.len() / words) as u32;
-            with_index!(self, i => push_rows(i, moves, sub, bits, &*scatter));
+            let sub = first..first + (out.len() / words) as u32;
+            with_index!(self, i => push_into_rows(i, moves, sub, sources, frontier, out));
         });
-        scatter.take_records()
+        out
     }
 
     /// A backward task: the new entries of `rows` given their visited bits and the whole
@@ -141,65 +146,6 @@ impl AnyIndex {
             },
         );
         out
-    }
-}
-
-/// A worker's scatter buffer for forward tasks: a full-size bit array plus one "touched" bit per
-/// row, so only the rows a task reached are sent and cleared.
-#[derive(Default)]
-pub struct Scatter {
-    bits: Vec<AtomicU64>,
-    touched: Vec<AtomicU64>,
-    words: usize,
-}
-
-impl Scatter {
-    fn ensure(&mut self, rows: usize, words: usize) {
-        if self.words != words || self.bits.len() != rows * words {
-            self.bits = zeroed_atomics(rows * words);
-            self.touched = (0..rows.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-            self.words = words;
-        }
-    }
-
-    fn take_records(&mut self) -> Vec<u8> {
-        let w = self.words;
-        let mut out = Vec::new();
-        for (k, t) in self.touched.iter_mut().enumerate() {
-            let mut set = std::mem::take(t.get_mut());
-            while set != 0 {
-                let row = k * 64 + set.trailing_zeros() as usize;
-                set &= set - 1;
-                out.extend_from_slice(&(row as u32).to_le_bytes());
-                for word in &mut self.bits[row * w..(row + 1) * w] {
-                    out.extend_from_slice(&std::mem::take(word.get_mut()).to_le_bytes());
-                }
-            }
-        }
-        out
-    }
-}
-
-/// `len` zero atomics from a zeroed allocation, so pages are only committed when touched (a
-/// scatter buffer is as large as the whole state, and most of it stays untouched in sparse
-/// levels).
-fn zeroed_atomics(len: usize) -> Vec<AtomicU64> {
-    const _: () = assert!(
-        std::mem::size_of::<AtomicU64>() == std::mem::size_of::<u64>()
-            && std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>()
-    );
-    let mut words = std::mem::ManuallyDrop::new(vec![0u64; len]);
-    // SAFETY: AtomicU64 has the size, alignment and bit validity of u64 (asserted above), so the
-    // allocation can change element type; ManuallyDrop hands its ownership over exactly once.
-    unsafe { Vec::from_raw_parts(words.as_mut_ptr().cast::<AtomicU64>(), words.len(), words.capacity()) }
-}
-
-impl PushSink for Scatter {
-    #[inline]
-    fn insert(&self, row: u32, column: u32) {
-        let r = row as usize;
-        self.bits[r * self.words + column as usize / 64].fetch_or(1 << (column % 64), Ordering::Relaxed);
-        self.touched[r / 64].fetch_or(1 << (r % 64), Ordering::Relaxed);
     }
 }
 

@@ -81,6 +81,75 @@ pub fn pull_rows<I: RowIndex>(
     }
 }
 
+/// For every target row, the (source row, move) pairs whose transition lands in it: what a
+/// forward task that owns a range of target rows reads. Compressed rows: `pairs[offsets[t]..
+/// offsets[t + 1]]` are the sources of row t, in increasing (source, move) order.
+pub struct Sources {
+    offsets: Vec<u64>,
+    pairs: Vec<(u32, u8)>,
+}
+
+impl Sources {
+    pub fn build<I: RowIndex>(space: &I, moves: &[Move]) -> Self {
+        use rayon::prelude::*;
+        let rows = space.row_count() as usize;
+        let targets: Vec<u32> = (0..rows as u32)
+            .into_par_iter()
+            .flat_map_iter(|r| moves.iter().map(move |&m| space.transition(r, m).0))
+            .collect();
+        let mut offsets = vec![0u64; rows + 1];
+        for &t in &targets {
+            offsets[t as usize + 1] += 1;
+        }
+        for t in 0..rows {
+            offsets[t + 1] += offsets[t];
+        }
+        let mut fill = offsets.clone();
+        let mut pairs = vec![(0u32, 0u8); targets.len()];
+        for (k, &t) in targets.iter().enumerate() {
+            let slot = &mut fill[t as usize];
+            pairs[*slot as usize] = ((k / moves.len()) as u32, (k % moves.len()) as u8);
+            *slot += 1;
+        }
+        Sources { offsets, pairs }
+    }
+
+    /// The (source row, index into the move list) pairs that land in row `target`.
+    pub fn of(&self, target: u32) -> &[(u32, u8)] {
+        &self.pairs[self.offsets[target as usize] as usize..self.offsets[target as usize + 1] as usize]
+    }
+
+    pub fn memory_bytes(&self) -> u64 {
+        (self.offsets.len() * 8 + self.pairs.len() * std::mem::size_of::<(u32, u8)>()) as u64
+    }
+}
+
+/// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
+/// frontier entry (`frontier` holds every row) that lands in those rows. The union is the same
+/// as [`push_rows`] over all rows restricted to `targets`, so tasks owning disjoint target rows
+/// need no atomics and return nothing twice.
+pub fn push_into_rows<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    targets: Range<u32>,
+    sources: &Sources,
+    frontier: &[u64],
+    out: &mut [u64],
+) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    for (t, row) in targets.zip(out.chunks_mut(words)) {
+        for &(r, mi) in sources.of(t) {
+            let bits = &frontier[r as usize * words..][..words];
+            if bits.iter().all(|&w| w == 0) {
+                continue;
+            }
+            let (target, map) = space.transition(r, moves[mi as usize]);
+            debug_assert_eq!(target, t);
+            for_each_bit(bits, |c| set_bit(row, map.apply(c)));
+        }
+    }
+}
+
 /// Closes every row of `rows` (`bits` holds just those rows) under its stabilizer.
 pub fn close_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &mut [u64]) {
     let words = (space.column_count() as usize).div_ceil(64);
