@@ -1,9 +1,9 @@
 //! CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320): the checksum of shard payloads and
-//! table files. Byte-at-a-time with a 256-entry table; fast enough for data that is also
-//! compressed or written to disk.
+//! table files. Slicing by 8 (eight 256-entry tables, eight bytes per step, a few GB/s), since
+//! gigabyte frontiers are checksummed on both ends of every transfer.
 
-const fn make_table() -> [u32; 256] {
-    let mut table = [0u32; 256];
+const fn make_tables() -> [[u32; 256]; 8] {
+    let mut t = [[0u32; 256]; 8];
     let mut i = 0;
     while i < 256 {
         let mut c = i as u32;
@@ -12,13 +12,24 @@ const fn make_table() -> [u32; 256] {
             c = if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
             k += 1;
         }
-        table[i] = c;
+        t[0][i] = c;
         i += 1;
     }
-    table
+    // t[j][b]: the CRC step of byte b followed by j zero bytes.
+    let mut j = 1;
+    while j < 8 {
+        let mut i = 0;
+        while i < 256 {
+            let prev = t[j - 1][i];
+            t[j][i] = t[0][(prev & 0xFF) as usize] ^ (prev >> 8);
+            i += 1;
+        }
+        j += 1;
+    }
+    t
 }
 
-static TABLE: [u32; 256] = make_table();
+static TABLES: [[u32; 256]; 8] = make_tables();
 
 /// A running CRC-32.
 #[derive(Clone, Copy, Debug)]
@@ -32,9 +43,22 @@ impl Default for Crc32 {
 
 impl Crc32 {
     pub fn update(&mut self, bytes: &[u8]) {
+        let t = &TABLES;
         let mut c = self.0;
-        for &b in bytes {
-            c = TABLE[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
+        let mut blocks = bytes.chunks_exact(8);
+        for b in &mut blocks {
+            let lo = c ^ u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            c = t[7][(lo & 0xFF) as usize]
+                ^ t[6][(lo >> 8 & 0xFF) as usize]
+                ^ t[5][(lo >> 16 & 0xFF) as usize]
+                ^ t[4][(lo >> 24) as usize]
+                ^ t[3][b[4] as usize]
+                ^ t[2][b[5] as usize]
+                ^ t[1][b[6] as usize]
+                ^ t[0][b[7] as usize];
+        }
+        for &b in blocks.remainder() {
+            c = t[0][((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8);
         }
         self.0 = c;
     }
@@ -64,5 +88,23 @@ mod tests {
         c.update(b"1234");
         c.update(b"56789");
         assert_eq!(c.finish(), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn eight_byte_steps_equal_the_bitwise_definition() {
+        let bitwise = |bytes: &[u8]| {
+            let mut c = 0xFFFF_FFFFu32;
+            for &b in bytes {
+                c ^= b as u32;
+                for _ in 0..8 {
+                    c = if c & 1 == 1 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                }
+            }
+            c ^ 0xFFFF_FFFF
+        };
+        let data: Vec<u8> = (0..1000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        for len in [0, 1, 7, 8, 9, 15, 16, 17, 100, 1000] {
+            assert_eq!(crc32(&data[..len]), bitwise(&data[..len]), "length {len}");
+        }
     }
 }

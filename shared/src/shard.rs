@@ -109,16 +109,12 @@ fn as_bytes(words: &[u64]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
 }
 
-/// Checks a shard's header and payload checksum; returns the header and compressed payload.
-fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
-    let hl = header_len();
-    if bytes.len() < hl {
-        return Err(ShardError::Truncated { len: bytes.len() });
-    }
-    if bytes[..8] != MAGIC {
+/// Checks and decodes the header (the first [`header_len`] bytes of a shard).
+fn check_header(head: &[u8]) -> Result<Header, ShardError> {
+    if head[..8] != MAGIC {
         return Err(ShardError::Magic);
     }
-    let (body, crc) = bytes[..hl].split_at(hl - 4);
+    let (body, crc) = head.split_at(head.len() - 4);
     if crc32(body).to_le_bytes() != crc {
         return Err(ShardError::HeaderChecksum);
     }
@@ -127,6 +123,16 @@ fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
     if header.version != SHARD_VERSION {
         return Err(ShardError::Version { found: header.version, expected: SHARD_VERSION });
     }
+    Ok(header)
+}
+
+/// Checks a shard's header and payload checksum; returns the header and compressed payload.
+fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
+    let hl = header_len();
+    if bytes.len() < hl {
+        return Err(ShardError::Truncated { len: bytes.len() });
+    }
+    let header = check_header(&bytes[..hl])?;
     let payload = &bytes[hl..];
     if payload.len() as u64 != header.payload_len {
         return Err(ShardError::PayloadLength { found: payload.len() as u64, expected: header.payload_len });
@@ -159,25 +165,114 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
 }
 
 /// [`decode_for`] of a payload of exactly `len` 64-bit words, decompressed straight into the
-/// words (no intermediate byte copy: a frontier can be gigabytes). The length is checked before
-/// anything is allocated.
+/// words (no intermediate byte copy: a frontier can be gigabytes).
 pub fn decode_words_for(bytes: &[u8], expected: ShardKey, len: usize) -> Result<Vec<u64>, ShardError> {
-    let (header, payload) = checked(bytes)?;
-    if header.key != expected {
-        return Err(ShardError::WrongTask { found: header.key, expected });
+    let mut decoder = WordsDecoder::new(expected, len);
+    decoder.push(bytes)?;
+    decoder.finish()
+}
+
+/// Decodes a shard of exactly `len` 64-bit words as its bytes arrive, straight into the words:
+/// a download never holds the compressed shard whole. The header is checked (and the words
+/// allocated) once its bytes are in; the words are handed out only after the payload's length
+/// and checksum have been checked at the end.
+pub struct WordsDecoder {
+    expected: ShardKey,
+    len: usize,
+    head: Vec<u8>,
+    header: Option<Header>,
+    crc: crate::checksum::Crc32,
+    received: u64,
+    zstd: zstd::stream::raw::Decoder<'static>,
+    words: Vec<u64>,
+    written: usize,
+}
+
+impl WordsDecoder {
+    pub fn new(expected: ShardKey, len: usize) -> Self {
+        WordsDecoder {
+            expected,
+            len,
+            head: Vec::new(),
+            header: None,
+            crc: Default::default(),
+            received: 0,
+            zstd: zstd::stream::raw::Decoder::new().expect("a zstd decoder context"),
+            words: Vec::new(),
+            written: 0,
+        }
     }
-    if header.raw_len != len as u64 * 8 {
-        return Err(ShardError::Decompress(format!("{} bytes, expected {len} words", header.raw_len)));
+
+    /// Feeds the next bytes of the shard.
+    pub fn push(&mut self, mut bytes: &[u8]) -> Result<(), ShardError> {
+        use zstd::stream::raw::Operation;
+        if self.header.is_none() {
+            let hl = header_len();
+            let take = (hl - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.head.len() < hl {
+                return Ok(());
+            }
+            let header = check_header(&self.head)?;
+            if header.key != self.expected {
+                return Err(ShardError::WrongTask { found: header.key, expected: self.expected });
+            }
+            if header.raw_len != self.len as u64 * 8 {
+                return Err(ShardError::Decompress(format!(
+                    "{} bytes, expected {} words",
+                    header.raw_len, self.len
+                )));
+            }
+            self.words = vec![0u64; self.len];
+            self.header = Some(header);
+        }
+        self.received += bytes.len() as u64;
+        self.crc.update(bytes);
+        // SAFETY: any byte pattern is a valid u64; the view covers exactly the words' bytes.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
+        };
+        while !bytes.is_empty() {
+            let status = self
+                .zstd
+                .run_on_buffers(bytes, &mut out[self.written..])
+                .map_err(|e| ShardError::Decompress(e.to_string()))?;
+            self.written += status.bytes_written;
+            bytes = &bytes[status.bytes_read..];
+            if status.bytes_read == 0 && status.bytes_written == 0 {
+                return Err(ShardError::Decompress("payload longer than its words".into()));
+            }
+        }
+        Ok(())
     }
-    let mut words = vec![0u64; header.raw_len as usize / 8];
-    // SAFETY: any byte pattern is a valid u64; the view covers exactly the words' bytes.
-    let view = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
-    let n =
-        zstd::bulk::decompress_to_buffer(payload, view).map_err(|e| ShardError::Decompress(e.to_string()))?;
-    if n as u64 != header.raw_len {
-        return Err(ShardError::Decompress(format!("{n} bytes, header says {}", header.raw_len)));
+
+    /// Checks that the whole shard arrived intact and returns the words.
+    pub fn finish(mut self) -> Result<Vec<u64>, ShardError> {
+        use zstd::stream::raw::Operation;
+        let Some(header) = self.header else { return Err(ShardError::Truncated { len: self.head.len() }) };
+        if self.received != header.payload_len {
+            return Err(ShardError::PayloadLength { found: self.received, expected: header.payload_len });
+        }
+        let computed = self.crc.finish();
+        if computed != header.payload_crc {
+            return Err(ShardError::PayloadChecksum { stored: header.payload_crc, computed });
+        }
+        // SAFETY: as in `push`.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
+        };
+        let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
+        let left = self.zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
+        self.written += tail.pos();
+        if left != 0 || self.written != self.len * 8 {
+            return Err(ShardError::Decompress(format!(
+                "{} bytes, header says {}",
+                self.written, header.raw_len
+            )));
+        }
+        Ok(self.words)
     }
-    Ok(words)
 }
 
 #[cfg(test)]
@@ -210,6 +305,25 @@ mod tests {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(decode_for(&shard, KEY), Ok(bytes));
         assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 0), Err(ShardError::Decompress(_))));
+        // Fed in pieces of every size, as a download arrives.
+        for piece in [1, 7, 64, 1000] {
+            let mut d = WordsDecoder::new(KEY, 5000);
+            for part in shard.chunks(piece) {
+                d.push(part).unwrap();
+            }
+            assert_eq!(d.finish(), Ok(words.clone()), "pieces of {piece}");
+        }
+        // A truncated or corrupted stream is refused at the end at the latest.
+        let mut d = WordsDecoder::new(KEY, 5000);
+        d.push(&shard[..shard.len() - 3]).unwrap();
+        assert!(d.finish().is_err());
+        for at in [0, 30, shard.len() / 2, shard.len() - 1] {
+            let mut bad = shard.clone();
+            bad[at] ^= 4;
+            let mut d = WordsDecoder::new(KEY, 5000);
+            let result = d.push(&bad).and_then(|()| d.finish().map(|_| ()));
+            assert!(result.is_err(), "flip at {at} accepted");
+        }
     }
 
     #[test]

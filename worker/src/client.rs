@@ -222,20 +222,22 @@ async fn download(
     let request =
         v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.clone(), offset: 0 };
     let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.message().await.map_err(rpc)? {
-        bytes.extend_from_slice(&chunk.data);
-    }
     let key = if input == "frontier-all" {
         ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level: task.level }
     } else {
         ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level }
     };
-    // A damaged download is fetched again with the task's next lease.
-    shard::decode_words_for(&bytes, key, len).map_err(|e| {
+    // Decoded as the chunks arrive; a damaged download is fetched again with the task's next
+    // lease.
+    let damaged = |e: shard::ShardError| {
         eprintln!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
-    })
+    };
+    let mut decoder = shard::WordsDecoder::new(key, len);
+    while let Some(chunk) = stream.message().await.map_err(rpc)? {
+        decoder.push(&chunk.data).map_err(damaged)?;
+    }
+    decoder.finish().map_err(damaged)
 }
 
 async fn run_task(
