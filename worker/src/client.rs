@@ -295,6 +295,5 @@ async fn run_task(
         let visited = download(client, task, "visited-rows", rows.len() * words).await?;
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?
     };
-    let payload: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    Ok(shard::encode(key, &payload))
+    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
 }
