@@ -36,6 +36,7 @@ fn parse_table(name: &str) -> Result<u8> {
 pub fn build(args: BuildArgs) -> Result<()> {
     let h = parse_table(&args.table)?;
     let out = OutputFile::prepare(&args.out)?;
+    let tls = args.cluster.server_tls()?;
     let start = Instant::now();
     let coords = H48Coords::default();
     let space = SymProductSpace::h0(&coords);
@@ -51,6 +52,7 @@ pub fn build(args: BuildArgs) -> Result<()> {
         max_depth: None,
         state_dir: None,
         cluster: args.cluster,
+        tls,
     };
     let mut recorder = DepthRecorder::new(&space);
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;

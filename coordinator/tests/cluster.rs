@@ -72,17 +72,16 @@ fn start_coordinator_on(
 }
 
 fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
+    worker_at(&format!("http://{addr}"), token, dir, &[])
+}
+
+/// A worker process for the coordinator at `url`, with `extra` arguments.
+fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> Child {
     let file = dir.join(format!("token-{}", token.len()));
     std::fs::write(&file, token).unwrap();
     Command::new(worker_binary())
-        .args([
-            "--coordinator",
-            &format!("http://{addr}"),
-            "--token-file",
-            file.to_str().unwrap(),
-            "--threads",
-            "1",
-        ])
+        .args(["--coordinator", url, "--token-file", file.to_str().unwrap(), "--threads", "1"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -98,6 +97,23 @@ fn worker_binary() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Waits for `child` at most `limit`; kills it and fails the test if it is still running then.
+fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
+    let end = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > end {
+            child.kill().unwrap();
+            panic!("process still running after {limit:?}: {}", rest_of(child));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn rest_of(child: Child) -> String {
+    String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned()
 }
 
 fn rest(mut err: BufReader<std::process::ChildStderr>) -> String {
@@ -135,6 +151,7 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         // Another protocol version is refused at registration, with both versions named.
         let old = worker::client::run_worker(worker::client::WorkerConfig {
             coordinator: format!("http://{addr}"),
+            ca: None,
             token: Some(Token::new(TOKEN).unwrap()),
             name: "old".into(),
             protocol_version: 999,
@@ -257,6 +274,46 @@ fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("reconnecting"));
     assert!(second.wait().unwrap().success());
     assert!(rest(err).contains("registered"));
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
+    let dir = scratch("tls");
+    let expected = embedded(&dir);
+    let pair =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, pair.cert.pem()).unwrap();
+    std::fs::write(&key, pair.signing_key.serialize_pem()).unwrap();
+    let cert = cert.to_str().unwrap();
+    let (mut coord, addr, err) =
+        start_coordinator(&dir, &["--tls-cert", cert, "--tls-key", key.to_str().unwrap()]);
+    // Plain HTTP to a TLS port: a clear refusal, not retries.
+    let plain = wait_bounded(worker(&addr, TOKEN, &dir), Duration::from_secs(20));
+    let msg = String::from_utf8_lossy(&plain.stderr);
+    assert!(!plain.status.success() && msg.contains("this coordinator serves TLS"), "{msg}");
+    // https:// without --ca is refused before connecting.
+    let no_ca =
+        wait_bounded(worker_at(&format!("https://{addr}"), TOKEN, &dir, &[]), Duration::from_secs(20));
+    let msg = String::from_utf8_lossy(&no_ca.stderr);
+    assert!(!no_ca.status.success() && msg.contains("give --ca FILE"), "{msg}");
+    // `status` over TLS, by host name (the certificate names localhost and 127.0.0.1).
+    let port = addr.rsplit(':').next().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["status", "--connect", &format!("https://localhost:{port}"), "--ca", cert])
+        .args(["--token-file", dir.join("token").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && text.contains("workers connected"), "{text}{status:?}");
+    let w = wait_bounded(
+        worker_at(&format!("https://{addr}"), TOKEN, &dir, &["--ca", cert]),
+        Duration::from_secs(60),
+    );
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    assert!(coord.wait().unwrap().success(), "{}", rest(err));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }

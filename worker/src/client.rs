@@ -1,7 +1,7 @@
 //! The worker loop: register, poll for tasks (the poll is also the heartbeat), download the
 //! task's inputs, compute on rayon in a blocking thread, upload the shard, until the job is done.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Result};
 use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
@@ -16,6 +16,8 @@ use tonic::transport::{Channel, Endpoint};
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
     pub coordinator: String,
+    /// PEM certificate to trust for an https:// coordinator.
+    pub ca: Option<std::path::PathBuf>,
     pub token: Option<Token>,
     pub name: String,
     /// Protocol version announced at registration (differs from ours only in tests).
@@ -34,15 +36,21 @@ impl tonic::service::Interceptor for TokenInterceptor {
 
 type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
 
-async fn connect(config: &WorkerConfig) -> Result<Client> {
-    let endpoint = Endpoint::from_shared(config.coordinator.clone())
-        .with_context(|| format!("bad coordinator address {}", config.coordinator))?
-        .tcp_nodelay(true);
+/// Connects, retrying with backoff while the coordinator is unreachable; a TLS failure is
+/// fatal at once (a certificate does not become trusted by waiting).
+async fn connect(config: &WorkerConfig, endpoint: &Endpoint) -> Result<Client, Fault> {
     let mut delay = Duration::from_millis(100);
     let channel = loop {
         match endpoint.connect().await {
             Ok(c) => break c,
+            Err(e) if cubefarm_proto::tls::is_tls_error(&e) => {
+                return Err(Fault::Fatal(tls_failure(
+                    &config.coordinator,
+                    &cubefarm_proto::tls::describe(&e),
+                )));
+            }
             Err(e) if delay < Duration::from_secs(20) => {
+                let e = cubefarm_proto::tls::describe(&e);
                 eprintln!(
                     "cannot reach {} ({e}); retrying in {:.1} s",
                     config.coordinator,
@@ -51,13 +59,26 @@ async fn connect(config: &WorkerConfig) -> Result<Client> {
                 tokio::time::sleep(delay).await;
                 delay *= 2;
             }
-            Err(e) => bail!("cannot reach the coordinator at {}: {e}", config.coordinator),
+            Err(e) => {
+                return Err(Fault::Transient(anyhow!(
+                    "cannot reach the coordinator at {}: {}",
+                    config.coordinator,
+                    cubefarm_proto::tls::describe(&e)
+                )))
+            }
         }
     };
     let interceptor = TokenInterceptor(config.token.clone());
     Ok(CoordinatorClient::with_interceptor(channel, interceptor)
         .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
         .max_encoding_message_size(4 * MAX_CHUNK_BYTES))
+}
+
+fn tls_failure(url: &str, detail: &str) -> anyhow::Error {
+    anyhow!(
+        "TLS with {url} failed: {detail} (is the coordinator serving TLS, and is --ca its certificate \
+         or the CA that signed it?)"
+    )
 }
 
 /// Indexes built so far, by job spec, with the scatter buffer for forward tasks.
@@ -78,11 +99,15 @@ enum Fault {
 }
 
 fn classify(context: &str, status: tonic::Status) -> Fault {
-    let e = anyhow!("{context}: {}", status.message());
+    if cubefarm_proto::tls::is_tls_error(&status) {
+        return Fault::Fatal(anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status)));
+    }
+    let e = anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status));
     match status.code() {
-        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied | tonic::Code::InvalidArgument => {
-            Fault::Fatal(e)
-        }
+        tonic::Code::Unauthenticated
+        | tonic::Code::PermissionDenied
+        | tonic::Code::InvalidArgument
+        | tonic::Code::FailedPrecondition => Fault::Fatal(e),
         _ => Fault::Transient(e),
     }
 }
@@ -90,11 +115,15 @@ fn classify(context: &str, status: tonic::Status) -> Fault {
 /// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
 /// coordinator goes away (for example while it restarts and resumes), and failing on refusal.
 pub async fn run_worker(config: WorkerConfig) -> Result<()> {
+    // A bad address or CA file cannot get better by retrying: fail at once.
+    let endpoint = cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())
+        .map_err(anyhow::Error::msg)?
+        .tcp_nodelay(true);
     let cache =
         Arc::new(Mutex::new(Cache { spec: None, index: None, scatter: Scatter::default(), frontier: None }));
     let mut failures = 0u32;
     loop {
-        match session(&config, &cache).await {
+        match session(&config, &endpoint, &cache).await {
             Ok(()) => return Ok(()),
             Err(Fault::Fatal(e)) => return Err(e),
             Err(Fault::Transient(e)) => {
@@ -111,8 +140,8 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
 }
 
 /// One registration and the poll loop that follows it.
-async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(), Fault> {
-    let mut client = connect(config).await.map_err(Fault::Transient)?;
+async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<Cache>>) -> Result<(), Fault> {
+    let mut client = connect(config, endpoint).await?;
     let reply = client
         .register(v1::RegisterRequest {
             protocol_version: config.protocol_version,

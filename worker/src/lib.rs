@@ -26,6 +26,11 @@ pub struct Args {
     /// File holding the token used to authenticate to the coordinator.
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+
+    /// PEM certificate to trust for an https:// coordinator (the CA that signed its
+    /// certificate, or that certificate itself if self-signed). Required with https://.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
 }
 
 /// A coordinator URL whose scheme has been checked to be http or https.
@@ -73,6 +78,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     let token = cubefarm_proto::auth::load_token(args.token_file.as_deref())?;
     let config = client::WorkerConfig {
         coordinator: args.coordinator.as_str().to_string(),
+        ca: args.ca.clone(),
         token,
         name: format!("worker-{}", std::process::id()),
         protocol_version: cubefarm_proto::PROTOCOL_VERSION,
