@@ -81,11 +81,11 @@ impl v1::coordinator_server::Coordinator for Service {
 
     async fn renew_lease(
         &self,
-        _: Request<v1::RenewLeaseRequest>,
+        request: Request<v1::RenewLeaseRequest>,
     ) -> Result<Response<v1::RenewLeaseReply>, Status> {
-        Err(Status::unimplemented(
-            "lease renewal is not implemented: tasks are sized to finish within a lease",
-        ))
+        let r = request.into_inner();
+        let ok = self.shared.renew(r.worker_id, r.task_id, r.attempt);
+        Ok(Response::new(v1::RenewLeaseReply { ok, lease_ms: self.shared.lease_time.as_millis() as u64 }))
     }
 
     async fn upload_shard(

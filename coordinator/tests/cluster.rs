@@ -190,6 +190,11 @@ fn faults_are_refused_or_recovered_with_identical_output() {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
+        // The holder renews its lease; another attempt's renewal is refused.
+        let renew = |attempt| v1::RenewLeaseRequest { worker_id: id, task_id: task.task_id, attempt };
+        let held = client.renew_lease(renew(task.attempt)).await.unwrap().into_inner();
+        assert!(held.ok && held.lease_ms == 2000, "{held:?}");
+        assert!(!client.renew_lease(renew(task.attempt + 1)).await.unwrap().into_inner().ok);
         let garbage = v1::ShardChunk {
             task_id: task.task_id,
             attempt: task.attempt,
