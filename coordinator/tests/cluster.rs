@@ -22,6 +22,33 @@ fn depths(path: &std::path::Path) -> serde_json::Value {
     v["depths"].clone()
 }
 
+/// A result file's bytes before the measurements (`elapsed_s`, `peak_rss_bytes`), which are the
+/// only fields that may differ between runs.
+fn result_bytes(path: &std::path::Path) -> String {
+    let raw = std::fs::read_to_string(path).unwrap();
+    let cut = raw.find(",\"elapsed_s\":").unwrap_or_else(|| panic!("no elapsed_s in {raw}"));
+    raw[..cut].to_string()
+}
+
+/// `coordinator status` of the job at `addr`: (depth, tasks merged, tasks, tasks leased) while a
+/// level runs.
+fn level_status(addr: &str, dir: &std::path::Path) -> Option<(u32, u64, u64, u64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["status", "--connect", &format!("http://{addr}")])
+        .args(["--token-file", dir.join("token").to_str().unwrap()])
+        .output()
+        .unwrap();
+    // "depth D: X of T tasks merged, L leased; W workers connected"
+    let text = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = text.split([' ', ':', ',', ';']).filter(|w| !w.is_empty()).collect();
+    match words.as_slice() {
+        ["depth", d, x, "of", t, "tasks", "merged", l, "leased", ..] => {
+            Some((d.parse().ok()?, x.parse().ok()?, t.parse().ok()?, l.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
 fn embedded(dir: &std::path::Path) -> serde_json::Value {
     let path = dir.join("embedded.json");
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
@@ -77,8 +104,12 @@ fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
 
 /// A worker process for the coordinator at `url`, with `extra` arguments.
 fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> Child {
+    // Written under a unique name and renamed: a worker starting meanwhile never reads a
+    // truncated file.
     let file = dir.join(format!("token-{}", token.len()));
-    std::fs::write(&file, token).unwrap();
+    let temp = dir.join(format!("token-{}.{:?}", token.len(), std::thread::current().id()));
+    std::fs::write(&temp, token).unwrap();
+    std::fs::rename(&temp, &file).unwrap();
     Command::new(worker_binary())
         .args(["--coordinator", url, "--token-file", file.to_str().unwrap(), "--threads", "1"])
         .args(extra)
@@ -320,5 +351,53 @@ fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
     assert!(coord.wait().unwrap().success(), "{}", rest(err));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_worker_process_killed_mid_level_loses_its_lease_and_the_output_is_identical() {
+    let dir = scratch("kill-worker");
+    embedded(&dir);
+    let expected = result_bytes(&dir.join("embedded.json"));
+    let (mut coord, addr, err) = start_coordinator(&dir, &["--lease-secs", "2"]);
+    let mut victim = worker(&addr, TOKEN, &dir);
+    // The victim is alone (worker 1). Tasks of depths 13 and 14 take about half a second each
+    // (shallower levels end within a status round trip), so once such a level shows a lease
+    // and at least three tasks left, the victim holds a lease for a second or more.
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(std::time::Instant::now() < end, "the worker never took a task of a deep level");
+        match level_status(&addr, &dir) {
+            Some((depth, done, total, leased)) if depth >= 13 && leased >= 1 && done + 3 <= total => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let survivor = worker(&addr, TOKEN, &dir);
+    victim.kill().unwrap(); // SIGKILL, mid-task
+    victim.wait().unwrap();
+    let out = wait_bounded(survivor, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("by worker 1 expired; re-queued"), "{log}");
+    assert_eq!(result_bytes(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn one_or_three_worker_processes_give_the_embedded_bytes() {
+    let dir = scratch("workers-1-3");
+    embedded(&dir);
+    let expected = result_bytes(&dir.join("embedded.json"));
+    for n in [1, 3] {
+        let (mut coord, addr, err) = start_coordinator(&dir, &[]);
+        let workers: Vec<Child> = (0..n).map(|_| worker(&addr, TOKEN, &dir)).collect();
+        for w in workers {
+            let out = wait_bounded(w, Duration::from_secs(60));
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(coord.wait().unwrap().success(), "{}", rest(err));
+        assert_eq!(result_bytes(&dir.join("cluster.json")), expected, "{n} workers");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
