@@ -172,6 +172,7 @@ pub enum Metric {
 /// Parses the command line and runs it; errors print one line and exit with status 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    worker::logs::init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -123,7 +123,7 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         let mut text = serde_json::to_string(&distribution)?;
         text.push('\n');
         out.write(text.as_bytes())?;
-        eprintln!("wrote {}", out.path().display());
+        tracing::info!("wrote {}", out.path().display());
     }
     Ok(())
 }
@@ -137,7 +137,7 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
         Space::Edges => run_rows(edge_slices(), &moves, config)?,
         Space::H | Space::Hprime => {
             let space = KociembaSpace::new(config.space == Space::H);
-            eprintln!("classes are counted under the 16 symmetries that preserve H");
+            tracing::info!("classes are counted under the 16 symmetries that preserve H");
             (space.order(), search(&space, &moves, config)?)
         }
     };
@@ -180,7 +180,7 @@ where
     let state = bfs::state_bytes(rows, layout.column_count() as u64);
     let index = RowSpace::<N, O>::memory_bytes(&classes);
     let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
-    eprintln!(
+    tracing::info!(
         "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
         start.elapsed().as_secs_f64(),
         thousands(rows),
@@ -191,7 +191,7 @@ where
     );
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes);
-    eprintln!("index built in {:.1} s", start.elapsed().as_secs_f64());
+    tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
     Ok((space.order(), search(&space, moves, config)?))
 }
 
@@ -241,7 +241,7 @@ pub fn search_levels<I: RowIndex>(
     };
     let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
     if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
-        eprintln!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
+        tracing::info!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
         for r in &finished {
             reporter.level_done(&LevelReport {
                 counts: r.counts,
@@ -300,9 +300,9 @@ fn run_distributed<I: RowIndex>(
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(crate::service::bind(addr, token.as_ref()))?;
     let local = listener.local_addr()?;
-    eprintln!("serving workers on {local}");
+    tracing::info!("serving workers on {local}");
     if config.tls.is_some() {
-        eprintln!("workers connect over TLS: https://HOST:{} with --ca", local.port());
+        tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
     }
     let shared = Arc::new(Shared::new(
         1,
@@ -357,8 +357,8 @@ fn run_distributed<I: RowIndex>(
         reporter.level_done(level);
         on_level(level, bits);
         let (out, inn) = shared.traffic();
-        eprintln!(
-            "  traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
+        tracing::info!(
+            "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
             out as f64 / 1048576.0,
             inn as f64 / 1048576.0
         );
@@ -368,8 +368,8 @@ fn run_distributed<I: RowIndex>(
     for w in workers {
         match runtime.block_on(w) {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("in-process worker failed: {e:#}"),
-            Err(e) => eprintln!("in-process worker panicked: {e}"),
+            Ok(Err(e)) => tracing::error!("in-process worker failed: {e:#}"),
+            Err(e) => tracing::error!("in-process worker panicked: {e}"),
         }
     }
     // Give remote workers a moment to hear that the job is done.

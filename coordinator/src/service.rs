@@ -29,9 +29,10 @@ impl v1::coordinator_server::Coordinator for Service {
     ) -> Result<Response<v1::RegisterReply>, Status> {
         let r = request.into_inner();
         if r.protocol_version != PROTOCOL_VERSION {
-            eprintln!(
+            tracing::warn!(
                 "refused worker {:?}: protocol version {} (this coordinator speaks {PROTOCOL_VERSION})",
-                r.worker_name, r.protocol_version
+                r.worker_name,
+                r.protocol_version
             );
             return Ok(Response::new(v1::RegisterReply {
                 worker_id: 0,
@@ -121,7 +122,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 bytes_received: received,
             })),
             Err(message) => {
-                eprintln!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
+                tracing::warn!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
                 Err(Status::data_loss(format!("shard rejected: {message}")))
             }
         }
@@ -257,7 +258,7 @@ async fn sort_connections(
             Ok((stream, _)) => stream,
             Err(e) => {
                 // For example out of file descriptors: wait rather than spin.
-                eprintln!("accepting a connection failed: {e}");
+                tracing::warn!("accepting a connection failed: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }

@@ -91,7 +91,7 @@ fn start_coordinator_on(
     let addr = loop {
         line.clear();
         assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
-        if let Some(a) = line.trim().strip_prefix("serving workers on ") {
+        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
             break a.to_string();
         }
     };

@@ -51,7 +51,7 @@ async fn connect(config: &WorkerConfig, endpoint: &Endpoint) -> Result<Client, F
             }
             Err(e) if delay < Duration::from_secs(20) => {
                 let e = cubefarm_proto::tls::describe(&e);
-                eprintln!(
+                tracing::warn!(
                     "cannot reach {} ({e}); retrying in {:.1} s",
                     config.coordinator,
                     delay.as_secs_f64()
@@ -132,7 +132,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
                     return Err(e.context("giving up after 8 reconnections"));
                 }
                 let delay = Duration::from_millis(250 << failures.min(7));
-                eprintln!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
+                tracing::warn!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
                 tokio::time::sleep(delay).await;
             }
         }
@@ -204,7 +204,7 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
             Ok(_) => {}
             // Damaged on the way: the lease will expire and the task be handed out again.
             Err(s) if s.code() == tonic::Code::DataLoss => {
-                eprintln!("task {} rejected: {}", task.task_id, s.message())
+                tracing::warn!("task {} rejected: {}", task.task_id, s.message())
             }
             Err(s) => return Err(classify("upload failed", s)),
         }
@@ -250,7 +250,7 @@ async fn download(client: &mut Client, task: &v1::Task, input: &str) -> Result<V
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     // A damaged download is fetched again with the task's next lease.
     let raw = shard::decode_for(&bytes, key).map_err(|e| {
-        eprintln!("input {name} is damaged ({e}); dropping the task");
+        tracing::warn!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
     })?;
     Ok(raw.chunks(8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))).collect())

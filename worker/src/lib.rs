@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub mod client;
+pub mod logs;
 
 /// Command-line arguments of the `worker` binary.
 #[derive(Debug, Clone, Parser)]
@@ -88,7 +89,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         tokio::select! {
             r = client::run_worker(config) => r.map_err(|e| format!("{e:#}")),
             _ = shutdown_signal() => {
-                eprintln!("worker: stopping on signal");
+                tracing::info!("worker: stopping on signal");
                 Ok(())
             }
         }
@@ -116,6 +117,7 @@ async fn shutdown_signal() {
 pub fn main() -> ExitCode {
     // Clap prints its own usage errors (exit status 2) and --help/--version.
     let args = Args::parse();
+    logs::init();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
