@@ -43,12 +43,16 @@ pub enum Command {
     },
     /// Show the progress of a job served by a coordinator started with --listen.
     Status {
-        /// The coordinator's address, e.g. http://127.0.0.1:7878.
+        /// The coordinator's address, e.g. http://127.0.0.1:7878 (https:// with --ca).
         #[arg(long, value_name = "URL")]
         connect: String,
         /// File holding the shared token (else the CUBEFARM_TOKEN environment variable).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
+        /// PEM certificate to trust for an https:// address (the CA, or the coordinator's own
+        /// certificate if self-signed).
+        #[arg(long, value_name = "FILE")]
+        ca: Option<PathBuf>,
     },
     /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
     /// the position: cubies in Reid's notation, seed 004's words, its symmetries.
@@ -128,6 +132,14 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Serve workers over TLS with this certificate chain (PEM; needs --tls-key and --listen).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// Private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+
     /// Row-range tasks per level.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub tasks_per_level: u32,
@@ -160,6 +172,7 @@ pub enum Metric {
 /// Parses the command line and runs it; errors print one line and exit with status 1.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    worker::logs::init();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -178,8 +191,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Build(args) => crate::tables::build(args),
         Command::Info { file, json } => crate::tables::info(&file, json),
         Command::Verify { file, samples } => crate::tables::verify(&file, samples),
-        Command::Status { connect, token_file } => {
-            crate::service::print_status(&connect, token_file.as_deref())
+        Command::Status { connect, token_file, ca } => {
+            crate::service::print_status(&connect, token_file.as_deref(), ca.as_deref())
         }
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);

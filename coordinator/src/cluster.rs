@@ -122,7 +122,7 @@ impl Shared {
         let id = s.next_worker;
         s.next_worker += 1;
         s.workers.insert(id, (name.to_string(), Instant::now()));
-        eprintln!("worker {id} ({name}) registered");
+        tracing::info!("worker {id} ({name}) registered");
         id
     }
 
@@ -336,7 +336,7 @@ impl Shared {
             for (i, t) in lvl.tasks.iter_mut().enumerate() {
                 if let TaskState::Leased { worker, deadline } = t.state {
                     if deadline < now {
-                        eprintln!(
+                        tracing::warn!(
                             "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
                             t.attempt
                         );

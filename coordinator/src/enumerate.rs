@@ -27,6 +27,8 @@ pub struct EnumerateConfig {
     pub state_dir: Option<PathBuf>,
     pub mem_limit: Option<u64>,
     pub cluster: ClusterArgs,
+    /// TLS for the workers' listener, from --tls-cert and --tls-key (checked before any work).
+    pub tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
 impl TryFrom<EnumerateArgs> for EnumerateConfig {
@@ -40,7 +42,9 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
             (Space::H | Space::Hprime, None) => MoveSet::KociembaH,
             (_, metric) => metric.unwrap_or(Metric::Htm).move_set(),
         };
+        let tls = a.cluster.server_tls()?;
         Ok(EnumerateConfig {
+            tls,
             space: a.space,
             moves,
             max_depth: a.max_depth,
@@ -49,6 +53,30 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
             mem_limit: a.mem_limit,
             cluster: a.cluster,
         })
+    }
+}
+
+impl ClusterArgs {
+    /// The TLS configuration from --tls-cert and --tls-key, checked now so that a bad file or
+    /// flag fails before any work.
+    pub fn server_tls(&self) -> Result<Option<tonic::transport::ServerTlsConfig>> {
+        match (&self.tls_cert, &self.tls_key) {
+            (None, None) => Ok(None),
+            (Some(_), None) => {
+                anyhow::bail!("--tls-cert needs --tls-key FILE, the certificate's private key")
+            }
+            (None, Some(_)) => {
+                anyhow::bail!("--tls-key needs --tls-cert FILE, the certificate it belongs to")
+            }
+            (Some(_), Some(_)) if self.listen.is_none() => {
+                anyhow::bail!(
+                    "--tls-cert and --tls-key need --listen ADDR (they secure the workers' listener)"
+                )
+            }
+            (Some(cert), Some(key)) => {
+                cubefarm_proto::tls::server_config(cert, key).map(Some).map_err(anyhow::Error::msg)
+            }
+        }
     }
 }
 
@@ -95,7 +123,7 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         let mut text = serde_json::to_string(&distribution)?;
         text.push('\n');
         out.write(text.as_bytes())?;
-        eprintln!("wrote {}", out.path().display());
+        tracing::info!("wrote {}", out.path().display());
     }
     Ok(())
 }
@@ -109,7 +137,7 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
         Space::Edges => run_rows(edge_slices(), &moves, config)?,
         Space::H | Space::Hprime => {
             let space = KociembaSpace::new(config.space == Space::H);
-            eprintln!("classes are counted under the 16 symmetries that preserve H");
+            tracing::info!("classes are counted under the 16 symmetries that preserve H");
             (space.order(), search(&space, &moves, config)?)
         }
     };
@@ -152,7 +180,7 @@ where
     let state = bfs::state_bytes(rows, layout.column_count() as u64);
     let index = RowSpace::<N, O>::memory_bytes(&classes);
     let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
-    eprintln!(
+    tracing::info!(
         "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
         start.elapsed().as_secs_f64(),
         thousands(rows),
@@ -163,7 +191,7 @@ where
     );
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes);
-    eprintln!("index built in {:.1} s", start.elapsed().as_secs_f64());
+    tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
     Ok((space.order(), search(&space, moves, config)?))
 }
 
@@ -178,6 +206,8 @@ pub struct SearchSettings {
     pub max_depth: Option<u32>,
     pub state_dir: Option<PathBuf>,
     pub cluster: ClusterArgs,
+    /// TLS for the workers' listener (from [`ClusterArgs::server_tls`]).
+    pub tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
 impl From<&EnumerateConfig> for SearchSettings {
@@ -187,6 +217,7 @@ impl From<&EnumerateConfig> for SearchSettings {
             max_depth: c.max_depth,
             state_dir: c.state_dir.clone(),
             cluster: c.cluster.clone(),
+            tls: c.tls.clone(),
         }
     }
 }
@@ -210,7 +241,7 @@ pub fn search_levels<I: RowIndex>(
     };
     let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
     if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
-        eprintln!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
+        tracing::info!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
         for r in &finished {
             reporter.level_done(&LevelReport {
                 counts: r.counts,
@@ -269,21 +300,53 @@ fn run_distributed<I: RowIndex>(
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(crate::service::bind(addr, token.as_ref()))?;
     let local = listener.local_addr()?;
-    eprintln!("serving workers on {local}");
+    tracing::info!("serving workers on {local}");
+    if config.tls.is_some() {
+        tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
+    }
     let shared = Arc::new(Shared::new(
         1,
         config.job.to_string(),
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
     ));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(crate::service::serve(listener, shared.clone(), token.clone(), async {
-        stopped.await.ok();
-    }));
-    let workers: Vec<_> = (0..cluster.workers.unwrap_or(0))
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }
+    };
+    let tls = config.tls.clone();
+    let mut servers = vec![runtime.spawn(crate::service::serve(
+        listener,
+        shared.clone(),
+        token.clone(),
+        tls.clone(),
+        until_stopped(),
+    ))];
+    let inproc = cluster.workers.unwrap_or(0);
+    // In-process workers reach a TLS coordinator through a second, plain loopback listener:
+    // they hold no CA, and their traffic never leaves this process.
+    let inproc_addr = if tls.is_some() && inproc > 0 {
+        let plain = runtime.block_on(crate::service::bind("127.0.0.1:0".parse()?, token.as_ref()))?;
+        let addr = plain.local_addr()?;
+        servers.push(runtime.spawn(crate::service::serve(
+            plain,
+            shared.clone(),
+            token.clone(),
+            None,
+            until_stopped(),
+        )));
+        addr
+    } else {
+        local
+    };
+    let workers: Vec<_> = (0..inproc)
         .map(|i| {
             runtime.spawn(worker::client::run_worker(worker::client::WorkerConfig {
-                coordinator: format!("http://{local}"),
+                coordinator: format!("http://{inproc_addr}"),
+                ca: None,
                 token: token.clone(),
                 name: format!("in-process-{i}"),
                 protocol_version: cubefarm_proto::PROTOCOL_VERSION,
@@ -294,8 +357,8 @@ fn run_distributed<I: RowIndex>(
         reporter.level_done(level);
         on_level(level, bits);
         let (out, inn) = shared.traffic();
-        eprintln!(
-            "  traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
+        tracing::info!(
+            "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
             out as f64 / 1048576.0,
             inn as f64 / 1048576.0
         );
@@ -305,13 +368,15 @@ fn run_distributed<I: RowIndex>(
     for w in workers {
         match runtime.block_on(w) {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("in-process worker failed: {e:#}"),
-            Err(e) => eprintln!("in-process worker panicked: {e}"),
+            Ok(Err(e)) => tracing::error!("in-process worker failed: {e:#}"),
+            Err(e) => tracing::error!("in-process worker panicked: {e}"),
         }
     }
     // Give remote workers a moment to hear that the job is done.
     shared.wait_for_goodbyes(std::time::Duration::from_secs(3));
-    let _ = stop.send(());
-    runtime.block_on(server)?.map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))?;
+    let _ = stop.send(true);
+    for server in servers {
+        runtime.block_on(server)?.map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))?;
+    }
     result
 }

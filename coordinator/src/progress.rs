@@ -81,7 +81,7 @@ impl Reporter {
                 let _ = std::io::stderr().flush();
                 *showing = true;
             } else {
-                eprintln!("{text}");
+                tracing::info!("{text}");
             }
         }
     }

@@ -29,9 +29,10 @@ impl v1::coordinator_server::Coordinator for Service {
     ) -> Result<Response<v1::RegisterReply>, Status> {
         let r = request.into_inner();
         if r.protocol_version != PROTOCOL_VERSION {
-            eprintln!(
+            tracing::warn!(
                 "refused worker {:?}: protocol version {} (this coordinator speaks {PROTOCOL_VERSION})",
-                r.worker_name, r.protocol_version
+                r.worker_name,
+                r.protocol_version
             );
             return Ok(Response::new(v1::RegisterReply {
                 worker_id: 0,
@@ -81,11 +82,11 @@ impl v1::coordinator_server::Coordinator for Service {
 
     async fn renew_lease(
         &self,
-        _: Request<v1::RenewLeaseRequest>,
+        request: Request<v1::RenewLeaseRequest>,
     ) -> Result<Response<v1::RenewLeaseReply>, Status> {
-        Err(Status::unimplemented(
-            "lease renewal is not implemented: tasks are sized to finish within a lease",
-        ))
+        let r = request.into_inner();
+        let ok = self.shared.renew(r.worker_id, r.task_id, r.attempt);
+        Ok(Response::new(v1::RenewLeaseReply { ok, lease_ms: self.shared.lease_time.as_millis() as u64 }))
     }
 
     async fn upload_shard(
@@ -121,7 +122,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 bytes_received: received,
             })),
             Err(message) => {
-                eprintln!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
+                tracing::warn!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
                 Err(Status::data_loss(format!("shard rejected: {message}")))
             }
         }
@@ -187,27 +188,95 @@ impl v1::coordinator_server::Coordinator for Service {
     }
 }
 
-/// Serves the coordinator on `listener` until `shutdown` resolves.
+/// What a plain-HTTP client of a TLS listener is told, instead of a dropped connection.
+pub const NEEDS_TLS: &str =
+    "this coordinator serves TLS: connect with an https:// URL and --ca FILE (the PEM certificate to trust)";
+
+/// Serves the coordinator on `listener` (over TLS when `tls` is given) until `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     shared: Arc<Shared>,
     token: Option<Token>,
+    tls: Option<tonic::transport::ServerTlsConfig>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
-    let service = CoordinatorServer::with_interceptor(Service { shared }, move |req| {
+    let service = CoordinatorServer::with_interceptor(Service { shared: shared.clone() }, move |req| {
         check_request(token.as_ref(), req)
     });
-    // Small request/reply exchanges: without TCP_NODELAY, delayed ACKs add tens of
-    // milliseconds to every task.
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {
-        stream.inspect(|s| {
-            let _ = s.set_nodelay(true);
-        })
+    let Some(tls) = tls else {
+        // Small request/reply exchanges: without TCP_NODELAY, delayed ACKs add tens of
+        // milliseconds to every task.
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {
+            stream.inspect(|s| {
+                let _ = s.set_nodelay(true);
+            })
+        });
+        return tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming_shutdown(incoming, shutdown)
+            .await;
+    };
+    // Connections that do not start with a TLS handshake go to a server that answers every
+    // call with NEEDS_TLS, so a worker given http:// fails at once with a clear message.
+    let (tls_in, tls_out) = tokio::sync::mpsc::channel(16);
+    let (plain_in, plain_out) = tokio::sync::mpsc::channel(16);
+    let sorter = tokio::spawn(sort_connections(listener, tls_in, plain_in));
+    let refuser = CoordinatorServer::with_interceptor(Service { shared }, |_| {
+        Err(Status::failed_precondition(NEEDS_TLS))
     });
-    tonic::transport::Server::builder()
+    let (refuser_stop, refuser_stopped) = tokio::sync::oneshot::channel::<()>();
+    let refusing =
+        tokio::spawn(tonic::transport::Server::builder().add_service(refuser).serve_with_incoming_shutdown(
+            tokio_stream::wrappers::ReceiverStream::new(plain_out),
+            async {
+                refuser_stopped.await.ok();
+            },
+        ));
+    let result = tonic::transport::Server::builder()
+        .tls_config(tls)?
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
+        .serve_with_incoming_shutdown(tokio_stream::wrappers::ReceiverStream::new(tls_out), shutdown)
+        .await;
+    sorter.abort();
+    let _ = refuser_stop.send(());
+    let _ = refusing.await;
+    result
+}
+
+/// Accepts connections and sends each to `tls` or `plain` by its first byte (a TLS connection
+/// starts with a handshake record, 0x16). Connections silent for 10 s are dropped.
+async fn sort_connections(
+    listener: tokio::net::TcpListener,
+    tls: tokio::sync::mpsc::Sender<std::io::Result<tokio::net::TcpStream>>,
+    plain: tokio::sync::mpsc::Sender<std::io::Result<tokio::net::TcpStream>>,
+) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // For example out of file descriptors: wait rather than spin.
+                tracing::warn!("accepting a connection failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (tls, plain) = (tls.clone(), plain.clone());
+        tokio::spawn(async move {
+            let mut first = [0u8; 1];
+            let peeked =
+                tokio::time::timeout(std::time::Duration::from_secs(10), stream.peek(&mut first)).await;
+            match peeked {
+                Ok(Ok(1)) if first[0] == 0x16 => {
+                    let _ = tls.send(Ok(stream)).await;
+                }
+                Ok(Ok(1)) => {
+                    let _ = plain.send(Ok(stream)).await;
+                }
+                _ => {}
+            }
+        });
+    }
 }
 
 /// Binds the listening socket (refusing non-loopback without a token).
@@ -217,23 +286,26 @@ pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> anyhow::Result<tok
 }
 
 /// `coordinator status`: asks a running coordinator for its job's progress and prints it.
-pub fn print_status(url: &str, token_file: Option<&std::path::Path>) -> anyhow::Result<()> {
+pub fn print_status(
+    url: &str,
+    token_file: Option<&std::path::Path>,
+    ca: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let token = cubefarm_proto::auth::load_token(token_file).map_err(anyhow::Error::msg)?;
+    let endpoint = cubefarm_proto::tls::endpoint(url, ca).map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let reply = runtime.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(url.to_string())
-            .map_err(|e| anyhow::anyhow!("bad address {url}: {e}"))?
+        let channel = endpoint
+            .connect_timeout(std::time::Duration::from_secs(10))
             .connect()
             .await
-            .map_err(|e| anyhow::anyhow!("cannot reach {url}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("cannot reach {url}: {}", cubefarm_proto::tls::describe(&e)))?;
         let mut client = v1::coordinator_client::CoordinatorClient::with_interceptor(channel, move |req| {
             cubefarm_proto::auth::add_token(token.as_ref(), req)
         });
-        client
-            .job_status(v1::JobStatusRequest { job_id: 1 })
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|s| anyhow::anyhow!("status request failed: {}", s.message()))
+        client.job_status(v1::JobStatusRequest { job_id: 1 }).await.map(|r| r.into_inner()).map_err(|s| {
+            anyhow::anyhow!("status request failed: {}", cubefarm_proto::tls::describe_status(&s))
+        })
     })?;
     if reply.done {
         println!("job finished; {} workers connected", reply.workers);

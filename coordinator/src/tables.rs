@@ -36,10 +36,11 @@ fn parse_table(name: &str) -> Result<u8> {
 pub fn build(args: BuildArgs) -> Result<()> {
     let h = parse_table(&args.table)?;
     let out = OutputFile::prepare(&args.out)?;
+    let tls = args.cluster.server_tls()?;
     let start = Instant::now();
     let coords = H48Coords::default();
     let space = SymProductSpace::h0(&coords);
-    eprintln!(
+    tracing::info!(
         "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
         space.row_count(),
         thousands(space.column_count() as u64),
@@ -51,6 +52,7 @@ pub fn build(args: BuildArgs) -> Result<()> {
         max_depth: None,
         state_dir: None,
         cluster: args.cluster,
+        tls,
     };
     let mut recorder = DepthRecorder::new(&space);
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
@@ -218,7 +220,7 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
         let l = (i / LINE_ENTRIES as u64) as usize;
         if two_bit_entry(lines, i) != bucket(d, main.base) || line_min(lines, l) > d {
             wrong += 1;
-            eprintln!("entry {i} (row {row}, esep {col}): direct search says {d}");
+            tracing::error!("entry {i} (row {row}, esep {col}): direct search says {d}");
         }
     }
     check(

@@ -131,6 +131,29 @@ fn jobs_over_the_memory_limit_are_refused_before_starting() {
 }
 
 #[test]
+fn tls_flags_are_checked_before_any_work() {
+    let dir = scratch("tls");
+    let junk = dir.join("junk.pem");
+    std::fs::write(&junk, "not a certificate\n").unwrap();
+    let junk = junk.to_str().unwrap();
+    let refused = |extra: &[&str], needle: &str| {
+        let mut args = vec!["enumerate", "corners", "--listen", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        assert_refused(&args, needle);
+    };
+    refused(&["--tls-cert", "c.pem"], "--tls-cert needs --tls-key");
+    refused(&["--tls-key", "k.pem"], "--tls-key needs --tls-cert");
+    refused(
+        &["--tls-cert", "/nonexistent/c.pem", "--tls-key", "k.pem"],
+        "cannot read certificate /nonexistent/c.pem",
+    );
+    refused(&["--tls-cert", junk, "--tls-key", junk], "no PEM certificate");
+    assert_refused(&["enumerate", "corners", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "need --listen");
+    assert_refused(&["status", "--connect", "https://127.0.0.1:1"], "uses TLS: give --ca FILE");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_killed_job_resumes_from_its_journal_with_identical_output() {
     use std::io::{BufRead, BufReader};
     let dir = scratch("resume");

@@ -22,6 +22,33 @@ fn depths(path: &std::path::Path) -> serde_json::Value {
     v["depths"].clone()
 }
 
+/// A result file's bytes before the measurements (`elapsed_s`, `peak_rss_bytes`), which are the
+/// only fields that may differ between runs.
+fn result_bytes(path: &std::path::Path) -> String {
+    let raw = std::fs::read_to_string(path).unwrap();
+    let cut = raw.find(",\"elapsed_s\":").unwrap_or_else(|| panic!("no elapsed_s in {raw}"));
+    raw[..cut].to_string()
+}
+
+/// `coordinator status` of the job at `addr`: (depth, tasks merged, tasks, tasks leased) while a
+/// level runs.
+fn level_status(addr: &str, dir: &std::path::Path) -> Option<(u32, u64, u64, u64)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["status", "--connect", &format!("http://{addr}")])
+        .args(["--token-file", dir.join("token").to_str().unwrap()])
+        .output()
+        .unwrap();
+    // "depth D: X of T tasks merged, L leased; W workers connected"
+    let text = String::from_utf8_lossy(&out.stdout);
+    let words: Vec<&str> = text.split([' ', ':', ',', ';']).filter(|w| !w.is_empty()).collect();
+    match words.as_slice() {
+        ["depth", d, x, "of", t, "tasks", "merged", l, "leased", ..] => {
+            Some((d.parse().ok()?, x.parse().ok()?, t.parse().ok()?, l.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
 fn embedded(dir: &std::path::Path) -> serde_json::Value {
     let path = dir.join("embedded.json");
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
@@ -64,7 +91,7 @@ fn start_coordinator_on(
     let addr = loop {
         line.clear();
         assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
-        if let Some(a) = line.trim().strip_prefix("serving workers on ") {
+        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
             break a.to_string();
         }
     };
@@ -72,17 +99,20 @@ fn start_coordinator_on(
 }
 
 fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
+    worker_at(&format!("http://{addr}"), token, dir, &[])
+}
+
+/// A worker process for the coordinator at `url`, with `extra` arguments.
+fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> Child {
+    // Written under a unique name and renamed: a worker starting meanwhile never reads a
+    // truncated file.
     let file = dir.join(format!("token-{}", token.len()));
-    std::fs::write(&file, token).unwrap();
+    let temp = dir.join(format!("token-{}.{:?}", token.len(), std::thread::current().id()));
+    std::fs::write(&temp, token).unwrap();
+    std::fs::rename(&temp, &file).unwrap();
     Command::new(worker_binary())
-        .args([
-            "--coordinator",
-            &format!("http://{addr}"),
-            "--token-file",
-            file.to_str().unwrap(),
-            "--threads",
-            "1",
-        ])
+        .args(["--coordinator", url, "--token-file", file.to_str().unwrap(), "--threads", "1"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -98,6 +128,23 @@ fn worker_binary() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Waits for `child` at most `limit`; kills it and fails the test if it is still running then.
+fn wait_bounded(mut child: Child, limit: Duration) -> std::process::Output {
+    let end = std::time::Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > end {
+            child.kill().unwrap();
+            panic!("process still running after {limit:?}: {}", rest_of(child));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn rest_of(child: Child) -> String {
+    String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned()
 }
 
 fn rest(mut err: BufReader<std::process::ChildStderr>) -> String {
@@ -135,6 +182,7 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         // Another protocol version is refused at registration, with both versions named.
         let old = worker::client::run_worker(worker::client::WorkerConfig {
             coordinator: format!("http://{addr}"),
+            ca: None,
             token: Some(Token::new(TOKEN).unwrap()),
             name: "old".into(),
             protocol_version: 999,
@@ -173,6 +221,11 @@ fn faults_are_refused_or_recovered_with_identical_output() {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
+        // The holder renews its lease; another attempt's renewal is refused.
+        let renew = |attempt| v1::RenewLeaseRequest { worker_id: id, task_id: task.task_id, attempt };
+        let held = client.renew_lease(renew(task.attempt)).await.unwrap().into_inner();
+        assert!(held.ok && held.lease_ms == 2000, "{held:?}");
+        assert!(!client.renew_lease(renew(task.attempt + 1)).await.unwrap().into_inner().ok);
         let garbage = v1::ShardChunk {
             task_id: task.task_id,
             attempt: task.attempt,
@@ -258,5 +311,93 @@ fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
     assert!(second.wait().unwrap().success());
     assert!(rest(err).contains("registered"));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
+    let dir = scratch("tls");
+    let expected = embedded(&dir);
+    let pair =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, pair.cert.pem()).unwrap();
+    std::fs::write(&key, pair.signing_key.serialize_pem()).unwrap();
+    let cert = cert.to_str().unwrap();
+    let (mut coord, addr, err) =
+        start_coordinator(&dir, &["--tls-cert", cert, "--tls-key", key.to_str().unwrap()]);
+    // Plain HTTP to a TLS port: a clear refusal, not retries.
+    let plain = wait_bounded(worker(&addr, TOKEN, &dir), Duration::from_secs(20));
+    let msg = String::from_utf8_lossy(&plain.stderr);
+    assert!(!plain.status.success() && msg.contains("this coordinator serves TLS"), "{msg}");
+    // https:// without --ca is refused before connecting.
+    let no_ca =
+        wait_bounded(worker_at(&format!("https://{addr}"), TOKEN, &dir, &[]), Duration::from_secs(20));
+    let msg = String::from_utf8_lossy(&no_ca.stderr);
+    assert!(!no_ca.status.success() && msg.contains("give --ca FILE"), "{msg}");
+    // `status` over TLS, by host name (the certificate names localhost and 127.0.0.1).
+    let port = addr.rsplit(':').next().unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["status", "--connect", &format!("https://localhost:{port}"), "--ca", cert])
+        .args(["--token-file", dir.join("token").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && text.contains("workers connected"), "{text}{status:?}");
+    let w = wait_bounded(
+        worker_at(&format!("https://{addr}"), TOKEN, &dir, &["--ca", cert]),
+        Duration::from_secs(60),
+    );
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    assert!(coord.wait().unwrap().success(), "{}", rest(err));
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_worker_process_killed_mid_level_loses_its_lease_and_the_output_is_identical() {
+    let dir = scratch("kill-worker");
+    embedded(&dir);
+    let expected = result_bytes(&dir.join("embedded.json"));
+    let (mut coord, addr, err) = start_coordinator(&dir, &["--lease-secs", "2"]);
+    let mut victim = worker(&addr, TOKEN, &dir);
+    // The victim is alone (worker 1). Tasks of depths 13 and 14 take about half a second each
+    // (shallower levels end within a status round trip), so once such a level shows a lease
+    // and at least three tasks left, the victim holds a lease for a second or more.
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(std::time::Instant::now() < end, "the worker never took a task of a deep level");
+        match level_status(&addr, &dir) {
+            Some((depth, done, total, leased)) if depth >= 13 && leased >= 1 && done + 3 <= total => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let survivor = worker(&addr, TOKEN, &dir);
+    victim.kill().unwrap(); // SIGKILL, mid-task
+    victim.wait().unwrap();
+    let out = wait_bounded(survivor, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("by worker 1 expired; re-queued"), "{log}");
+    assert_eq!(result_bytes(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn one_or_three_worker_processes_give_the_embedded_bytes() {
+    let dir = scratch("workers-1-3");
+    embedded(&dir);
+    let expected = result_bytes(&dir.join("embedded.json"));
+    for n in [1, 3] {
+        let (mut coord, addr, err) = start_coordinator(&dir, &[]);
+        let workers: Vec<Child> = (0..n).map(|_| worker(&addr, TOKEN, &dir)).collect();
+        for w in workers {
+            let out = wait_bounded(w, Duration::from_secs(60));
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(coord.wait().unwrap().success(), "{}", rest(err));
+        assert_eq!(result_bytes(&dir.join("cluster.json")), expected, "{n} workers");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

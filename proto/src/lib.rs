@@ -4,6 +4,7 @@
 //! from `proto/cubefarm.proto` (see `build.rs`; no `protoc` needed).
 
 pub mod auth;
+pub mod tls;
 
 /// Generated code for protobuf package `cubefarm.v1`.
 pub mod v1 {

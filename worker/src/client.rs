@@ -1,7 +1,7 @@
 //! The worker loop: register, poll for tasks (the poll is also the heartbeat), download the
 //! task's inputs, compute on rayon in a blocking thread, upload the shard, until the job is done.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Result};
 use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
@@ -17,6 +17,8 @@ use tonic::transport::{Channel, Endpoint};
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
     pub coordinator: String,
+    /// PEM certificate to trust for an https:// coordinator.
+    pub ca: Option<std::path::PathBuf>,
     pub token: Option<Token>,
     pub name: String,
     /// Protocol version announced at registration (differs from ours only in tests).
@@ -35,16 +37,22 @@ impl tonic::service::Interceptor for TokenInterceptor {
 
 type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
 
-async fn connect(config: &WorkerConfig) -> Result<Client> {
-    let endpoint = Endpoint::from_shared(config.coordinator.clone())
-        .with_context(|| format!("bad coordinator address {}", config.coordinator))?
-        .tcp_nodelay(true);
+/// Connects, retrying with backoff while the coordinator is unreachable; a TLS failure is
+/// fatal at once (a certificate does not become trusted by waiting).
+async fn connect(config: &WorkerConfig, endpoint: &Endpoint) -> Result<Client, Fault> {
     let mut delay = Duration::from_millis(100);
     let channel = loop {
         match endpoint.connect().await {
             Ok(c) => break c,
+            Err(e) if cubefarm_proto::tls::is_tls_error(&e) => {
+                return Err(Fault::Fatal(tls_failure(
+                    &config.coordinator,
+                    &cubefarm_proto::tls::describe(&e),
+                )));
+            }
             Err(e) if delay < Duration::from_secs(20) => {
-                eprintln!(
+                let e = cubefarm_proto::tls::describe(&e);
+                tracing::warn!(
                     "cannot reach {} ({e}); retrying in {:.1} s",
                     config.coordinator,
                     delay.as_secs_f64()
@@ -52,13 +60,26 @@ async fn connect(config: &WorkerConfig) -> Result<Client> {
                 tokio::time::sleep(delay).await;
                 delay *= 2;
             }
-            Err(e) => bail!("cannot reach the coordinator at {}: {e}", config.coordinator),
+            Err(e) => {
+                return Err(Fault::Transient(anyhow!(
+                    "cannot reach the coordinator at {}: {}",
+                    config.coordinator,
+                    cubefarm_proto::tls::describe(&e)
+                )))
+            }
         }
     };
     let interceptor = TokenInterceptor(config.token.clone());
     Ok(CoordinatorClient::with_interceptor(channel, interceptor)
         .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
         .max_encoding_message_size(4 * MAX_CHUNK_BYTES))
+}
+
+fn tls_failure(url: &str, detail: &str) -> anyhow::Error {
+    anyhow!(
+        "TLS with {url} failed: {detail} (is the coordinator serving TLS, and is --ca its certificate \
+         or the CA that signed it?)"
+    )
 }
 
 /// Indexes built so far, by job spec, with the scatter buffer for forward tasks.
@@ -80,11 +101,15 @@ enum Fault {
 }
 
 fn classify(context: &str, status: tonic::Status) -> Fault {
-    let e = anyhow!("{context}: {}", status.message());
+    if cubefarm_proto::tls::is_tls_error(&status) {
+        return Fault::Fatal(anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status)));
+    }
+    let e = anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status));
     match status.code() {
-        tonic::Code::Unauthenticated | tonic::Code::PermissionDenied | tonic::Code::InvalidArgument => {
-            Fault::Fatal(e)
-        }
+        tonic::Code::Unauthenticated
+        | tonic::Code::PermissionDenied
+        | tonic::Code::InvalidArgument
+        | tonic::Code::FailedPrecondition => Fault::Fatal(e),
         _ => Fault::Transient(e),
     }
 }
@@ -92,10 +117,14 @@ fn classify(context: &str, status: tonic::Status) -> Fault {
 /// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
 /// coordinator goes away (for example while it restarts and resumes), and failing on refusal.
 pub async fn run_worker(config: WorkerConfig) -> Result<()> {
+    // A bad address or CA file cannot get better by retrying: fail at once.
+    let endpoint = cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())
+        .map_err(anyhow::Error::msg)?
+        .tcp_nodelay(true);
     let cache = Arc::new(Mutex::new(Cache { spec: None, index: None, sources: None, frontier: None }));
     let mut failures = 0u32;
     loop {
-        match session(&config, &cache).await {
+        match session(&config, &endpoint, &cache).await {
             Ok(()) => return Ok(()),
             Err(Fault::Fatal(e)) => return Err(e),
             Err(Fault::Transient(e)) => {
@@ -104,7 +133,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
                     return Err(e.context("giving up after 8 reconnections"));
                 }
                 let delay = Duration::from_millis(250 << failures.min(7));
-                eprintln!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
+                tracing::warn!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
                 tokio::time::sleep(delay).await;
             }
         }
@@ -112,8 +141,8 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
 }
 
 /// One registration and the poll loop that follows it.
-async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(), Fault> {
-    let mut client = connect(config).await.map_err(Fault::Transient)?;
+async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<Cache>>) -> Result<(), Fault> {
+    let mut client = connect(config, endpoint).await?;
     let reply = client
         .register(v1::RegisterRequest {
             protocol_version: config.protocol_version,
@@ -176,7 +205,7 @@ async fn session(config: &WorkerConfig, cache: &Arc<Mutex<Cache>>) -> Result<(),
             Ok(_) => {}
             // Damaged on the way: the lease will expire and the task be handed out again.
             Err(s) if s.code() == tonic::Code::DataLoss => {
-                eprintln!("task {} rejected: {}", task.task_id, s.message())
+                tracing::warn!("task {} rejected: {}", task.task_id, s.message())
             }
             Err(s) => return Err(classify("upload failed", s)),
         }
@@ -230,7 +259,7 @@ async fn download(
     // Decoded as the chunks arrive; a damaged download is fetched again with the task's next
     // lease.
     let damaged = |e: shard::ShardError| {
-        eprintln!("input {name} is damaged ({e}); dropping the task");
+        tracing::warn!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
     };
     let mut decoder = shard::WordsDecoder::new(key, len);

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub mod client;
+pub mod logs;
 
 /// Command-line arguments of the `worker` binary.
 #[derive(Debug, Clone, Parser)]
@@ -26,6 +27,11 @@ pub struct Args {
     /// File holding the token used to authenticate to the coordinator.
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+
+    /// PEM certificate to trust for an https:// coordinator (the CA that signed its
+    /// certificate, or that certificate itself if self-signed). Required with https://.
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
 }
 
 /// A coordinator URL whose scheme has been checked to be http or https.
@@ -73,6 +79,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     let token = cubefarm_proto::auth::load_token(args.token_file.as_deref())?;
     let config = client::WorkerConfig {
         coordinator: args.coordinator.as_str().to_string(),
+        ca: args.ca.clone(),
         token,
         name: format!("worker-{}", std::process::id()),
         protocol_version: cubefarm_proto::PROTOCOL_VERSION,
@@ -82,7 +89,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         tokio::select! {
             r = client::run_worker(config) => r.map_err(|e| format!("{e:#}")),
             _ = shutdown_signal() => {
-                eprintln!("worker: stopping on signal");
+                tracing::info!("worker: stopping on signal");
                 Ok(())
             }
         }
@@ -110,6 +117,7 @@ async fn shutdown_signal() {
 pub fn main() -> ExitCode {
     // Clap prints its own usage errors (exit status 2) and --help/--version.
     let args = Args::parse();
+    logs::init();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
