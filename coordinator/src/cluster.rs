@@ -117,12 +117,18 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn register(&self, name: &str) -> u64 {
+    /// Registers a worker with its compute threads and memory (0: unknown).
+    pub fn register(&self, name: &str, threads: u32, memory_bytes: u64) -> u64 {
         let mut s = self.lock();
         let id = s.next_worker;
         s.next_worker += 1;
         s.workers.insert(id, (name.to_string(), Instant::now()));
-        tracing::info!("worker {id} ({name}) registered");
+        let memory = if memory_bytes > 0 {
+            format!("{:.1} GiB", memory_bytes as f64 / (1u64 << 30) as f64)
+        } else {
+            "unknown memory".to_string()
+        };
+        tracing::info!("worker {id} ({name}) registered: {threads} threads, {memory}");
         id
     }
 

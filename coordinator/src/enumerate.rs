@@ -310,6 +310,11 @@ fn run_distributed<I: RowIndex>(
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
     ));
+    let status = shared.clone();
+    reporter.set_extra(move || {
+        let (_, total, done, running, workers, _) = status.status();
+        format!("tasks {done}/{total} done, {running} leased, {workers} live workers")
+    });
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let until_stopped = move || {
         let mut stopped = stopped.clone();

@@ -1,5 +1,6 @@
 //! Progress of a running search on stderr: on a terminal, one line rewritten every second with
-//! rows done, rate and ETA for the current depth; otherwise a plain log line every 30 seconds.
+//! rows done, rate and ETA for the current depth (and, distributed, tasks done and live
+//! workers); otherwise a plain log line every 30 seconds.
 //! Per-depth result lines are printed by the caller through [`Reporter::level_done`].
 
 use shared::bfs::{LevelReport, Progress};
@@ -17,6 +18,8 @@ pub struct Reporter {
     done: AtomicBool,
     /// Serializes stderr writes and remembers whether a progress line is showing.
     line_showing: Mutex<bool>,
+    /// More to show on the progress line (a distributed run's tasks and workers).
+    extra: Mutex<Option<Box<dyn Fn() -> String + Send + Sync>>>,
 }
 
 impl Reporter {
@@ -27,7 +30,13 @@ impl Reporter {
             terminal: std::io::stderr().is_terminal(),
             done: AtomicBool::new(false),
             line_showing: Mutex::new(false),
+            extra: Mutex::new(None),
         }
+    }
+
+    /// Appends `extra()` to every progress line from now on.
+    pub fn set_extra(&self, extra: impl Fn() -> String + Send + Sync + 'static) {
+        *self.extra.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(extra));
     }
 
     /// Prints a finished depth.
@@ -67,7 +76,7 @@ impl Reporter {
             let secs = depth_start.elapsed().as_secs_f64();
             let rate = rows as f64 / secs;
             let eta = if rate > 0.0 { (self.total_rows - rows) as f64 / rate } else { f64::INFINITY };
-            let text = format!(
+            let mut text = format!(
                 "depth {depth:>2}: {:5.1}% of {} rows, {} rows/s, {:.0} s elapsed, ETA {}",
                 100.0 * rows as f64 / self.total_rows.max(1) as f64,
                 thousands(self.total_rows),
@@ -75,6 +84,9 @@ impl Reporter {
                 secs,
                 if eta.is_finite() { format!("{eta:.0} s") } else { "unknown".to_string() }
             );
+            if let Some(extra) = self.extra.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                text += &format!(", {}", extra());
+            }
             let mut showing = self.line_showing.lock().unwrap_or_else(|e| e.into_inner());
             if self.terminal {
                 eprint!("\r\x1b[K{text}");

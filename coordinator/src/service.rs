@@ -43,7 +43,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 ),
             }));
         }
-        let id = self.shared.register(&r.worker_name);
+        let id = self.shared.register(&r.worker_name, r.threads, r.memory_bytes);
         Ok(Response::new(v1::RegisterReply { worker_id: id, accepted: true, message: String::new() }))
     }
 

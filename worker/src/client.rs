@@ -6,7 +6,7 @@ use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
-use shared::bfs::task::Sources;
+use shared::bfs::task::{Frontier, Sources};
 use shared::shard::{self, ShardKey};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -88,8 +88,8 @@ struct Cache {
     index: Option<Arc<AnyIndex>>,
     /// The index's sources under the job's moves (for forward tasks).
     sources: Option<Arc<Sources>>,
-    /// The whole frontier of the current level: (level, words).
-    frontier: Option<(u32, Arc<Vec<u64>>)>,
+    /// The whole frontier of the current level.
+    frontier: Option<(u32, Arc<Frontier>)>,
 }
 
 /// Why a session with the coordinator ended.
@@ -148,7 +148,7 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
             protocol_version: config.protocol_version,
             worker_name: config.name.clone(),
             threads: rayon::current_num_threads() as u32,
-            memory_bytes: 0,
+            memory_bytes: total_memory_bytes(),
         })
         .await
         .map_err(|s| classify("registration failed", s))?
@@ -210,6 +210,17 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
             Err(s) => return Err(classify("upload failed", s)),
         }
     }
+}
+
+/// Physical memory of this machine (Linux `MemTotal`; 0 where unknown), told to the coordinator.
+fn total_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// Why a task was not computed.
@@ -309,7 +320,8 @@ async fn run_task(
             if let Ok(mut c) = cache.lock() {
                 c.frontier = None;
             }
-            let f = Arc::new(download(client, task, "frontier-all", row_count * words).await?);
+            let f = download(client, task, "frontier-all", row_count * words).await?;
+            let f = Arc::new(tokio::task::spawn_blocking(move || Frontier::new(f, words)).await?);
             if let Ok(mut c) = cache.lock() {
                 c.frontier = Some((task.level, f.clone()));
             }
@@ -322,7 +334,7 @@ async fn run_task(
         tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &frontier)).await?
     } else {
         let visited = download(client, task, "visited-rows", rows.len() * words).await?;
-        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier.words)).await?
     };
     Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
 }

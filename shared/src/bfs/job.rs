@@ -5,7 +5,7 @@
 use super::index::RowIndex;
 use super::kociemba::KociembaSpace;
 use super::rows::RowSpace;
-use super::task::{pull_rows, push_into_rows, Sources};
+use super::task::{pull_rows, push_into_rows, Frontier, Sources};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::h48::{H48Coords, SymProductSpace};
@@ -117,7 +117,7 @@ impl AnyIndex {
         moves: &[Move],
         rows: Range<u32>,
         sources: &Sources,
-        frontier: &[u64],
+        frontier: &Frontier,
     ) -> Vec<u64> {
         use rayon::prelude::*;
         let words = self.words_per_row();

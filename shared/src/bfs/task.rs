@@ -124,6 +124,38 @@ impl Sources {
     }
 }
 
+/// A level's whole frontier as a worker holds it: the words, and one bit per row telling whether
+/// the row has any entry, so a forward task skips empty sources without reading them (on sparse
+/// levels most sources are empty, and each row is a source of 18 others).
+pub struct Frontier {
+    pub words: Vec<u64>,
+    occupied: Vec<u64>,
+}
+
+impl Frontier {
+    pub fn new(words: Vec<u64>, words_per_row: usize) -> Self {
+        use rayon::prelude::*;
+        let rows = words.len() / words_per_row.max(1);
+        let occupied = (0..rows.div_ceil(64))
+            .into_par_iter()
+            .map(|k| {
+                let mut bits = 0u64;
+                for r in k * 64..(k * 64 + 64).min(rows) {
+                    let row = &words[r * words_per_row..][..words_per_row];
+                    bits |= (row.iter().any(|&w| w != 0) as u64) << (r % 64);
+                }
+                bits
+            })
+            .collect();
+        Frontier { words, occupied }
+    }
+
+    #[inline]
+    pub fn has_entries(&self, row: u32) -> bool {
+        test_bit(&self.occupied, row)
+    }
+}
+
 /// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
 /// frontier entry (`frontier` holds every row) that lands in those rows. The union is the same
 /// as [`push_rows`] over all rows restricted to `targets`, so tasks owning disjoint target rows
@@ -133,16 +165,16 @@ pub fn push_into_rows<I: RowIndex>(
     moves: &[Move],
     targets: Range<u32>,
     sources: &Sources,
-    frontier: &[u64],
+    frontier: &Frontier,
     out: &mut [u64],
 ) {
     let words = (space.column_count() as usize).div_ceil(64);
     for (t, row) in targets.zip(out.chunks_mut(words)) {
         for &(r, mi) in sources.of(t) {
-            let bits = &frontier[r as usize * words..][..words];
-            if bits.iter().all(|&w| w == 0) {
+            if !frontier.has_entries(r) {
                 continue;
             }
+            let bits = &frontier.words[r as usize * words..][..words];
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
             for_each_bit(bits, |c| set_bit(row, map.apply(c)));
