@@ -79,6 +79,8 @@ struct State {
     next_worker: u64,
     level: Option<Level>,
     done: bool,
+    /// Why the job cannot go on (set by [`Shared::abort`]).
+    aborted: Option<String>,
     /// Workers told that the job is done.
     dismissed: std::collections::HashSet<u64>,
     bytes_in: u64,
@@ -104,6 +106,7 @@ impl Shared {
                 level: None,
                 done: false,
                 dismissed: std::collections::HashSet::new(),
+                aborted: None,
                 bytes_in: 0,
                 bytes_out: 0,
             }),
@@ -130,6 +133,12 @@ impl Shared {
         };
         tracing::info!("worker {id} ({name}) registered: {threads} threads, {memory}");
         id
+    }
+
+    /// Stops the job: the running level fails with `why`.
+    pub fn abort(&self, why: String) {
+        self.lock().aborted = Some(why);
+        self.changed.notify_all();
     }
 
     /// Marks the job finished: polls answer `done`.
@@ -268,8 +277,11 @@ impl Shared {
         // Forward tasks read no visited rows (their results are masked here).
         if name == "frontier-all" {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
-            let encoded =
-                level.frontier_all.get_or_insert_with(|| Arc::new(shard::encode_words(key, frontier)));
+            let encoded = level.frontier_all.get_or_insert_with(|| {
+                let (occupied, rows) = shared::bfs::task::Frontier::payload_parts(frontier, w);
+                let parts: Vec<&[u64]> = std::iter::once(occupied.as_slice()).chain(rows).collect();
+                Arc::new(shard::encode_word_parts(key, &parts))
+            });
             return Some(encoded.clone());
         }
         let rows = level.tasks.get(task as usize)?.rows.clone();
@@ -317,7 +329,14 @@ impl Shared {
 
     /// Publishes a level, waits until every task is merged (re-queueing expired leases), and
     /// unpublishes it.
-    fn run_level(&self, depth: u32, dir: Direction, rows: u32, level: &LevelInput, next: &mut BitStore) {
+    fn run_level(
+        &self,
+        depth: u32,
+        dir: Direction,
+        rows: u32,
+        level: &LevelInput,
+        next: &mut BitStore,
+    ) -> Result<(), String> {
         let words = level.words_per_row;
         let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
         let tasks: Vec<Task> = (0..rows)
@@ -334,6 +353,10 @@ impl Shared {
         s.level = Some(Level { depth, dir, words, remaining: tasks.len(), tasks, data, frontier_all: None });
         self.changed.notify_all();
         loop {
+            if let Some(why) = s.aborted.clone() {
+                s.level = None;
+                return Err(why);
+            }
             let lvl = s.level.as_mut().expect("published");
             if lvl.remaining == 0 {
                 break;
@@ -355,6 +378,7 @@ impl Shared {
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         s.level = None;
+        Ok(())
     }
 }
 
@@ -372,7 +396,6 @@ impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), BfsError> {
-        self.shared.run_level(level.depth, direction, space.row_count(), level, next);
-        Ok(())
+        self.shared.run_level(level.depth, direction, space.row_count(), level, next).map_err(BfsError::from)
     }
 }

@@ -347,15 +347,29 @@ fn run_distributed<I: RowIndex>(
     } else {
         local
     };
+    // Without --listen no other worker can come: a failed in-process worker ends the job
+    // instead of leaving it waiting for leases nobody will take.
+    let alone = cluster.listen.is_none();
     let workers: Vec<_> = (0..inproc)
         .map(|i| {
-            runtime.spawn(worker::client::run_worker(worker::client::WorkerConfig {
+            let config = worker::client::WorkerConfig {
                 coordinator: format!("http://{inproc_addr}"),
                 ca: None,
                 token: token.clone(),
                 name: format!("in-process-{i}"),
                 protocol_version: cubefarm_proto::PROTOCOL_VERSION,
-            }))
+            };
+            let shared = shared.clone();
+            runtime.spawn(async move {
+                let result = worker::client::run_worker(config).await;
+                if let Err(e) = &result {
+                    tracing::error!("in-process worker {i} failed: {e:#}");
+                    if alone {
+                        shared.abort(format!("in-process worker {i} failed: {e:#}"));
+                    }
+                }
+                result
+            })
         })
         .collect();
     let result = bfs::run_with(space, moves, options, &ClusterExpander { shared: &shared }, |level, bits| {
@@ -371,10 +385,8 @@ fn run_distributed<I: RowIndex>(
     .map_err(|e| anyhow::anyhow!(e));
     shared.finish();
     for w in workers {
-        match runtime.block_on(w) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!("in-process worker failed: {e:#}"),
-            Err(e) => tracing::error!("in-process worker panicked: {e}"),
+        if let Err(e) = runtime.block_on(w) {
+            tracing::error!("in-process worker panicked: {e}");
         }
     }
     // Give remote workers a moment to hear that the job is done.

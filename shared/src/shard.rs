@@ -101,6 +101,48 @@ pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
     encode(key, as_bytes(words))
 }
 
+/// [`encode_words`] of the concatenation of `parts`, which is never built: the parts are cut
+/// into groups of about 16 MiB, each compressed as its own zstd frame on rayon threads, and the
+/// frames concatenated (a zstd stream may hold several frames). A gigabyte frontier is then
+/// compressed by every core while the workers wait for it.
+pub fn encode_word_parts(key: ShardKey, parts: &[&[u64]]) -> Vec<u8> {
+    use rayon::prelude::*;
+    use std::io::Write;
+    const GROUP_WORDS: usize = 2 << 20;
+    let mut groups: Vec<Vec<&[u64]>> = vec![Vec::new()];
+    let mut in_group = 0;
+    for &part in parts {
+        if in_group >= GROUP_WORDS {
+            groups.push(Vec::new());
+            in_group = 0;
+        }
+        groups.last_mut().expect("non-empty").push(part);
+        in_group += part.len();
+    }
+    let frames: Vec<Vec<u8>> = groups
+        .par_iter()
+        .map(|group| {
+            let mut encoder = zstd::stream::Encoder::new(Vec::new(), 1).expect("a zstd encoder context");
+            for part in group {
+                encoder.write_all(as_bytes(part)).expect("writing to memory");
+            }
+            encoder.finish().expect("writing to memory")
+        })
+        .collect();
+    let compressed = frames.concat();
+    let header = Header {
+        magic: MAGIC,
+        version: SHARD_VERSION,
+        key,
+        raw_len: parts.iter().map(|p| p.len() as u64 * 8).sum(),
+        payload_len: compressed.len() as u64,
+        payload_crc: crc32(&compressed),
+    };
+    let mut out = encode_header(&header);
+    out.extend_from_slice(&compressed);
+    out
+}
+
 #[cfg(not(target_endian = "little"))]
 compile_error!("shards carry little-endian words, read in place: a little-endian target is required");
 
@@ -164,21 +206,21 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
-/// [`decode_for`] of a payload of exactly `len` 64-bit words, decompressed straight into the
+/// [`decode_for`] of a payload of at most `max_len` 64-bit words, decompressed straight into the
 /// words (no intermediate byte copy: a frontier can be gigabytes).
-pub fn decode_words_for(bytes: &[u8], expected: ShardKey, len: usize) -> Result<Vec<u64>, ShardError> {
-    let mut decoder = WordsDecoder::new(expected, len);
+pub fn decode_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<Vec<u64>, ShardError> {
+    let mut decoder = WordsDecoder::new(expected, max_len);
     decoder.push(bytes)?;
     decoder.finish()
 }
 
-/// Decodes a shard of exactly `len` 64-bit words as its bytes arrive, straight into the words:
-/// a download never holds the compressed shard whole. The header is checked (and the words
-/// allocated) once its bytes are in; the words are handed out only after the payload's length
-/// and checksum have been checked at the end.
+/// Decodes a shard of at most `max_len` 64-bit words as its bytes arrive, straight into the
+/// words: a download never holds the compressed shard whole. The header is checked (and the
+/// words allocated, as many as it announces) once its bytes are in; the words are handed out only
+/// after the payload's length and checksum have been checked at the end.
 pub struct WordsDecoder {
     expected: ShardKey,
-    len: usize,
+    max_len: usize,
     head: Vec<u8>,
     header: Option<Header>,
     crc: crate::checksum::Crc32,
@@ -189,10 +231,10 @@ pub struct WordsDecoder {
 }
 
 impl WordsDecoder {
-    pub fn new(expected: ShardKey, len: usize) -> Self {
+    pub fn new(expected: ShardKey, max_len: usize) -> Self {
         WordsDecoder {
             expected,
-            len,
+            max_len,
             head: Vec::new(),
             header: None,
             crc: Default::default(),
@@ -218,13 +260,13 @@ impl WordsDecoder {
             if header.key != self.expected {
                 return Err(ShardError::WrongTask { found: header.key, expected: self.expected });
             }
-            if header.raw_len != self.len as u64 * 8 {
+            if header.raw_len % 8 != 0 || header.raw_len > self.max_len as u64 * 8 {
                 return Err(ShardError::Decompress(format!(
-                    "{} bytes, expected {} words",
-                    header.raw_len, self.len
+                    "{} bytes, expected at most {} words",
+                    header.raw_len, self.max_len
                 )));
             }
-            self.words = vec![0u64; self.len];
+            self.words = vec![0u64; header.raw_len as usize / 8];
             self.header = Some(header);
         }
         self.received += bytes.len() as u64;
@@ -265,7 +307,7 @@ impl WordsDecoder {
         let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
         let left = self.zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
         self.written += tail.pos();
-        if left != 0 || self.written != self.len * 8 {
+        if left != 0 || self.written != self.words.len() * 8 {
             return Err(ShardError::Decompress(format!(
                 "{} bytes, header says {}",
                 self.written, header.raw_len
@@ -301,7 +343,20 @@ mod tests {
             (0..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)).collect();
         let shard = encode_words(KEY, &words);
         assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
+        assert_eq!(decode_words_for(&shard, KEY, 6000), Ok(words.clone()));
         assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::Decompress(_))));
+        let parts = encode_word_parts(KEY, &[&words[..10], &[], &words[10..]]);
+        assert_eq!(decode_words_for(&parts, KEY, 5000), Ok(words.clone()));
+        // Several frames (groups of 2 Mi words), decoded in one stream and in pieces.
+        let big: Vec<u64> = (0..5_000_000u64).map(|i| i * i).collect();
+        let halves: Vec<&[u64]> = big.chunks(1_500_000).collect();
+        let framed = encode_word_parts(KEY, &halves);
+        assert_eq!(decode_words_for(&framed, KEY, big.len()).as_deref(), Ok(&big[..]));
+        let mut d = WordsDecoder::new(KEY, big.len());
+        for piece in framed.chunks(1 << 20) {
+            d.push(piece).unwrap();
+        }
+        assert_eq!(d.finish().as_deref(), Ok(&big[..]));
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(decode_for(&shard, KEY), Ok(bytes));
         assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 0), Err(ShardError::Decompress(_))));

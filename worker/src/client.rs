@@ -243,8 +243,8 @@ impl From<tokio::task::JoinError> for TaskError {
     }
 }
 
-/// Downloads an input of exactly `len` words (the whole frontier: keyed by the level, shared by
-/// all its tasks).
+/// Downloads an input of at most `len` words (the frontier: keyed by the level, shared by all
+/// its tasks).
 async fn download(
     client: &mut Client,
     task: &v1::Task,
@@ -320,8 +320,10 @@ async fn run_task(
             if let Ok(mut c) = cache.lock() {
                 c.frontier = None;
             }
-            let f = download(client, task, "frontier-all", row_count * words).await?;
-            let f = Arc::new(tokio::task::spawn_blocking(move || Frontier::new(f, words)).await?);
+            let max = row_count.div_ceil(64) + row_count * words;
+            let payload = download(client, task, "frontier-all", max).await?;
+            let f = Frontier::from_payload(payload, row_count, words).map_err(|e| anyhow!(e))?;
+            let f = Arc::new(f);
             if let Ok(mut c) = cache.lock() {
                 c.frontier = Some((task.level, f.clone()));
             }
@@ -334,7 +336,14 @@ async fn run_task(
         tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &frontier)).await?
     } else {
         let visited = download(client, task, "visited-rows", rows.len() * words).await?;
-        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier.words)).await?
+        if visited.len() != rows.len() * words {
+            return Err(TaskError::Other(anyhow!(
+                "visited rows of {} words for {} rows",
+                visited.len(),
+                rows.len()
+            )));
+        }
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?
     };
     Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
 }

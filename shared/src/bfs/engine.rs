@@ -16,7 +16,7 @@
 
 use super::bitmap::BitStore;
 use super::index::{set_bit, RowCounts, RowIndex};
-use super::task::{close_rows, count_rows, pull_rows, push_rows, SharedNext};
+use super::task::{close_rows, count_rows, pull_rows, push_rows, FullRows, SharedNext};
 use crate::cube::Move;
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -327,7 +327,8 @@ fn pull<I: RowIndex>(
     next.par_chunks_mut(words * ROW_CHUNK).zip(visited.par_chunks(words * ROW_CHUNK)).enumerate().for_each(
         |(k, (out, seen))| {
             let first = (k * ROW_CHUNK) as u32;
-            pull_rows(space, moves, first..first + (out.len() / words) as u32, seen, frontier, out);
+            let full = FullRows { words: frontier, words_per_row: words };
+            pull_rows(space, moves, first..first + (out.len() / words) as u32, seen, &full, out);
             progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
         },
     );

@@ -131,9 +131,14 @@ impl AnyIndex {
         out
     }
 
-    /// A backward task: the new entries of `rows` given their visited bits and the whole
-    /// frontier.
-    pub fn pull_task(&self, moves: &[Move], rows: Range<u32>, visited: &[u64], frontier: &[u64]) -> Vec<u64> {
+    /// A backward task: the new entries of `rows` given their visited bits and the frontier.
+    pub fn pull_task(
+        &self,
+        moves: &[Move],
+        rows: Range<u32>,
+        visited: &[u64],
+        frontier: &Frontier,
+    ) -> Vec<u64> {
         use rayon::prelude::*;
         let words = self.words_per_row();
         let mut out = vec![0u64; visited.len()];

@@ -51,13 +51,13 @@ pub fn push_rows<I: RowIndex>(
 }
 
 /// The new entries of `rows`: unvisited (`visited` holds just those rows) with a neighbour in
-/// the frontier (`frontier` holds every row). Writes `out` (just those rows).
+/// the frontier. Writes `out` (just those rows).
 pub fn pull_rows<I: RowIndex>(
     space: &I,
     moves: &[Move],
     rows: Range<u32>,
     visited: &[u64],
-    frontier: &[u64],
+    frontier: &impl FrontierRows,
     out: &mut [u64],
 ) {
     let words = (space.column_count() as usize).div_ceil(64);
@@ -66,14 +66,21 @@ pub fn pull_rows<I: RowIndex>(
         if seen.iter().all(|&w| w == u64::MAX) {
             continue;
         }
-        let neighbours: Vec<_> = moves.iter().map(|&m| space.transition(r, m)).collect();
+        let neighbours: Vec<_> = moves
+            .iter()
+            .filter_map(|&m| {
+                let (target, map) = space.transition(r, m);
+                frontier.row(target).map(|bits| (bits, map))
+            })
+            .collect();
+        if neighbours.is_empty() {
+            continue;
+        }
         for c in 0..columns {
             if test_bit(seen, c) {
                 continue;
             }
-            let reached = neighbours
-                .iter()
-                .any(|(target, map)| test_bit(&frontier[*target as usize * words..][..words], map.apply(c)));
+            let reached = neighbours.iter().any(|(bits, map)| test_bit(bits, map.apply(c)));
             if reached {
                 set_bit(out, c);
             }
@@ -124,35 +131,101 @@ impl Sources {
     }
 }
 
-/// A level's whole frontier as a worker holds it: the words, and one bit per row telling whether
-/// the row has any entry, so a forward task skips empty sources without reading them (on sparse
-/// levels most sources are empty, and each row is a source of 18 others).
+/// Rows of a frontier by row number: the engine's full array, or a worker's sparse copy.
+pub trait FrontierRows: Sync {
+    /// The row's words, or `None` when the row is known to have no entry.
+    fn row(&self, r: u32) -> Option<&[u64]>;
+}
+
+/// A full frontier array (every row present, empty or not).
+pub struct FullRows<'a> {
+    pub words: &'a [u64],
+    pub words_per_row: usize,
+}
+
+impl FrontierRows for FullRows<'_> {
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        Some(&self.words[r as usize * self.words_per_row..][..self.words_per_row])
+    }
+}
+
+/// A level's frontier as it travels to workers and as they hold it: one bit per row telling
+/// whether the row has entries, then the words of those rows only. Early and late levels touch
+/// few rows, so neither side pays for the whole array there.
 pub struct Frontier {
-    pub words: Vec<u64>,
-    occupied: Vec<u64>,
+    words_per_row: usize,
+    /// The payload: `blocks` words of row bits, then the occupied rows' words in row order.
+    payload: Vec<u64>,
+    blocks: usize,
+    /// Occupied rows before each block of 64 rows.
+    before: Vec<u32>,
 }
 
 impl Frontier {
-    pub fn new(words: Vec<u64>, words_per_row: usize) -> Self {
+    /// The payload of a full frontier, as slices to be written one after the other.
+    pub fn payload_parts(full: &[u64], words_per_row: usize) -> (Vec<u64>, Vec<&[u64]>) {
         use rayon::prelude::*;
-        let rows = words.len() / words_per_row.max(1);
-        let occupied = (0..rows.div_ceil(64))
+        let rows = full.len() / words_per_row.max(1);
+        let occupied: Vec<u64> = (0..rows.div_ceil(64))
             .into_par_iter()
             .map(|k| {
                 let mut bits = 0u64;
                 for r in k * 64..(k * 64 + 64).min(rows) {
-                    let row = &words[r * words_per_row..][..words_per_row];
+                    let row = &full[r * words_per_row..][..words_per_row];
                     bits |= (row.iter().any(|&w| w != 0) as u64) << (r % 64);
                 }
                 bits
             })
             .collect();
-        Frontier { words, occupied }
+        let mut parts = Vec::new();
+        for (k, &bits) in occupied.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                let r = k * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                parts.push(&full[r * words_per_row..][..words_per_row]);
+            }
+        }
+        (occupied, parts)
     }
 
+    /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
+    pub fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
+        let blocks = rows.div_ceil(64);
+        if payload.len() < blocks {
+            return Err(format!("frontier payload of {} words is shorter than its row bits", payload.len()));
+        }
+        let tail = rows % 64;
+        if tail != 0 && payload[blocks - 1] >> tail != 0 {
+            return Err("frontier payload marks rows past the end".into());
+        }
+        let mut before = Vec::with_capacity(blocks);
+        let mut n = 0u32;
+        for &bits in &payload[..blocks] {
+            before.push(n);
+            n += bits.count_ones();
+        }
+        if payload.len() != blocks + n as usize * words_per_row {
+            return Err(format!(
+                "frontier payload of {} words for {n} occupied rows of {words_per_row} words",
+                payload.len()
+            ));
+        }
+        Ok(Frontier { words_per_row, payload, blocks, before })
+    }
+}
+
+impl FrontierRows for Frontier {
     #[inline]
-    pub fn has_entries(&self, row: u32) -> bool {
-        test_bit(&self.occupied, row)
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        let (k, bit) = (r as usize / 64, r % 64);
+        let bits = self.payload[k];
+        if bits >> bit & 1 == 0 {
+            return None;
+        }
+        let index = self.before[k] as usize + (bits & ((1u64 << bit) - 1)).count_ones() as usize;
+        Some(&self.payload[self.blocks + index * self.words_per_row..][..self.words_per_row])
     }
 }
 
@@ -165,16 +238,13 @@ pub fn push_into_rows<I: RowIndex>(
     moves: &[Move],
     targets: Range<u32>,
     sources: &Sources,
-    frontier: &Frontier,
+    frontier: &impl FrontierRows,
     out: &mut [u64],
 ) {
     let words = (space.column_count() as usize).div_ceil(64);
     for (t, row) in targets.zip(out.chunks_mut(words)) {
         for &(r, mi) in sources.of(t) {
-            if !frontier.has_entries(r) {
-                continue;
-            }
-            let bits = &frontier.words[r as usize * words..][..words];
+            let Some(bits) = frontier.row(r) else { continue };
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
             for_each_bit(bits, |c| set_bit(row, map.apply(c)));
