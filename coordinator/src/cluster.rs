@@ -6,9 +6,10 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
+use shared::bfs::task::SparseRows;
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
-use shared::shard::{self, ShardKey};
+use shared::shard::{self, ShardKey, WordPart};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,11 +45,12 @@ struct Level {
     depth: u32,
     dir: Direction,
     words: usize,
+    columns: u32,
     tasks: Vec<Task>,
     remaining: usize,
     data: Published,
-    /// The whole frontier as one shard, encoded once for every worker of a backward level.
-    frontier_all: Option<Arc<Vec<u8>>>,
+    /// The level's input as one shard, encoded once when the first worker asks for it.
+    input: Option<Arc<Vec<u8>>>,
 }
 
 /// What a worker is asked to do.
@@ -258,36 +260,38 @@ impl Shared {
         }
     }
 
-    /// A task's input as an encoded shard: "visited-rows" (the task's rows, keyed by task and
-    /// attempt) or "frontier-all" (the whole frontier, keyed by
-    /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared). `None` when the level
-    /// or task is not current.
-    pub fn input(&self, job: u64, depth: u32, task: u64, attempt: u32, name: &str) -> Option<Arc<Vec<u8>>> {
+    /// The name of the one input every task of a level reads: the frontier of a forward level,
+    /// the unvisited entries of a backward one (see `shared::bfs::task`).
+    pub fn input_name(dir: Direction) -> &'static str {
+        match dir {
+            Direction::Backward => "unvisited-all",
+            _ => "frontier-all",
+        }
+    }
+
+    /// The current level's input (see [`Self::input_name`]) as an encoded shard keyed by
+    /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared. `None` when the
+    /// level is not current or the name is not its input.
+    pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
-        let level = s.level.as_mut().filter(|l| l.depth == depth)?;
-        let w = level.words;
+        let level = s.level.as_mut().filter(|l| l.depth == depth && name == Self::input_name(l.dir))?;
+        let backward = level.dir == Direction::Backward;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.
-        let (visited, frontier) = unsafe {
-            (
-                std::slice::from_raw_parts(level.data.visited, level.data.len),
-                std::slice::from_raw_parts(level.data.frontier, level.data.len),
+        let source = unsafe {
+            std::slice::from_raw_parts(
+                if backward { level.data.visited } else { level.data.frontier },
+                level.data.len,
             )
         };
-        // Forward tasks read no visited rows (their results are masked here).
-        if name == "frontier-all" {
+        let (words, columns) = (level.words, level.columns);
+        let encoded = level.input.get_or_insert_with(|| {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
-            let encoded = level.frontier_all.get_or_insert_with(|| {
-                let (occupied, rows) = shared::bfs::task::Frontier::payload_parts(frontier, w);
-                let parts: Vec<&[u64]> = std::iter::once(occupied.as_slice()).chain(rows).collect();
-                Arc::new(shard::encode_word_parts(key, &parts))
-            });
-            return Some(encoded.clone());
-        }
-        let rows = level.tasks.get(task as usize)?.rows.clone();
-        let range = rows.start as usize * w..rows.end as usize * w;
-        let key = ShardKey { job, task, attempt, level: depth };
-        (name == "visited-rows").then(|| Arc::new(shard::encode_words(key, &visited[range])))
+            let (occupied, rows) = SparseRows::payload_parts(source, words, columns, backward);
+            let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
+            Arc::new(shard::encode_word_parts(key, &parts))
+        });
+        Some(encoded.clone())
     }
 
     /// Merges a task's result: the words of the task's rows, ORed into `next` minus `visited`
@@ -334,6 +338,7 @@ impl Shared {
         depth: u32,
         dir: Direction,
         rows: u32,
+        columns: u32,
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), String> {
@@ -350,7 +355,8 @@ impl Shared {
             len: level.visited.len(),
         };
         let mut s = self.lock();
-        s.level = Some(Level { depth, dir, words, remaining: tasks.len(), tasks, data, frontier_all: None });
+        s.level =
+            Some(Level { depth, dir, words, columns, remaining: tasks.len(), tasks, data, input: None });
         self.changed.notify_all();
         loop {
             if let Some(why) = s.aborted.clone() {
@@ -396,6 +402,8 @@ impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
         level: &LevelInput,
         next: &mut BitStore,
     ) -> Result<(), BfsError> {
-        self.shared.run_level(level.depth, direction, space.row_count(), level, next).map_err(BfsError::from)
+        self.shared
+            .run_level(level.depth, direction, space.row_count(), space.column_count(), level, next)
+            .map_err(BfsError::from)
     }
 }

@@ -136,29 +136,25 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::DownloadInputRequest>,
     ) -> Result<Response<Self::DownloadInputStream>, Status> {
         let r = request.into_inner();
-        // The name is "<input>/<level>/<task>/<attempt>".
-        let parts: Vec<&str> = r.name.split('/').collect();
-        let [input, level, task, attempt] = parts.as_slice() else {
-            return Err(Status::invalid_argument(format!("bad input name {:?}", r.name)));
-        };
-        let parse = |s: &str| {
-            s.parse::<u64>().map_err(|_| Status::invalid_argument(format!("bad input name {:?}", r.name)))
-        };
-        let (level, task, attempt) = (parse(level)? as u32, parse(task)?, parse(attempt)? as u32);
+        // The name is "<input>/<level>".
+        let bad_name = || Status::invalid_argument(format!("bad input name {:?}", r.name));
+        let (input, level) = r.name.split_once('/').ok_or_else(bad_name)?;
+        let level: u32 = level.parse().map_err(|_| bad_name())?;
         let input = input.to_string();
         let shared = self.shared.clone();
         let job = r.job_id;
-        let encoded = tokio::task::spawn_blocking(move || shared.input(job, level, task, attempt, &input))
+        let encoded = tokio::task::spawn_blocking(move || shared.input(job, level, &input))
             .await
             .map_err(blocking_error)?
             .ok_or_else(|| {
                 Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
             })?;
         let total = encoded.len() as u64;
-        self.shared.count_sent(total);
+        let from = r.offset.min(total) as usize;
+        self.shared.count_sent(total - from as u64);
         // Chunks are cut as the stream is read, so a large input is not copied whole again.
-        let chunks = (0..encoded.len().div_ceil(MAX_CHUNK_BYTES).max(1)).map(move |i| {
-            let start = i * MAX_CHUNK_BYTES;
+        let chunks = (0..(encoded.len() - from).div_ceil(MAX_CHUNK_BYTES).max(1)).map(move |i| {
+            let start = from + i * MAX_CHUNK_BYTES;
             let data = encoded[start..(start + MAX_CHUNK_BYTES).min(encoded.len())].to_vec();
             Ok(v1::InputChunk {
                 offset: start as u64,

@@ -193,7 +193,7 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
     // Rebuild the distances and compare every entry and line minimum.
     let coords = H48Coords::default();
     let space = SymProductSpace::h0(&coords);
-    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander)
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
         .map_err(|e| anyhow::anyhow!(e))?;
     let bad_entries = (0..main.entries)
         .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))

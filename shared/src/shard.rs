@@ -12,8 +12,9 @@ const MAGIC: [u8; 8] = *b"CFSHARD\0";
 /// Version of the shard layout; a reader refuses other versions.
 pub const SHARD_VERSION: u16 = 1;
 
-/// The task number in the key of an input that belongs to a whole level (the frontier every
-/// backward task reads), encoded once and sent to every worker with attempt 0.
+/// The task number in the key of an input that belongs to a whole level (the frontier of a
+/// forward level, the unvisited entries of a backward one), encoded once and sent to every
+/// worker with attempt 0.
 pub const LEVEL_INPUT: u64 = u64::MAX;
 
 /// Identity of the work a shard answers.
@@ -101,15 +102,51 @@ pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
     encode(key, as_bytes(words))
 }
 
+/// A run of words for [`encode_word_parts`]: as stored, or complemented (every word inverted,
+/// then the last one masked, for the unvisited entries of a row whose padding bits are not
+/// columns).
+#[derive(Clone, Copy, Debug)]
+pub struct WordPart<'a> {
+    words: &'a [u64],
+    flip: u64,
+    last_mask: u64,
+}
+
+impl<'a> WordPart<'a> {
+    pub fn plain(words: &'a [u64]) -> Self {
+        WordPart { words, flip: 0, last_mask: u64::MAX }
+    }
+
+    pub fn complement(words: &'a [u64], last_mask: u64) -> Self {
+        WordPart { words, flip: u64::MAX, last_mask }
+    }
+
+    /// Writes the part's words as little-endian bytes.
+    fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        if self.flip == 0 && self.last_mask == u64::MAX {
+            return out.write_all(as_bytes(self.words));
+        }
+        let mut buffer = [0u64; 512];
+        let last = self.words.len().wrapping_sub(1);
+        for (k, chunk) in self.words.chunks(buffer.len()).enumerate() {
+            for (j, (b, &w)) in buffer.iter_mut().zip(chunk).enumerate() {
+                let mask = if k * 512 + j == last { self.last_mask } else { u64::MAX };
+                *b = (w ^ self.flip) & mask;
+            }
+            out.write_all(as_bytes(&buffer[..chunk.len()]))?;
+        }
+        Ok(())
+    }
+}
+
 /// [`encode_words`] of the concatenation of `parts`, which is never built: the parts are cut
 /// into groups of about 16 MiB, each compressed as its own zstd frame on rayon threads, and the
 /// frames concatenated (a zstd stream may hold several frames). A gigabyte frontier is then
 /// compressed by every core while the workers wait for it.
-pub fn encode_word_parts(key: ShardKey, parts: &[&[u64]]) -> Vec<u8> {
+pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
     use rayon::prelude::*;
-    use std::io::Write;
     const GROUP_WORDS: usize = 2 << 20;
-    let mut groups: Vec<Vec<&[u64]>> = vec![Vec::new()];
+    let mut groups: Vec<Vec<WordPart>> = vec![Vec::new()];
     let mut in_group = 0;
     for &part in parts {
         if in_group >= GROUP_WORDS {
@@ -117,14 +154,14 @@ pub fn encode_word_parts(key: ShardKey, parts: &[&[u64]]) -> Vec<u8> {
             in_group = 0;
         }
         groups.last_mut().expect("non-empty").push(part);
-        in_group += part.len();
+        in_group += part.words.len();
     }
     let frames: Vec<Vec<u8>> = groups
         .par_iter()
         .map(|group| {
             let mut encoder = zstd::stream::Encoder::new(Vec::new(), 1).expect("a zstd encoder context");
             for part in group {
-                encoder.write_all(as_bytes(part)).expect("writing to memory");
+                part.write_to(&mut encoder).expect("writing to memory");
             }
             encoder.finish().expect("writing to memory")
         })
@@ -134,7 +171,7 @@ pub fn encode_word_parts(key: ShardKey, parts: &[&[u64]]) -> Vec<u8> {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
-        raw_len: parts.iter().map(|p| p.len() as u64 * 8).sum(),
+        raw_len: parts.iter().map(|p| p.words.len() as u64 * 8).sum(),
         payload_len: compressed.len() as u64,
         payload_crc: crc32(&compressed),
     };
@@ -142,9 +179,6 @@ pub fn encode_word_parts(key: ShardKey, parts: &[&[u64]]) -> Vec<u8> {
     out.extend_from_slice(&compressed);
     out
 }
-
-#[cfg(not(target_endian = "little"))]
-compile_error!("shards carry little-endian words, read in place: a little-endian target is required");
 
 fn as_bytes(words: &[u64]) -> &[u8] {
     // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
@@ -345,11 +379,17 @@ mod tests {
         assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
         assert_eq!(decode_words_for(&shard, KEY, 6000), Ok(words.clone()));
         assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::Decompress(_))));
-        let parts = encode_word_parts(KEY, &[&words[..10], &[], &words[10..]]);
-        assert_eq!(decode_words_for(&parts, KEY, 5000), Ok(words.clone()));
+        let parts = [&words[..10], &[], &words[10..]].map(WordPart::plain);
+        assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts), KEY, 5000), Ok(words.clone()));
+        // Complemented parts: every word inverted, the last one masked.
+        let inverted = [WordPart::complement(&words[..1000], 0xff), WordPart::complement(&words[1000..], 1)];
+        let mut expected: Vec<u64> = words.iter().map(|w| !w).collect();
+        expected[999] &= 0xff;
+        expected[4999] &= 1;
+        assert_eq!(decode_words_for(&encode_word_parts(KEY, &inverted), KEY, 5000), Ok(expected));
         // Several frames (groups of 2 Mi words), decoded in one stream and in pieces.
         let big: Vec<u64> = (0..5_000_000u64).map(|i| i * i).collect();
-        let halves: Vec<&[u64]> = big.chunks(1_500_000).collect();
+        let halves: Vec<WordPart> = big.chunks(1_500_000).map(WordPart::plain).collect();
         let framed = encode_word_parts(KEY, &halves);
         assert_eq!(decode_words_for(&framed, KEY, big.len()).as_deref(), Ok(&big[..]));
         let mut d = WordsDecoder::new(KEY, big.len());

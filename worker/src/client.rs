@@ -6,7 +6,7 @@ use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
-use shared::bfs::task::{Frontier, Sources};
+use shared::bfs::task::{Sources, SparseRows};
 use shared::shard::{self, ShardKey};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,14 +82,14 @@ fn tls_failure(url: &str, detail: &str) -> anyhow::Error {
     )
 }
 
-/// Indexes built so far, by job spec, with the scatter buffer for forward tasks.
+/// What a worker keeps between tasks: the job's index and sources, and the level's input.
 struct Cache {
     spec: Option<String>,
     index: Option<Arc<AnyIndex>>,
     /// The index's sources under the job's moves (for forward tasks).
     sources: Option<Arc<Sources>>,
-    /// The whole frontier of the current level.
-    frontier: Option<(u32, Arc<Frontier>)>,
+    /// The current level's input (frontier or unvisited entries), by level.
+    level_input: Option<(u32, Arc<SparseRows>)>,
 }
 
 /// Why a session with the coordinator ended.
@@ -121,7 +121,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     let endpoint = cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())
         .map_err(anyhow::Error::msg)?
         .tcp_nodelay(true);
-    let cache = Arc::new(Mutex::new(Cache { spec: None, index: None, sources: None, frontier: None }));
+    let cache = Arc::new(Mutex::new(Cache { spec: None, index: None, sources: None, level_input: None }));
     let mut failures = 0u32;
     loop {
         match session(&config, &endpoint, &cache).await {
@@ -243,7 +243,7 @@ impl From<tokio::task::JoinError> for TaskError {
     }
 }
 
-/// Downloads an input of at most `len` words (the frontier: keyed by the level, shared by all
+/// Downloads the level input `input` of at most `len` words (keyed by the level, shared by all
 /// its tasks).
 async fn download(
     client: &mut Client,
@@ -251,7 +251,7 @@ async fn download(
     input: &str,
     len: usize,
 ) -> Result<Vec<u64>, TaskError> {
-    let name = format!("{input}/{}/{}/{}", task.level, task.task_id, task.attempt);
+    let name = format!("{input}/{}", task.level);
     let rpc = |s: tonic::Status| {
         if s.code() == tonic::Code::NotFound {
             TaskError::Gone
@@ -262,11 +262,7 @@ async fn download(
     let request =
         v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.clone(), offset: 0 };
     let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
-    let key = if input == "frontier-all" {
-        ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level: task.level }
-    } else {
-        ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level }
-    };
+    let key = ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level: task.level };
     // Decoded as the chunks arrive; a damaged download is fetched again with the task's next
     // lease.
     let damaged = |e: shard::ShardError| {
@@ -298,7 +294,7 @@ async fn run_task(
         c.index = Some(Arc::new(index));
         c.sources = Some(Arc::new(sources));
         c.spec = Some(task.job_spec.clone());
-        c.frontier = None;
+        c.level_input = None;
     }
     let rows = task.row_begin as u32..task.row_end as u32;
     // Inputs arrive over the network: check their sizes before any indexing trusts them.
@@ -312,38 +308,32 @@ async fn run_task(
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
-    let cached = cache.lock().ok().and_then(|c| c.frontier.clone()).filter(|(l, _)| *l == task.level);
-    let frontier = match cached {
+    let forward = task.direction == v1::Direction::Forward as i32;
+    let cached = cache.lock().ok().and_then(|c| c.level_input.clone()).filter(|(l, _)| *l == task.level);
+    let input = match cached {
         Some((_, f)) => f,
         None => {
-            // The previous level's frontier goes first: a worker holds one full-size array.
+            // The previous level's input goes first: a worker holds one full-size array.
             if let Ok(mut c) = cache.lock() {
-                c.frontier = None;
+                c.level_input = None;
             }
             let max = row_count.div_ceil(64) + row_count * words;
-            let payload = download(client, task, "frontier-all", max).await?;
-            let f = Frontier::from_payload(payload, row_count, words).map_err(|e| anyhow!(e))?;
+            let name = if forward { "frontier-all" } else { "unvisited-all" };
+            let payload = download(client, task, name, max).await?;
+            let f = SparseRows::from_payload(payload, row_count, words).map_err(|e| anyhow!(e))?;
             let f = Arc::new(f);
             if let Ok(mut c) = cache.lock() {
-                c.frontier = Some((task.level, f.clone()));
+                c.level_input = Some((task.level, f.clone()));
             }
             f
         }
     };
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
-    let words: Vec<u64> = if task.direction == v1::Direction::Forward as i32 {
+    let words: Vec<u64> = if forward {
         let sources = cache.lock().ok().and_then(|c| c.sources.clone()).expect("sources built");
-        tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &frontier)).await?
+        tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &input)).await?
     } else {
-        let visited = download(client, task, "visited-rows", rows.len() * words).await?;
-        if visited.len() != rows.len() * words {
-            return Err(TaskError::Other(anyhow!(
-                "visited rows of {} words for {} rows",
-                visited.len(),
-                rows.len()
-            )));
-        }
-        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &visited, &frontier)).await?
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
     };
     Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
 }

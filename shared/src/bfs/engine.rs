@@ -2,25 +2,26 @@
 //!
 //! State: three bit arrays of one bit per entry (visited, frontier, next), each row padded to
 //! whole 64-bit words, in memory maps (see [`BitStore`]). A level either pushes the frontier
-//! forward (for every frontier entry and move, set the image's bit in the target row: an atomic
-//! OR, so rows expand in parallel and the result is a set union, independent of scheduling) or,
-//! once fewer entries are unvisited than in the frontier, pulls (for every unvisited entry: is a
-//! neighbour in the frontier? Each row writes only its own bits). Pushing with one chosen
-//! symmetry per target row misses the stabilizer images in self-symmetric rows, so rows are
-//! closed under their stabilizer after a push; a pull needs no closure, as the frontier already
-//! is closed.
+//! forward (every target row gathers the images of the frontier rows that land in it, so rows
+//! fill in parallel without atomics and the result is a set union, independent of scheduling)
+//! or, once fewer entries are unvisited than in the frontier, pulls (for every unvisited entry:
+//! is a neighbour visited? That is the same as "in the frontier", see `task.rs`; each row writes
+//! only its own bits). Pushing with one chosen symmetry per target row misses the stabilizer
+//! images in self-symmetric rows, so rows are closed under their stabilizer after a push; a pull
+//! needs no closure, as the visited set already is closed.
 //!
 //! Cost model: a push touches frontier x moves entries, a pull at most unvisited x moves; per
 //! entry the column map is three table lookups and two adds (see [`Contributions`]), then one bit
-//! test in the target row, which stays in cache while a source row is mapped through one move.
+//! test or set in a row that stays in cache while one source row is mapped through one move.
 
 use super::bitmap::BitStore;
 use super::index::{set_bit, RowCounts, RowIndex};
-use super::task::{close_rows, count_rows, pull_rows, push_rows, FullRows, SharedNext};
+use super::task::{close_rows, count_rows, pull_rows, push_into_rows, FullRows, Sources, Visited};
 use crate::cube::Move;
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Counts of one depth.
@@ -140,8 +141,12 @@ pub struct LevelInput<'a> {
     pub progress: &'a Progress,
 }
 
-/// Expands levels on this process's rayon threads.
-pub struct LocalExpander;
+/// Expands levels on this process's rayon threads; one per search (it keeps the sources of
+/// the search's rows under its moves once the first forward level has built them).
+#[derive(Default)]
+pub struct LocalExpander {
+    sources: OnceLock<Sources>,
+}
 
 impl<I: RowIndex> Expander<I> for LocalExpander {
     fn expand(
@@ -155,8 +160,11 @@ impl<I: RowIndex> Expander<I> for LocalExpander {
         let (visited, frontier, words, progress) =
             (level.visited, level.frontier, level.words_per_row, level.progress);
         match direction {
-            Direction::Backward => pull(space, moves, visited, frontier, next.words_mut(), words, progress),
-            _ => push(space, moves, visited, frontier, next.atomics(), words, progress),
+            Direction::Backward => pull(space, moves, visited, next.words_mut(), words, progress),
+            _ => {
+                let sources = self.sources.get_or_init(|| Sources::build(space, moves));
+                push(space, moves, sources, visited, frontier, next.words_mut(), words, progress)
+            }
         }
         Ok(())
     }
@@ -169,7 +177,7 @@ pub fn run<I: RowIndex>(
     options: &BfsOptions,
     on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>, BfsError> {
-    run_with(space, moves, options, &LocalExpander, on_level)
+    run_with(space, moves, options, &LocalExpander::default(), on_level)
 }
 
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
@@ -298,40 +306,45 @@ fn or_into(dst: &mut [u64], src: &[u64]) {
 /// Rows per rayon task: large enough to amortize scheduling, small enough to balance.
 const ROW_CHUNK: usize = 64;
 
+/// Forward: every chunk of target rows gathers its images, minus what is visited.
+#[allow(clippy::too_many_arguments)]
 fn push<I: RowIndex>(
     space: &I,
     moves: &[Move],
-    visited: &[u64],
-    frontier: &[u64],
-    next: &[AtomicU64],
-    words: usize,
-    progress: &Progress,
-) {
-    let sink = SharedNext { next, visited, words_per_row: words };
-    frontier.par_chunks(words * ROW_CHUNK).enumerate().for_each(|(k, bits)| {
-        let first = (k * ROW_CHUNK) as u32;
-        push_rows(space, moves, first..first + (bits.len() / words) as u32, bits, &sink);
-        progress.rows_done.fetch_add((bits.len() / words) as u64, Ordering::Relaxed);
-    });
-}
-
-fn pull<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
+    sources: &Sources,
     visited: &[u64],
     frontier: &[u64],
     next: &mut [u64],
     words: usize,
     progress: &Progress,
 ) {
+    let frontier = FullRows::new(frontier, words);
     next.par_chunks_mut(words * ROW_CHUNK).zip(visited.par_chunks(words * ROW_CHUNK)).enumerate().for_each(
         |(k, (out, seen))| {
             let first = (k * ROW_CHUNK) as u32;
-            let full = FullRows { words: frontier, words_per_row: words };
-            pull_rows(space, moves, first..first + (out.len() / words) as u32, seen, &full, out);
+            push_into_rows(space, moves, first..first + (out.len() / words) as u32, sources, &frontier, out);
+            for (o, v) in out.iter_mut().zip(seen) {
+                *o &= !v;
+            }
             progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
         },
     );
+}
+
+fn pull<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    visited: &[u64],
+    next: &mut [u64],
+    words: usize,
+    progress: &Progress,
+) {
+    let all = Visited { words: visited, words_per_row: words };
+    next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(k, out)| {
+        let first = (k * ROW_CHUNK) as u32;
+        pull_rows(space, moves, first..first + (out.len() / words) as u32, &all, out);
+        progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
+    });
 }
 
 fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {

@@ -5,7 +5,7 @@
 use super::index::RowIndex;
 use super::kociemba::KociembaSpace;
 use super::rows::RowSpace;
-use super::task::{pull_rows, push_into_rows, Frontier, Sources};
+use super::task::{pull_rows, push_into_rows, Sources, SparseRows, Unvisited};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::h48::{H48Coords, SymProductSpace};
@@ -117,7 +117,7 @@ impl AnyIndex {
         moves: &[Move],
         rows: Range<u32>,
         sources: &Sources,
-        frontier: &Frontier,
+        frontier: &SparseRows,
     ) -> Vec<u64> {
         use rayon::prelude::*;
         let words = self.words_per_row();
@@ -131,25 +131,18 @@ impl AnyIndex {
         out
     }
 
-    /// A backward task: the new entries of `rows` given their visited bits and the frontier.
-    pub fn pull_task(
-        &self,
-        moves: &[Move],
-        rows: Range<u32>,
-        visited: &[u64],
-        frontier: &Frontier,
-    ) -> Vec<u64> {
+    /// A backward task: the new entries of `rows` given every row's unvisited entries.
+    pub fn pull_task(&self, moves: &[Move], rows: Range<u32>, unvisited: &SparseRows) -> Vec<u64> {
         use rayon::prelude::*;
         let words = self.words_per_row();
-        let mut out = vec![0u64; visited.len()];
+        let mut out = vec![0u64; rows.len() * words];
         let chunk = 64usize;
-        out.par_chunks_mut(words * chunk).zip(visited.par_chunks(words * chunk)).enumerate().for_each(
-            |(k, (out, seen))| {
-                let first = rows.start + (k * chunk) as u32;
-                let sub = first..first + (out.len() / words) as u32;
-                with_index!(self, i => pull_rows(i, moves, sub, seen, frontier, out));
-            },
-        );
+        let unvisited = Unvisited(unvisited);
+        out.par_chunks_mut(words * chunk).enumerate().for_each(|(k, out)| {
+            let first = rows.start + (k * chunk) as u32;
+            let sub = first..first + (out.len() / words) as u32;
+            with_index!(self, i => pull_rows(i, moves, sub, &unvisited, out));
+        });
         out
     }
 }

@@ -1,90 +1,103 @@
 //! The work of one level on a range of rows, as functions of exactly the data they read, so the
 //! same code runs on rayon threads inside the coordinator and (with downloaded inputs) in a
 //! remote worker. The engine in `engine.rs` cuts every level into such ranges.
+//!
+//! A forward task owns a range of target rows and gathers into them the images of the frontier
+//! rows that land there (see [`Sources`]): each task writes only its own rows, so no atomics,
+//! and a target row stays in cache while its sources are mapped into it. A backward task asks,
+//! for every unvisited entry of its rows, whether a neighbour is visited: for an entry at
+//! distance at least d, whose neighbours are at distance at least d - 1, a visited neighbour is
+//! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits,
+//! and a worker receives them as the unvisited entries, which are few when pulls are chosen.
 
 use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
 use crate::cube::Move;
+use crate::shard::WordPart;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Where a push puts the entries it reaches.
-pub trait PushSink: Sync {
-    fn insert(&self, row: u32, column: u32);
+/// Rows of a bit array by row number, as a task reads them: the engine's full array, or a
+/// worker's sparse copy.
+pub trait RowBits: Sync {
+    /// The row's words, or `None` when the row is known to have no entry.
+    fn row(&self, r: u32) -> Option<&[u64]>;
 }
 
-/// The in-process sink: atomic OR into the shared `next` array, skipping entries already
-/// visited (read-only during a level), so most pushes of a dense level cost one read.
-pub struct SharedNext<'a> {
-    pub next: &'a [AtomicU64],
-    pub visited: &'a [u64],
-    pub words_per_row: usize,
+/// The visited entries, as a pull reads them.
+pub trait VisitedRows: Sync {
+    /// Whether rows hold the unvisited entries (a worker's sparse copy) rather than the visited
+    /// ones (the engine's array).
+    const HOLDS_UNVISITED: bool;
+    /// The row's words, or `None` when every entry of the row is visited.
+    fn row(&self, r: u32) -> Option<&[u64]>;
 }
 
-impl PushSink for SharedNext<'_> {
-    #[inline]
-    fn insert(&self, row: u32, column: u32) {
-        let base = row as usize * self.words_per_row;
-        if !test_bit(&self.visited[base..base + self.words_per_row], column) {
-            self.next[base + column as usize / 64].fetch_or(1 << (column % 64), Ordering::Relaxed);
-        }
-    }
-}
+/// The most moves a pull looks through (the face turns).
+const MAX_MOVES: usize = Move::COUNT;
 
-/// Pushes the frontier entries of `rows` (`frontier` holds just those rows) through `moves`.
-pub fn push_rows<I: RowIndex>(
+/// The new entries of `rows`: unvisited ones with a visited neighbour (see the module doc).
+/// Writes `out` (just those rows).
+pub fn pull_rows<I: RowIndex, V: VisitedRows>(
     space: &I,
     moves: &[Move],
     rows: Range<u32>,
-    frontier: &[u64],
-    sink: &impl PushSink,
-) {
-    let words = (space.column_count() as usize).div_ceil(64);
-    for (r, bits) in rows.zip(frontier.chunks(words)) {
-        if bits.iter().all(|&w| w == 0) {
-            continue;
-        }
-        for &m in moves {
-            let (target, map) = space.transition(r, m);
-            for_each_bit(bits, |c| sink.insert(target, map.apply(c)));
-        }
-    }
-}
-
-/// The new entries of `rows`: unvisited (`visited` holds just those rows) with a neighbour in
-/// the frontier. Writes `out` (just those rows).
-pub fn pull_rows<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
-    rows: Range<u32>,
-    visited: &[u64],
-    frontier: &impl FrontierRows,
+    visited: &V,
     out: &mut [u64],
 ) {
+    assert!(moves.len() <= MAX_MOVES, "a pull looks through at most {MAX_MOVES} moves");
     let words = (space.column_count() as usize).div_ceil(64);
-    let columns = space.column_count();
-    for ((r, seen), out) in rows.zip(visited.chunks(words)).zip(out.chunks_mut(words)) {
-        if seen.iter().all(|&w| w == u64::MAX) {
+    let tail = tail_mask(space.column_count());
+    for (r, out) in rows.zip(out.chunks_mut(words)) {
+        let Some(own) = visited.row(r) else { continue };
+        // The row's unvisited entries, word by word.
+        let open = |w: usize| {
+            let bits = if V::HOLDS_UNVISITED { own[w] } else { !own[w] };
+            if w + 1 == words {
+                bits & tail
+            } else {
+                bits
+            }
+        };
+        if (0..words).all(|w| open(w) == 0) {
             continue;
         }
-        let neighbours: Vec<_> = moves
-            .iter()
-            .filter_map(|&m| {
-                let (target, map) = space.transition(r, m);
-                frontier.row(target).map(|bits| (bits, map))
-            })
-            .collect();
-        if neighbours.is_empty() {
+        let mut neighbours: [Option<(&[u64], I::Mapper<'_>)>; MAX_MOVES] = std::array::from_fn(|_| None);
+        let mut all_visited = false;
+        for (slot, &m) in neighbours.iter_mut().zip(moves) {
+            let (target, map) = space.transition(r, m);
+            match visited.row(target) {
+                Some(bits) => *slot = Some((bits, map)),
+                None => all_visited = true,
+            }
+        }
+        if all_visited {
+            // A neighbour row with nothing unvisited: every open entry has a visited neighbour.
+            for (w, o) in out.iter_mut().enumerate() {
+                *o = open(w);
+            }
             continue;
         }
-        for c in 0..columns {
-            if test_bit(seen, c) {
-                continue;
-            }
-            let reached = neighbours.iter().any(|(bits, map)| test_bit(bits, map.apply(c)));
-            if reached {
-                set_bit(out, c);
+        for (w, o) in out.iter_mut().enumerate() {
+            let mut bits = open(w);
+            while bits != 0 {
+                let c = w as u32 * 64 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let reached = neighbours[..moves.len()]
+                    .iter()
+                    .flatten()
+                    .any(|(row, map)| test_bit(row, map.apply(c)) != V::HOLDS_UNVISITED);
+                if reached {
+                    *o |= 1 << (c % 64);
+                }
             }
         }
+    }
+}
+
+/// The mask of the columns in a row's last word.
+fn tail_mask(columns: u32) -> u64 {
+    match columns % 64 {
+        0 => u64::MAX,
+        k => (1u64 << k) - 1,
     }
 }
 
@@ -131,29 +144,62 @@ impl Sources {
     }
 }
 
-/// Rows of a frontier by row number: the engine's full array, or a worker's sparse copy.
-pub trait FrontierRows: Sync {
-    /// The row's words, or `None` when the row is known to have no entry.
-    fn row(&self, r: u32) -> Option<&[u64]>;
+/// Which rows of a full array satisfy `occupied`, one bit per row.
+fn row_bits(full: &[u64], words_per_row: usize, occupied: impl Fn(&[u64]) -> bool + Sync) -> Vec<u64> {
+    use rayon::prelude::*;
+    let rows = full.len() / words_per_row.max(1);
+    (0..rows.div_ceil(64))
+        .into_par_iter()
+        .map(|k| {
+            (k * 64..(k * 64 + 64).min(rows))
+                .filter(|&r| occupied(&full[r * words_per_row..][..words_per_row]))
+                .fold(0u64, |bits, r| bits | 1 << (r % 64))
+        })
+        .collect()
 }
 
-/// A full frontier array (every row present, empty or not).
+/// A full array (the engine's frontier) with a bit per row telling which rows have entries, so
+/// a forward task skips the empty sources of a sparse level without reading them.
 pub struct FullRows<'a> {
+    words: &'a [u64],
+    words_per_row: usize,
+    occupied: Vec<u64>,
+}
+
+impl<'a> FullRows<'a> {
+    pub fn new(words: &'a [u64], words_per_row: usize) -> Self {
+        let occupied = row_bits(words, words_per_row, |row| row.iter().any(|&w| w != 0));
+        FullRows { words, words_per_row, occupied }
+    }
+}
+
+impl RowBits for FullRows<'_> {
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        (self.occupied[r as usize / 64] >> (r % 64) & 1 == 1)
+            .then(|| &self.words[r as usize * self.words_per_row..][..self.words_per_row])
+    }
+}
+
+/// The engine's visited array, as a pull reads it.
+pub struct Visited<'a> {
     pub words: &'a [u64],
     pub words_per_row: usize,
 }
 
-impl FrontierRows for FullRows<'_> {
+impl VisitedRows for Visited<'_> {
+    const HOLDS_UNVISITED: bool = false;
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
         Some(&self.words[r as usize * self.words_per_row..][..self.words_per_row])
     }
 }
 
-/// A level's frontier as it travels to workers and as they hold it: one bit per row telling
-/// whether the row has entries, then the words of those rows only. Early and late levels touch
-/// few rows, so neither side pays for the whole array there.
-pub struct Frontier {
+/// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
+/// row has entries, then the words of those rows only. A forward level sends its frontier so,
+/// a backward level its unvisited entries; early and late levels touch few rows, so neither
+/// side pays for the whole array there.
+pub struct SparseRows {
     words_per_row: usize,
     /// The payload: `blocks` words of row bits, then the occupied rows' words in row order.
     payload: Vec<u64>,
@@ -162,29 +208,32 @@ pub struct Frontier {
     before: Vec<u32>,
 }
 
-impl Frontier {
-    /// The payload of a full frontier, as slices to be written one after the other.
-    pub fn payload_parts(full: &[u64], words_per_row: usize) -> (Vec<u64>, Vec<&[u64]>) {
-        use rayon::prelude::*;
-        let rows = full.len() / words_per_row.max(1);
-        let occupied: Vec<u64> = (0..rows.div_ceil(64))
-            .into_par_iter()
-            .map(|k| {
-                let mut bits = 0u64;
-                for r in k * 64..(k * 64 + 64).min(rows) {
-                    let row = &full[r * words_per_row..][..words_per_row];
-                    bits |= (row.iter().any(|&w| w != 0) as u64) << (r % 64);
-                }
-                bits
+impl SparseRows {
+    /// The payload of a full array (rows of `columns` columns), or of its complement, as the
+    /// row bits and the parts to be written after them.
+    pub fn payload_parts(
+        full: &[u64],
+        words_per_row: usize,
+        columns: u32,
+        complement: bool,
+    ) -> (Vec<u64>, Vec<WordPart<'_>>) {
+        let tail = tail_mask(columns);
+        let occupied = if complement {
+            row_bits(full, words_per_row, |row| {
+                let (last, rest) = row.split_last().expect("rows have words");
+                rest.iter().any(|&w| w != u64::MAX) || !last & tail != 0
             })
-            .collect();
+        } else {
+            row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0))
+        };
         let mut parts = Vec::new();
         for (k, &bits) in occupied.iter().enumerate() {
             let mut b = bits;
             while b != 0 {
                 let r = k * 64 + b.trailing_zeros() as usize;
                 b &= b - 1;
-                parts.push(&full[r * words_per_row..][..words_per_row]);
+                let row = &full[r * words_per_row..][..words_per_row];
+                parts.push(if complement { WordPart::complement(row, tail) } else { WordPart::plain(row) });
             }
         }
         (occupied, parts)
@@ -194,11 +243,11 @@ impl Frontier {
     pub fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
         let blocks = rows.div_ceil(64);
         if payload.len() < blocks {
-            return Err(format!("frontier payload of {} words is shorter than its row bits", payload.len()));
+            return Err(format!("row set payload of {} words is shorter than its row bits", payload.len()));
         }
         let tail = rows % 64;
         if tail != 0 && payload[blocks - 1] >> tail != 0 {
-            return Err("frontier payload marks rows past the end".into());
+            return Err("row set payload marks rows past the end".into());
         }
         let mut before = Vec::with_capacity(blocks);
         let mut n = 0u32;
@@ -208,15 +257,15 @@ impl Frontier {
         }
         if payload.len() != blocks + n as usize * words_per_row {
             return Err(format!(
-                "frontier payload of {} words for {n} occupied rows of {words_per_row} words",
+                "row set payload of {} words for {n} occupied rows of {words_per_row} words",
                 payload.len()
             ));
         }
-        Ok(Frontier { words_per_row, payload, blocks, before })
+        Ok(SparseRows { words_per_row, payload, blocks, before })
     }
 }
 
-impl FrontierRows for Frontier {
+impl RowBits for SparseRows {
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
         let (k, bit) = (r as usize / 64, r % 64);
@@ -229,16 +278,26 @@ impl FrontierRows for Frontier {
     }
 }
 
+/// A worker's copy of the unvisited entries (a [`SparseRows`] of the complement of visited).
+pub struct Unvisited<'a>(pub &'a SparseRows);
+
+impl VisitedRows for Unvisited<'_> {
+    const HOLDS_UNVISITED: bool = true;
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        self.0.row(r)
+    }
+}
+
 /// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
-/// frontier entry (`frontier` holds every row) that lands in those rows. The union is the same
-/// as [`push_rows`] over all rows restricted to `targets`, so tasks owning disjoint target rows
-/// need no atomics and return nothing twice.
+/// frontier entry that lands in those rows (visited entries included). Tasks owning disjoint
+/// target rows need no atomics and return nothing twice.
 pub fn push_into_rows<I: RowIndex>(
     space: &I,
     moves: &[Move],
     targets: Range<u32>,
     sources: &Sources,
-    frontier: &impl FrontierRows,
+    frontier: &impl RowBits,
     out: &mut [u64],
 ) {
     let words = (space.column_count() as usize).div_ceil(64);
@@ -251,7 +310,6 @@ pub fn push_into_rows<I: RowIndex>(
         }
     }
 }
-
 /// Closes every row of `rows` (`bits` holds just those rows) under its stabilizer.
 pub fn close_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &mut [u64]) {
     let words = (space.column_count() as usize).div_ceil(64);

@@ -239,7 +239,11 @@ pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
     let cocsep = coords.cocsep_coord();
     let classes = cocsep.classes();
     let edges = EoEsepSpace::new(coords);
-    let depths =
-        bfs_depths(&edges, &MoveSet::Htm.moves(), &BfsOptions::default(), &crate::bfs::LocalExpander)?;
+    let depths = bfs_depths(
+        &edges,
+        &MoveSet::Htm.moves(),
+        &BfsOptions::default(),
+        &crate::bfs::LocalExpander::default(),
+    )?;
     Ok([cocsep_section(coords, &cocsep, &classes), eoesep_section(&edges, &depths)])
 }

@@ -44,7 +44,7 @@ fn class_counts_agree_with_burnside() {
 }
 
 fn h0_depths(space: &SymProductSpace) -> Depths {
-    bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander).unwrap()
+    bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap()
 }
 
 /// Raw coordinate values per depth: entries weighted by their row's class size.
@@ -106,7 +106,8 @@ fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
     let coords = H48Coords::default();
     let space = EoEsepSpace::new(&coords);
     assert_eq!(space.entry_count(), 782 * 2048);
-    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander).unwrap();
+    let depths =
+        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
     let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());
     assert!(plain.iter().all(|&d| d != table::DEEPER));
     let classes = space.classes();

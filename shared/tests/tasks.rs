@@ -1,0 +1,133 @@
+//! The task functions both ways round: every level of a search recomputed forward (gathering
+//! into target rows) and backward (pulling from visited neighbours), each from the engine's full
+//! arrays and from the sparse row sets that travel to workers (encoded and decoded as shards),
+//! must equal the level the engine found. Forward and backward read different data (the
+//! frontier; only the visited set), so their agreement checks the claim that a visited
+//! neighbour of an unvisited entry is a frontier neighbour.
+
+use rayon::prelude::*;
+use shared::bfs::task::{
+    close_rows, pull_rows, push_into_rows, FullRows, RowBits, Sources, SparseRows, Unvisited, Visited,
+    VisitedRows,
+};
+use shared::bfs::{self, BfsOptions, KociembaSpace, RowIndex, RowSpace};
+use shared::coord::corner_tetrads;
+use shared::cube::{Move, MoveSet};
+use shared::h48::{H48Coords, SymProductSpace};
+use shared::shard::{decode_words_for, encode_word_parts, ShardKey, WordPart, LEVEL_INPUT};
+use std::ops::Range;
+
+/// A full array as a worker receives it: the sparse payload through the shard codec.
+fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> SparseRows {
+    let key = ShardKey { job: 1, task: LEVEL_INPUT, attempt: 0, level: 3 };
+    let (occupied, rows) = SparseRows::payload_parts(full, words, columns, complement);
+    let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
+    let encoded = encode_word_parts(key, &parts);
+    let row_count = full.len() / words;
+    let payload = decode_words_for(&encoded, key, row_count.div_ceil(64) + full.len()).unwrap();
+    SparseRows::from_payload(payload, row_count, words).unwrap()
+}
+
+/// Runs `task` on chunks of 64 rows of `out` in parallel, as the engine and workers do.
+fn by_chunks<I: RowIndex>(space: &I, out: &mut [u64], task: impl Fn(Range<u32>, &mut [u64]) + Sync) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    out.par_chunks_mut(64 * words).enumerate().for_each(|(k, out)| {
+        let first = 64 * k as u32;
+        task(first..first + (out.len() / words) as u32, out)
+    });
+}
+
+fn forward<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    sources: &Sources,
+    frontier: &impl RowBits,
+    visited: &[u64],
+) -> Vec<u64> {
+    let mut next = vec![0u64; visited.len()];
+    by_chunks(space, &mut next, |rows, out| push_into_rows(space, moves, rows, sources, frontier, out));
+    for (n, v) in next.iter_mut().zip(visited) {
+        *n &= !v;
+    }
+    by_chunks(space, &mut next, |rows, out| close_rows(space, rows, out));
+    next
+}
+
+/// The pull of every `stride`-th chunk of 64 rows (pulls at early levels visit nearly every
+/// entry, so a test samples them), as (first row, words) pairs.
+fn backward<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    visited: &impl VisitedRows,
+    stride: usize,
+) -> Vec<(u32, Vec<u64>)> {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let rows = space.row_count();
+    (0..rows)
+        .into_par_iter()
+        .step_by(64 * stride)
+        .map(|first| {
+            let chunk = first..rows.min(first + 64);
+            let mut out = vec![0u64; chunk.len() * words];
+            pull_rows(space, moves, chunk, visited, &mut out);
+            (first, out)
+        })
+        .collect()
+}
+
+/// Checks every level up to `max_depth` (all of them if `None`); returns how many it checked.
+fn every_level_both_ways<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    max_depth: Option<u32>,
+    stride: usize,
+) -> usize {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let columns = space.column_count();
+    let mut levels: Vec<Vec<u64>> = Vec::new();
+    let options = BfsOptions { max_depth, ..Default::default() };
+    bfs::run(space, moves, &options, |_, bits| levels.push(bits.to_vec())).unwrap();
+    if max_depth.is_none() {
+        // After the last level nothing is new.
+        levels.push(vec![0; levels[0].len()]);
+    }
+    let sources = Sources::build(space, moves);
+    let mut visited = vec![0u64; levels[0].len()];
+    for pair in levels.windows(2) {
+        let (frontier, expected) = (&pair[0], &pair[1]);
+        for (v, f) in visited.iter_mut().zip(frontier) {
+            *v |= f;
+        }
+        let full = FullRows::new(frontier, words);
+        assert_eq!(&forward(space, moves, &sources, &full, &visited), expected);
+        let sparse = over_the_wire(frontier, words, columns, false);
+        assert_eq!(&forward(space, moves, &sources, &sparse, &visited), expected);
+
+        let full = Visited { words: &visited, words_per_row: words };
+        let unvisited = over_the_wire(&visited, words, columns, true);
+        let pulled =
+            [backward(space, moves, &full, stride), backward(space, moves, &Unvisited(&unvisited), stride)];
+        for (first, out) in pulled.iter().flatten() {
+            assert_eq!(out[..], expected[*first as usize * words..][..out.len()]);
+        }
+    }
+    levels.len() - 1
+}
+
+#[test]
+fn corner_levels_agree_forward_backward_full_and_sparse() {
+    let space = RowSpace::new(corner_tetrads());
+    assert_eq!(every_level_both_ways(&space, &MoveSet::Qtm.moves(), None, 1), 15);
+    assert_eq!(every_level_both_ways(&space, &MoveSet::Htm.moves(), None, 1), 12);
+}
+
+#[test]
+fn kociemba_and_padded_rows_agree_to_a_depth() {
+    // H' (Kociemba's index), all its levels, and the H48 h0 space, whose rows end in padding
+    // bits, to depth 9; pulls sampled on every 16th chunk of 64 rows.
+    let space = KociembaSpace::new(false);
+    assert_eq!(every_level_both_ways(&space, space.moves(), None, 16), 19);
+    let space = SymProductSpace::h0(&H48Coords::default());
+    assert_ne!(space.column_count() % 64, 0);
+    assert_eq!(every_level_both_ways(&space, &MoveSet::Htm.moves(), Some(9), 16), 9);
+}
