@@ -224,6 +224,7 @@ pub fn run_with<I: RowIndex>(
             (out, report, r.visited_entries, r.frontier_slot as usize)
         }
         None => {
+            mark_unreachable(space, visited.words_mut(), words);
             let frontier = &mut slots[0];
             let (row0, col0) = space.start();
             set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
@@ -345,6 +346,10 @@ fn pull<I: RowIndex>(
         pull_rows(space, moves, first..first + (out.len() / words) as u32, &all, out);
         progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
     });
+}
+
+fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
+    bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| space.mark_unreachable(r as u32, row));
 }
 
 fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {

@@ -51,6 +51,10 @@ pub trait RowIndex: Sync {
     fn close_row(&self, row: u32, bits: &mut [u64]);
     /// Counts a row's set bits.
     fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts;
+    /// Sets the bits of a row's columns that stand for no position (`entry_count` leaves them
+    /// out): the search marks them visited once, so no pull looks at them again. None by
+    /// default.
+    fn mark_unreachable(&self, _row: u32, _bits: &mut [u64]) {}
 }
 
 /// Calls `f` for every set bit of a row.

@@ -13,7 +13,7 @@
 //! them, so a column map is two table lookups per part. Class columns here count classes under
 //! those 16 symmetries (H is not invariant under all 48).
 
-use super::index::{close_under, for_each_bit, ColumnMapper, RowCounts, RowIndex};
+use super::index::{close_under, for_each_bit, set_bit, ColumnMapper, RowCounts, RowIndex};
 use crate::coord::rank::{factorial, perm_rank, perm_unrank};
 use crate::coord::SymClasses;
 use crate::cube::{Corners, Cube, Edges, Move, MoveSet, SymmetryGroup};
@@ -38,6 +38,8 @@ pub struct KociembaSpace {
     stabilizers: Vec<Vec<u8>>,
     /// Whether the inverse of the representative corner permutation lies in the same class.
     inverse_in_class: Vec<bool>,
+    /// With the slice edges: one bit per column, set when the column's edge permutation is odd.
+    odd_columns: Vec<u64>,
 }
 
 fn corners_of(rank: u32) -> Corners {
@@ -120,7 +122,23 @@ impl KociembaSpace {
         let inverse_in_class = (0..rows)
             .map(|r| classes.class_of(perm_rank(&corners_of(classes.rep(r)).inverse().perm)) == r)
             .collect();
+        let odd_columns = if with_slice {
+            let slice_odd: Vec<bool> = (0..24).map(|s| edges_of(0, s).parity()).collect();
+            let mut bits = vec![0u64; (UD * 24).div_ceil(64)];
+            for ud in 0..UD as u32 {
+                let ud_odd = corners_of(ud).parity();
+                for (s, &odd) in slice_odd.iter().enumerate() {
+                    if ud_odd != odd {
+                        set_bit(&mut bits, ud * 24 + s as u32);
+                    }
+                }
+            }
+            bits
+        } else {
+            Vec::new()
+        };
         KociembaSpace {
+            odd_columns,
             with_slice,
             classes,
             moves,
@@ -248,6 +266,17 @@ impl RowIndex for KociembaSpace {
         let maps: Vec<KociembaMap> =
             self.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s)).collect();
         close_under(bits, &maps);
+    }
+
+    fn mark_unreachable(&self, row: u32, bits: &mut [u64]) {
+        if !self.with_slice {
+            return;
+        }
+        // Corner and edge parities agree in H: the other half of the columns is never reached.
+        let odd_row = corners_of(self.classes.rep(row)).parity();
+        for (b, &odd) in bits.iter_mut().zip(&self.odd_columns) {
+            *b |= if odd_row { !odd } else { odd };
+        }
     }
 
     fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
