@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: the same job embedded and with a coordinator plus two local worker processes on
-# loopback; appends both to results/BENCHMARKS.md and keeps the coordinator log (with the
-# bytes sent to and received from workers after every level) in results/logs/.
+# loopback; appends both to results/BENCHMARKS.md and keeps both coordinator logs (per-level
+# times; the cluster one with the bytes sent to and received from workers) in results/logs/.
 #
 #   scripts/bench/cluster.sh [SPACE] [extra coordinator args...]     (default: h)
 set -euo pipefail
@@ -11,7 +11,8 @@ shift || true
 cargo build --release --locked -p coordinator -p worker
 mkdir -p results/logs target/bench-cluster
 python3 scripts/bench/measure.py "enumerate $space embedded" -- \
-    target/release/coordinator enumerate "$space" "$@" --json "target/bench-cluster/$space-embedded.json"
+    target/release/coordinator enumerate "$space" "$@" --json "target/bench-cluster/$space-embedded.json" \
+    2> "results/logs/$space-embedded.log"
 token=target/bench-cluster/token
 echo "bench-token-$$" > "$token"
 port=${PORT:-7890}
