@@ -95,10 +95,18 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
+    /// How shards of this job travel, both ways (see [`shard::Codec`]).
+    pub codec: shard::Codec,
 }
 
 impl Shared {
-    pub fn new(job: u64, job_spec: String, lease_time: Duration, tasks_per_level: usize) -> Self {
+    pub fn new(
+        job: u64,
+        job_spec: String,
+        lease_time: Duration,
+        tasks_per_level: usize,
+        codec: shard::Codec,
+    ) -> Self {
         Shared {
             state: Mutex::new(State {
                 job,
@@ -115,6 +123,7 @@ impl Shared {
             changed: Condvar::new(),
             lease_time,
             tasks_per_level: tasks_per_level.max(1),
+            codec,
         }
     }
 
@@ -284,12 +293,12 @@ impl Shared {
                 level.data.len,
             )
         };
-        let (words, columns) = (level.words, level.columns);
+        let (words, columns, codec) = (level.words, level.columns, self.codec);
         let encoded = level.input.get_or_insert_with(|| {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
             let (occupied, rows) = SparseRows::payload_parts(source, words, columns, backward);
             let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
-            Arc::new(shard::encode_word_parts(key, &parts))
+            Arc::new(shard::encode_word_parts(key, &parts, codec))
         });
         Some(encoded.clone())
     }

@@ -7,7 +7,7 @@ use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
 use shared::bfs::task::{Sources, SparseRows};
-use shared::shard::{self, ShardKey};
+use shared::shard::{self, Codec, ShardKey};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -335,5 +335,6 @@ async fn run_task(
     } else {
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
     };
-    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
+    let codec = if task.store_shards { Codec::Stored } else { Codec::Zstd };
+    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words, codec)).await?)
 }
