@@ -6,7 +6,7 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
-use shared::bfs::task::SparseRows;
+use shared::bfs::task::{level_input_name, SparseRows};
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey, WordPart};
@@ -95,7 +95,8 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
-    /// How shards of this job travel, both ways (see [`shard::Codec`]).
+    /// How the level inputs travel (see [`shard::Codec`]); results are always compressed, as
+    /// they are whole row ranges, mostly empty at sparse levels.
     pub codec: shard::Codec,
 }
 
@@ -269,21 +270,12 @@ impl Shared {
         }
     }
 
-    /// The name of the one input every task of a level reads: the frontier of a forward level,
-    /// the unvisited entries of a backward one (see `shared::bfs::task`).
-    pub fn input_name(dir: Direction) -> &'static str {
-        match dir {
-            Direction::Backward => "unvisited-all",
-            _ => "frontier-all",
-        }
-    }
-
-    /// The current level's input (see [`Self::input_name`]) as an encoded shard keyed by
+    /// The current level's input (see [`level_input_name`]) as an encoded shard keyed by
     /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared. `None` when the
     /// level is not current or the name is not its input.
     pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
-        let level = s.level.as_mut().filter(|l| l.depth == depth && name == Self::input_name(l.dir))?;
+        let level = s.level.as_mut().filter(|l| l.depth == depth && name == level_input_name(l.dir))?;
         let backward = level.dir == Direction::Backward;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.

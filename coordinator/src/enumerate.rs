@@ -305,7 +305,8 @@ fn run_distributed<I: RowIndex>(
     if config.tls.is_some() {
         tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
     }
-    // Workers of a loopback listener share this host: shards travel stored, not compressed.
+    // Workers of a loopback listener share this host: level inputs (sparse row sets, already
+    // free of empty rows) travel stored, not compressed.
     let codec = if local.ip().is_loopback() { Codec::Stored } else { Codec::Zstd };
     let shared = Arc::new(Shared::new(
         1,

@@ -7,7 +7,7 @@ use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use shared::bfs::Direction;
-use shared::shard::{self, Codec};
+use shared::shard;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
@@ -74,7 +74,6 @@ impl v1::coordinator_server::Coordinator for Service {
                         Direction::Backward => v1::Direction::Backward as i32,
                         _ => v1::Direction::Forward as i32,
                     },
-                    store_shards: self.shared.codec == Codec::Stored,
                 }),
                 done: false,
             })),

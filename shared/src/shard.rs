@@ -28,7 +28,8 @@ pub struct ShardKey {
 }
 
 /// How a shard's payload is encoded. zstd pays across a network; between processes of one host
-/// it only costs CPU (about 230 MB/s a core on sparse bit rows), so payloads are then stored.
+/// it only costs CPU (about 230 MB/s a core on sparse bit rows), so the coordinator then stores
+/// the level inputs it sends (sparse row sets, already free of empty rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Codec {
     Zstd,
