@@ -6,7 +6,7 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
-use shared::bfs::task::{level_input_name, SparseRows};
+use shared::bfs::task::SparseRows;
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey, WordPart};
@@ -95,19 +95,10 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
-    /// How the level inputs travel (see [`shard::Codec`]); results are always compressed, as
-    /// they are whole row ranges, mostly empty at sparse levels.
-    pub codec: shard::Codec,
 }
 
 impl Shared {
-    pub fn new(
-        job: u64,
-        job_spec: String,
-        lease_time: Duration,
-        tasks_per_level: usize,
-        codec: shard::Codec,
-    ) -> Self {
+    pub fn new(job: u64, job_spec: String, lease_time: Duration, tasks_per_level: usize) -> Self {
         Shared {
             state: Mutex::new(State {
                 job,
@@ -124,7 +115,6 @@ impl Shared {
             changed: Condvar::new(),
             lease_time,
             tasks_per_level: tasks_per_level.max(1),
-            codec,
         }
     }
 
@@ -270,12 +260,21 @@ impl Shared {
         }
     }
 
-    /// The current level's input (see [`level_input_name`]) as an encoded shard keyed by
+    /// The name of the one input every task of a level reads: the frontier of a forward level,
+    /// the unvisited entries of a backward one (see `shared::bfs::task`).
+    pub fn input_name(dir: Direction) -> &'static str {
+        match dir {
+            Direction::Backward => "unvisited-all",
+            _ => "frontier-all",
+        }
+    }
+
+    /// The current level's input (see [`Self::input_name`]) as an encoded shard keyed by
     /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared. `None` when the
     /// level is not current or the name is not its input.
     pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
-        let level = s.level.as_mut().filter(|l| l.depth == depth && name == level_input_name(l.dir))?;
+        let level = s.level.as_mut().filter(|l| l.depth == depth && name == Self::input_name(l.dir))?;
         let backward = level.dir == Direction::Backward;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.
@@ -285,12 +284,12 @@ impl Shared {
                 level.data.len,
             )
         };
-        let (words, columns, codec) = (level.words, level.columns, self.codec);
+        let (words, columns) = (level.words, level.columns);
         let encoded = level.input.get_or_insert_with(|| {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
             let (occupied, rows) = SparseRows::payload_parts(source, words, columns, backward);
             let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
-            Arc::new(shard::encode_word_parts(key, &parts, codec))
+            Arc::new(shard::encode_word_parts(key, &parts))
         });
         Some(encoded.clone())
     }

@@ -12,7 +12,6 @@ use shared::bfs::{self, BfsOptions, DepthCounts, Direction, KociembaSpace, Level
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, MoveSet, Pieces};
 use shared::report::{thousands, Distribution};
-use shared::shard::Codec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -305,15 +304,11 @@ fn run_distributed<I: RowIndex>(
     if config.tls.is_some() {
         tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
     }
-    // Workers of a loopback listener share this host: level inputs (sparse row sets, already
-    // free of empty rows) travel stored, not compressed.
-    let codec = if local.ip().is_loopback() { Codec::Stored } else { Codec::Zstd };
     let shared = Arc::new(Shared::new(
         1,
         config.job.to_string(),
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
-        codec,
     ));
     let status = shared.clone();
     reporter.set_extra(move || {

@@ -1,17 +1,16 @@
 //! Shards: what a worker returns for one task attempt, as bytes that cross the network.
 //!
-//! Layout: a bincode header (fixed-width little-endian integers) followed by the payload,
-//! compressed with zstd or stored (see [`Codec`]). The header names the task and attempt, the
-//! codec, the payload's raw and encoded lengths and the CRC-32 of the encoded bytes, and has its
-//! own CRC-32, so a truncated, corrupted or misrouted shard is rejected before anything is
-//! merged.
+//! Layout: a bincode header (fixed-width little-endian integers) followed by the payload
+//! compressed with zstd. The header names the task and attempt, carries the payload's raw and
+//! compressed lengths and the CRC-32 of the compressed bytes, and has its own CRC-32, so a
+//! truncated, corrupted or misrouted shard is rejected before anything is merged.
 
 use crate::checksum::crc32;
 use serde::{Deserialize, Serialize};
 
 const MAGIC: [u8; 8] = *b"CFSHARD\0";
 /// Version of the shard layout; a reader refuses other versions.
-pub const SHARD_VERSION: u16 = 2;
+pub const SHARD_VERSION: u16 = 1;
 
 /// The task number in the key of an input that belongs to a whole level (the frontier of a
 /// forward level, the unvisited entries of a backward one), encoded once and sent to every
@@ -27,21 +26,11 @@ pub struct ShardKey {
     pub level: u32,
 }
 
-/// How a shard's payload is encoded. zstd pays across a network; between processes of one host
-/// it only costs CPU (about 230 MB/s a core on sparse bit rows), so the coordinator then stores
-/// the level inputs it sends (sparse row sets, already free of empty rows).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Codec {
-    Zstd,
-    Stored,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Header {
     magic: [u8; 8],
     version: u16,
     key: ShardKey,
-    codec: Codec,
     raw_len: u64,
     payload_len: u64,
     payload_crc: u32,
@@ -78,7 +67,6 @@ fn header_len() -> usize {
         magic: MAGIC,
         version: SHARD_VERSION,
         key: ShardKey { job: 0, task: 0, attempt: 0, level: 0 },
-        codec: Codec::Zstd,
         raw_len: 0,
         payload_len: 0,
         payload_crc: 0,
@@ -93,34 +81,25 @@ fn encode_header(h: &Header) -> Vec<u8> {
     bytes
 }
 
-/// Encodes `payload` into a shard for `key`.
-pub fn encode(key: ShardKey, payload: &[u8], codec: Codec) -> Vec<u8> {
-    let encoded = match codec {
-        Codec::Zstd => zstd::bulk::compress(payload, 1).expect("zstd compresses any input"),
-        Codec::Stored => payload.to_vec(),
-    };
-    with_header(key, codec, payload.len() as u64, encoded)
-}
-
-/// Prepends the header to an encoded payload.
-fn with_header(key: ShardKey, codec: Codec, raw_len: u64, encoded: Vec<u8>) -> Vec<u8> {
+/// Compresses `payload` into a shard for `key`.
+pub fn encode(key: ShardKey, payload: &[u8]) -> Vec<u8> {
+    let compressed = zstd::bulk::compress(payload, 1).expect("zstd compresses any input");
     let header = Header {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
-        codec,
-        raw_len,
-        payload_len: encoded.len() as u64,
-        payload_crc: crc32(&encoded),
+        raw_len: payload.len() as u64,
+        payload_len: compressed.len() as u64,
+        payload_crc: crc32(&compressed),
     };
     let mut out = encode_header(&header);
-    out.extend_from_slice(&encoded);
+    out.extend_from_slice(&compressed);
     out
 }
 
 /// [`encode`] of 64-bit words as little-endian bytes, without copying them first.
-pub fn encode_words(key: ShardKey, words: &[u64], codec: Codec) -> Vec<u8> {
-    encode(key, as_bytes(words), codec)
+pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
+    encode(key, as_bytes(words))
 }
 
 /// A run of words for [`encode_word_parts`]: as stored, or complemented (every word inverted,
@@ -164,17 +143,9 @@ impl<'a> WordPart<'a> {
 /// into groups of about 16 MiB, each compressed as its own zstd frame on rayon threads, and the
 /// frames concatenated (a zstd stream may hold several frames). A gigabyte frontier is then
 /// compressed by every core while the workers wait for it.
-pub fn encode_word_parts(key: ShardKey, parts: &[WordPart], codec: Codec) -> Vec<u8> {
+pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
     use rayon::prelude::*;
     const GROUP_WORDS: usize = 2 << 20;
-    let raw_len = parts.iter().map(|p| p.words.len() as u64 * 8).sum();
-    if codec == Codec::Stored {
-        let mut encoded = Vec::with_capacity(raw_len as usize);
-        for part in parts {
-            part.write_to(&mut encoded).expect("writing to memory");
-        }
-        return with_header(key, codec, raw_len, encoded);
-    }
     let mut groups: Vec<Vec<WordPart>> = vec![Vec::new()];
     let mut in_group = 0;
     for &part in parts {
@@ -195,7 +166,18 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart], codec: Codec) -> Vec
             encoder.finish().expect("writing to memory")
         })
         .collect();
-    with_header(key, codec, raw_len, frames.concat())
+    let compressed = frames.concat();
+    let header = Header {
+        magic: MAGIC,
+        version: SHARD_VERSION,
+        key,
+        raw_len: parts.iter().map(|p| p.words.len() as u64 * 8).sum(),
+        payload_len: compressed.len() as u64,
+        payload_crc: crc32(&compressed),
+    };
+    let mut out = encode_header(&header);
+    out.extend_from_slice(&compressed);
+    out
 }
 
 fn as_bytes(words: &[u64]) -> &[u8] {
@@ -241,11 +223,8 @@ fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
 /// Checks a shard and returns its key and decompressed payload.
 pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
     let (header, payload) = checked(bytes)?;
-    let raw = match header.codec {
-        Codec::Zstd => zstd::bulk::decompress(payload, header.raw_len as usize)
-            .map_err(|e| ShardError::Decompress(e.to_string()))?,
-        Codec::Stored => payload.to_vec(),
-    };
+    let raw = zstd::bulk::decompress(payload, header.raw_len as usize)
+        .map_err(|e| ShardError::Decompress(e.to_string()))?;
     if raw.len() as u64 != header.raw_len {
         return Err(ShardError::Decompress(format!("{} bytes, header says {}", raw.len(), header.raw_len)));
     }
@@ -330,15 +309,6 @@ impl WordsDecoder {
         let out = unsafe {
             std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
         };
-        if self.header.is_some_and(|h| h.codec == Codec::Stored) {
-            let end = self.written + bytes.len();
-            if end > out.len() {
-                return Err(ShardError::Decompress("payload longer than its words".into()));
-            }
-            out[self.written..end].copy_from_slice(bytes);
-            self.written = end;
-            return Ok(());
-        }
         while !bytes.is_empty() {
             let status = self
                 .zstd
@@ -368,12 +338,9 @@ impl WordsDecoder {
         let out = unsafe {
             std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
         };
-        let mut left = 0;
-        if header.codec == Codec::Zstd {
-            let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
-            left = self.zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
-            self.written += tail.pos();
-        }
+        let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
+        let left = self.zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
+        self.written += tail.pos();
         if left != 0 || self.written != self.words.len() * 8 {
             return Err(ShardError::Decompress(format!(
                 "{} bytes, header says {}",
@@ -393,7 +360,7 @@ mod tests {
     #[test]
     fn round_trip_and_compression() {
         let payload: Vec<u8> = (0..100_000u32).map(|i| if i % 97 == 0 { 0xff } else { 0 }).collect();
-        let shard = encode(KEY, &payload, Codec::Zstd);
+        let shard = encode(KEY, &payload);
         assert!(shard.len() < payload.len() / 10, "sparse bits compress: {} bytes", shard.len());
         assert_eq!(decode(&shard), Ok((KEY, payload.clone())));
         assert_eq!(decode_for(&shard, KEY), Ok(payload));
@@ -401,35 +368,29 @@ mod tests {
             decode_for(&shard, ShardKey { attempt: 3, ..KEY }),
             Err(ShardError::WrongTask { .. })
         ));
-        assert_eq!(decode(&encode(KEY, &[], Codec::Zstd)), Ok((KEY, vec![])));
+        assert_eq!(decode(&encode(KEY, &[])), Ok((KEY, vec![])));
     }
 
     #[test]
     fn words_round_trip_in_place() {
-        for codec in [Codec::Zstd, Codec::Stored] {
-            words_round_trip(codec);
-        }
-    }
-
-    fn words_round_trip(codec: Codec) {
         let words: Vec<u64> =
             (0..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)).collect();
-        let shard = encode_words(KEY, &words, codec);
+        let shard = encode_words(KEY, &words);
         assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
         assert_eq!(decode_words_for(&shard, KEY, 6000), Ok(words.clone()));
         assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::Decompress(_))));
         let parts = [&words[..10], &[], &words[10..]].map(WordPart::plain);
-        assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts, codec), KEY, 5000), Ok(words.clone()));
+        assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts), KEY, 5000), Ok(words.clone()));
         // Complemented parts: every word inverted, the last one masked.
         let inverted = [WordPart::complement(&words[..1000], 0xff), WordPart::complement(&words[1000..], 1)];
         let mut expected: Vec<u64> = words.iter().map(|w| !w).collect();
         expected[999] &= 0xff;
         expected[4999] &= 1;
-        assert_eq!(decode_words_for(&encode_word_parts(KEY, &inverted, codec), KEY, 5000), Ok(expected));
+        assert_eq!(decode_words_for(&encode_word_parts(KEY, &inverted), KEY, 5000), Ok(expected));
         // Several frames (groups of 2 Mi words), decoded in one stream and in pieces.
         let big: Vec<u64> = (0..5_000_000u64).map(|i| i * i).collect();
         let halves: Vec<WordPart> = big.chunks(1_500_000).map(WordPart::plain).collect();
-        let framed = encode_word_parts(KEY, &halves, codec);
+        let framed = encode_word_parts(KEY, &halves);
         assert_eq!(decode_words_for(&framed, KEY, big.len()).as_deref(), Ok(&big[..]));
         let mut d = WordsDecoder::new(KEY, big.len());
         for piece in framed.chunks(1 << 20) {
@@ -438,10 +399,7 @@ mod tests {
         assert_eq!(d.finish().as_deref(), Ok(&big[..]));
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(decode_for(&shard, KEY), Ok(bytes));
-        assert!(matches!(
-            decode_words_for(&encode(KEY, b"odd", codec), KEY, 0),
-            Err(ShardError::Decompress(_))
-        ));
+        assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 0), Err(ShardError::Decompress(_))));
         // Fed in pieces of every size, as a download arrives.
         for piece in [1, 7, 64, 1000] {
             let mut d = WordsDecoder::new(KEY, 5000);
@@ -465,13 +423,7 @@ mod tests {
 
     #[test]
     fn every_single_bit_flip_is_rejected() {
-        for codec in [Codec::Zstd, Codec::Stored] {
-            every_flip_rejected(codec);
-        }
-    }
-
-    fn every_flip_rejected(codec: Codec) {
-        let shard = encode(KEY, b"some bits of a frontier row, some bits of a frontier row", codec);
+        let shard = encode(KEY, b"some bits of a frontier row, some bits of a frontier row");
         for i in 0..shard.len() {
             for bit in 0..8 {
                 let mut bad = shard.clone();

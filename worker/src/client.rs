@@ -6,9 +6,8 @@ use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
-use shared::bfs::task::{level_input_name, Sources, SparseRows};
-use shared::bfs::Direction;
-use shared::shard::{self, Codec, ShardKey};
+use shared::bfs::task::{Sources, SparseRows};
+use shared::shard::{self, ShardKey};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -319,7 +318,7 @@ async fn run_task(
                 c.level_input = None;
             }
             let max = row_count.div_ceil(64) + row_count * words;
-            let name = level_input_name(if forward { Direction::Forward } else { Direction::Backward });
+            let name = if forward { "frontier-all" } else { "unvisited-all" };
             let payload = download(client, task, name, max).await?;
             let f = SparseRows::from_payload(payload, row_count, words).map_err(|e| anyhow!(e))?;
             let f = Arc::new(f);
@@ -336,6 +335,5 @@ async fn run_task(
     } else {
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
     };
-    // Results are whole row ranges, mostly empty at sparse levels: always compressed.
-    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words, Codec::Zstd)).await?)
+    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
 }
