@@ -6,7 +6,7 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
-use shared::bfs::task::SparseRows;
+use shared::bfs::task::{level_input_name, RowBits, SparseRows};
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey, WordPart};
@@ -260,21 +260,12 @@ impl Shared {
         }
     }
 
-    /// The name of the one input every task of a level reads: the frontier of a forward level,
-    /// the unvisited entries of a backward one (see `shared::bfs::task`).
-    pub fn input_name(dir: Direction) -> &'static str {
-        match dir {
-            Direction::Backward => "unvisited-all",
-            _ => "frontier-all",
-        }
-    }
-
-    /// The current level's input (see [`Self::input_name`]) as an encoded shard keyed by
+    /// The current level's input (see [`level_input_name`]) as an encoded shard keyed by
     /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared. `None` when the
     /// level is not current or the name is not its input.
     pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
-        let level = s.level.as_mut().filter(|l| l.depth == depth && name == Self::input_name(l.dir))?;
+        let level = s.level.as_mut().filter(|l| l.depth == depth && name == level_input_name(l.dir))?;
         let backward = level.dir == Direction::Backward;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.
@@ -294,11 +285,12 @@ impl Shared {
         Some(encoded.clone())
     }
 
-    /// Merges a task's result: the words of the task's rows, ORed into `next` minus `visited`
-    /// (forward results include visited entries; backward ones hold only new ones). Results for a
-    /// finished task or another level are ignored (merging is idempotent, so a duplicate would do
-    /// no harm either).
-    pub fn complete(&self, depth: u32, task: u64, payload: &[u8], wire_bytes: u64) -> Result<bool, String> {
+    /// Merges a task's result: the task's rows as a sparse row set (see
+    /// [`SparseRows`]; `words` is its payload), each occupied row ORed into `next` minus
+    /// `visited` (forward results include visited entries; backward ones hold only new ones).
+    /// Results for a finished task or another level are ignored (merging is idempotent, so a
+    /// duplicate would do no harm either).
+    pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, wire_bytes: u64) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += wire_bytes;
         let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
@@ -315,14 +307,15 @@ impl Shared {
             )
         };
         let rows = t.rows.clone();
-        if payload.len() != rows.len() * w * 8 {
-            return Err(format!("result of {} bytes for {} rows", payload.len(), rows.len()));
-        }
-        let first = rows.start as usize * w;
-        for (k, word) in payload.chunks(8).enumerate() {
-            let bits = u64::from_le_bytes(word.try_into().expect("8 bytes")) & !visited[first + k];
-            if bits != 0 {
-                next[first + k].fetch_or(bits, Ordering::Relaxed);
+        let result = SparseRows::from_payload(words, rows.len(), w)?;
+        for (k, r) in rows.enumerate() {
+            let Some(bits) = result.row(k as u32) else { continue };
+            let first = r as usize * w;
+            for ((&b, v), n) in bits.iter().zip(&visited[first..first + w]).zip(&next[first..first + w]) {
+                let new = b & !v;
+                if new != 0 {
+                    n.fetch_or(new, Ordering::Relaxed);
+                }
             }
         }
         level.tasks[task as usize].state = TaskState::Done;

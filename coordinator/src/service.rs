@@ -111,7 +111,12 @@ impl v1::coordinator_server::Coordinator for Service {
         let received = bytes.len() as u64;
         let result = tokio::task::spawn_blocking(move || -> Result<bool, String> {
             let (key, payload) = shard::decode(&bytes).map_err(|e| e.to_string())?;
-            shared.complete(key.level, key.task, &payload, received)
+            if payload.len() % 8 != 0 {
+                return Err(format!("result of {} bytes is not whole words", payload.len()));
+            }
+            let words =
+                payload.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+            shared.complete(key.level, key.task, words, received)
         })
         .await
         .map_err(blocking_error)?;

@@ -6,8 +6,9 @@ use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
-use shared::bfs::task::{Sources, SparseRows};
-use shared::shard::{self, ShardKey};
+use shared::bfs::task::{level_input_name, Sources, SparseRows};
+use shared::bfs::Direction;
+use shared::shard::{self, ShardKey, WordPart};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -298,10 +299,10 @@ async fn run_task(
     }
     let rows = task.row_begin as u32..task.row_end as u32;
     // Inputs arrive over the network: check their sizes before any indexing trusts them.
-    let (row_count, words) = {
+    let (row_count, words_per_row, columns) = {
         let c = cache.lock().map_err(|_| anyhow!("worker state poisoned"))?;
         let index = c.index.as_ref().expect("index built");
-        (index.row_count() as usize, index.words_per_row())
+        (index.row_count() as usize, index.words_per_row(), index.column_count())
     };
     if rows.start > rows.end || rows.end as usize > row_count {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{row_count}")));
@@ -317,10 +318,10 @@ async fn run_task(
             if let Ok(mut c) = cache.lock() {
                 c.level_input = None;
             }
-            let max = row_count.div_ceil(64) + row_count * words;
-            let name = if forward { "frontier-all" } else { "unvisited-all" };
+            let max = row_count.div_ceil(64) + row_count * words_per_row;
+            let name = level_input_name(if forward { Direction::Forward } else { Direction::Backward });
             let payload = download(client, task, name, max).await?;
-            let f = SparseRows::from_payload(payload, row_count, words).map_err(|e| anyhow!(e))?;
+            let f = SparseRows::from_payload(payload, row_count, words_per_row).map_err(|e| anyhow!(e))?;
             let f = Arc::new(f);
             if let Ok(mut c) = cache.lock() {
                 c.level_input = Some((task.level, f.clone()));
@@ -329,11 +330,17 @@ async fn run_task(
         }
     };
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
-    let words: Vec<u64> = if forward {
+    let result: Vec<u64> = if forward {
         let sources = cache.lock().ok().and_then(|c| c.sources.clone()).expect("sources built");
         tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &input)).await?
     } else {
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
     };
-    Ok(tokio::task::spawn_blocking(move || shard::encode_words(key, &words)).await?)
+    // The result travels as a sparse row set (its empty rows cost nothing), compressed.
+    Ok(tokio::task::spawn_blocking(move || {
+        let (occupied, rows) = SparseRows::payload_parts(&result, words_per_row, columns, false);
+        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
+        shard::encode_word_parts(key, &parts)
+    })
+    .await?)
 }

@@ -97,6 +97,10 @@ impl AnyIndex {
         }
     }
 
+    pub fn column_count(&self) -> u32 {
+        with_index!(self, i => i.column_count())
+    }
+
     pub fn words_per_row(&self) -> usize {
         with_index!(self, i => (i.column_count() as usize).div_ceil(64))
     }

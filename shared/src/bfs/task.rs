@@ -10,10 +10,20 @@
 //! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits,
 //! and a worker receives them as the unvisited entries, which are few when pulls are chosen.
 
+use super::engine::Direction;
 use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
 use crate::cube::Move;
 use crate::shard::WordPart;
 use std::ops::Range;
+
+/// The name under which workers download a level's one input: the frontier of a forward level,
+/// the unvisited entries of a backward one.
+pub fn level_input_name(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Backward => "unvisited-all",
+        _ => "frontier-all",
+    }
+}
 
 /// Rows of a bit array by row number, as a task reads them: the engine's full array, or a
 /// worker's sparse copy.
