@@ -72,9 +72,15 @@ pub struct EnumerateArgs {
     #[arg(long)]
     pub metric: Option<Metric>,
 
-    /// Stop after this depth.
+    /// Stop after this depth (required by the product method).
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
+
+    /// Engine: rows (the symmetry-reduced row BFS; corners, edges, h, hprime) or product
+    /// (products of stored positions, coset by coset; cube and edges). Default: rows, and
+    /// product for the cube.
+    #[arg(long, value_enum)]
+    pub method: Option<Method>,
 
     /// Also write the result as JSON to this file (written under a temporary name, then renamed).
     #[arg(long, value_name = "FILE")]
@@ -155,10 +161,21 @@ pub enum Space {
     Corners,
     /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
     Edges,
+    /// The full 3x3x3 cube: 43,252,003,274,489,856,000 positions (product method, to
+    /// --max-depth).
+    Cube,
     /// Kociemba's H = <U, D, R2, L2, F2, B2> with its 10 moves: 19,508,428,800 positions.
     H,
     /// H ignoring the middle-slice edges: 8! x 8! = 1,625,702,400 positions.
     Hprime,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Method {
+    /// Breadth-first search over symmetry-reduced rows with visited bits.
+    Rows,
+    /// Products of the stored positions near start, one coset at a time (seed 004).
+    Product,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,7 +1,7 @@
 //! `coordinator enumerate`: runs an exact enumeration and prints (and optionally saves) the
 //! distribution.
 
-use crate::cli::{ClusterArgs, EnumerateArgs, Metric, Space};
+use crate::cli::{ClusterArgs, EnumerateArgs, Method, Metric, Space};
 use crate::cluster::{ClusterExpander, Shared};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
@@ -20,6 +20,7 @@ use std::time::Instant;
 #[derive(Debug, Clone)]
 pub struct EnumerateConfig {
     pub space: Space,
+    pub method: Method,
     pub moves: MoveSet,
     pub max_depth: Option<u32>,
     pub json: Option<PathBuf>,
@@ -42,9 +43,32 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
             (Space::H | Space::Hprime, None) => MoveSet::KociembaH,
             (_, metric) => metric.unwrap_or(Metric::Htm).move_set(),
         };
+        let method = match (a.space, a.method) {
+            (Space::Cube, None | Some(Method::Product)) => Method::Product,
+            (Space::Cube, Some(Method::Rows)) => {
+                anyhow::bail!("the cube is too big for the row BFS; use --method product")
+            }
+            (Space::Edges, Some(method)) => method,
+            (_, None | Some(Method::Rows)) => Method::Rows,
+            (_, Some(Method::Product)) => {
+                anyhow::bail!("--method product is for the cube and edges, not {}", a.space.name())
+            }
+        };
+        if method == Method::Product {
+            ensure!(
+                a.max_depth.is_some(),
+                "the product method needs --max-depth N (it stores the positions up to depth N/2)"
+            );
+            ensure!(
+                a.cluster.listen.is_none() && a.cluster.workers.is_none(),
+                "the product method runs embedded only for now (no --listen or --workers)"
+            );
+            ensure!(a.state_dir.is_none(), "the product method keeps no state on disk (no --state-dir)");
+        }
         let tls = a.cluster.server_tls()?;
         Ok(EnumerateConfig {
             tls,
+            method,
             space: a.space,
             moves,
             max_depth: a.max_depth,
@@ -89,20 +113,20 @@ impl Metric {
     }
 }
 
-impl From<Space> for SpaceKind {
-    fn from(space: Space) -> SpaceKind {
-        match space {
-            Space::Corners => SpaceKind::Corners,
-            Space::Edges => SpaceKind::Edges,
-            Space::H => SpaceKind::H,
-            Space::Hprime => SpaceKind::Hprime,
+impl Space {
+    /// The space as the row BFS knows it (the cube has no row index).
+    pub fn row_space(self) -> Option<SpaceKind> {
+        match self {
+            Space::Corners => Some(SpaceKind::Corners),
+            Space::Edges => Some(SpaceKind::Edges),
+            Space::H => Some(SpaceKind::H),
+            Space::Hprime => Some(SpaceKind::Hprime),
+            Space::Cube => None,
         }
     }
-}
 
-impl Space {
     pub fn name(self) -> &'static str {
-        SpaceKind::from(self).name()
+        self.row_space().map_or("cube", SpaceKind::name)
     }
 }
 
@@ -132,13 +156,15 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
 pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
     let moves = config.moves.moves();
-    let (order, mut depths) = match config.space {
-        Space::Corners => run_rows(corner_tetrads(), &moves, config)?,
-        Space::Edges => run_rows(edge_slices(), &moves, config)?,
-        Space::H | Space::Hprime => {
+    let (order, mut depths) = match (config.space, config.method) {
+        (Space::Cube, _) => product(&shared::product::CubeCosets, config)?,
+        (Space::Edges, Method::Product) => product(&shared::product::EdgeCosets::default(), config)?,
+        (Space::Corners, _) => run_rows(corner_tetrads(), &moves, config)?,
+        (Space::Edges, Method::Rows) => run_rows(edge_slices(), &moves, config)?,
+        (Space::H | Space::Hprime, _) => {
             let space = KociembaSpace::new(config.space == Space::H);
             tracing::info!("classes are counted under the 16 symmetries that preserve H");
-            (space.order(), search(&space, &moves, config)?)
+            (space.order() as u128, search(&space, &moves, config)?)
         }
     };
     // A resumed job's journal may reach deeper than this run's --max-depth.
@@ -164,13 +190,22 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     Ok(distribution)
 }
 
+/// Runs the product enumeration of a coset space.
+fn product(
+    space: &dyn shared::product::CosetSpace,
+    config: &EnumerateConfig,
+) -> Result<(u128, Vec<DepthCounts>)> {
+    let max_depth = config.max_depth.expect("the product method has a --max-depth");
+    Ok((space.order(), crate::product::run(space, config, max_depth)?))
+}
+
 /// Builds the row space of a block layout (after checking the memory it will take) and runs
 /// the search on it.
 fn run_rows<const N: usize, const O: u8>(
     layout: BlockLayout<N, O>,
     moves: &[Move],
     config: &EnumerateConfig,
-) -> Result<(u64, Vec<DepthCounts>)>
+) -> Result<(u128, Vec<DepthCounts>)>
 where
     Pieces<N, O>: Part,
 {
@@ -192,7 +227,7 @@ where
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes);
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
-    Ok((space.order(), search(&space, moves, config)?))
+    Ok((space.order() as u128, search(&space, moves, config)?))
 }
 
 /// Runs the search with live progress on stderr.
@@ -280,7 +315,7 @@ pub fn search_levels<I: RowIndex>(
 
 /// The job's spec string, from which a worker builds the same index.
 fn job_spec(config: &EnumerateConfig) -> JobSpec {
-    JobSpec { space: config.space.into(), moves: config.moves }
+    JobSpec { space: config.space.row_space().expect("a row space"), moves: config.moves }
 }
 
 /// Serves workers over gRPC (and starts the in-process ones) while the search runs with a

@@ -7,6 +7,7 @@ pub mod enumerate;
 pub mod journal;
 pub mod output;
 pub mod position;
+pub mod product;
 pub mod progress;
 pub mod resources;
 pub mod service;

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub struct Reporter {
     pub progress: Progress,
     total_rows: u64,
+    /// What `total_rows` counts ("rows", or "cosets" for a product enumeration).
+    unit: &'static str,
     terminal: bool,
     done: AtomicBool,
     /// Serializes stderr writes and remembers whether a progress line is showing.
@@ -27,11 +29,18 @@ impl Reporter {
         Reporter {
             progress: Progress::default(),
             total_rows,
+            unit: "rows",
             terminal: std::io::stderr().is_terminal(),
             done: AtomicBool::new(false),
             line_showing: Mutex::new(false),
             extra: Mutex::new(None),
         }
+    }
+
+    /// Names what the total counts, in place of "rows".
+    pub fn with_unit(mut self, unit: &'static str) -> Self {
+        self.unit = unit;
+        self
     }
 
     /// Appends `extra()` to every progress line from now on.
@@ -74,10 +83,11 @@ impl Reporter {
             last_tick = Instant::now();
             let rows = self.progress.rows_done.load(Ordering::Relaxed).min(self.total_rows);
             let secs = depth_start.elapsed().as_secs_f64();
+            let unit = self.unit;
             let rate = rows as f64 / secs;
             let eta = if rate > 0.0 { (self.total_rows - rows) as f64 / rate } else { f64::INFINITY };
             let mut text = format!(
-                "depth {depth:>2}: {:5.1}% of {} rows, {} rows/s, {:.0} s elapsed, ETA {}",
+                "depth {depth:>2}: {:5.1}% of {} {unit}, {} {unit}/s, {:.0} s elapsed, ETA {}",
                 100.0 * rows as f64 / self.total_rows.max(1) as f64,
                 thousands(self.total_rows),
                 thousands(rate as u64),

@@ -10,16 +10,16 @@ use std::fmt::Write as _;
 pub struct Distribution {
     pub space: String,
     pub metric: String,
-    /// Number of positions in the whole space.
-    pub order: u64,
+    /// Number of positions in the whole space (the cube's exceeds 64 bits).
+    pub order: u128,
     pub depths: Vec<DepthCounts>,
     pub elapsed_s: f64,
     pub peak_rss_bytes: u64,
 }
 
 /// Groups digits by thousands: 88179840 -> "88,179,840".
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
+pub fn thousands(n: impl Into<u128>) -> String {
+    let digits = n.into().to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -32,8 +32,8 @@ pub fn thousands(n: u64) -> String {
 
 impl Distribution {
     /// Sum of the positions column.
-    pub fn total_positions(&self) -> u64 {
-        self.depths.iter().map(|d| d.positions).sum()
+    pub fn total_positions(&self) -> u128 {
+        self.depths.iter().map(|d| d.positions as u128).sum()
     }
 
     /// True when the depths cover the whole space.
@@ -57,7 +57,7 @@ impl Distribution {
                 thousands(d.classes_sym_inv)
             );
         }
-        let sum = |f: fn(&DepthCounts) -> u64| thousands(self.depths.iter().map(f).sum());
+        let sum = |f: fn(&DepthCounts) -> u64| thousands(self.depths.iter().map(f).sum::<u64>());
         let _ = writeln!(
             s,
             "{:>5} {:>22} {:>20} {:>20}",
@@ -96,9 +96,10 @@ mod tests {
 
     #[test]
     fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(88_179_840), "88,179,840");
+        assert_eq!(thousands(0u64), "0");
+        assert_eq!(thousands(999u64), "999");
+        assert_eq!(thousands(1000u64), "1,000");
+        assert_eq!(thousands(88_179_840u64), "88,179,840");
+        assert_eq!(thousands(43_252_003_274_489_856_000u128), "43,252,003,274,489,856,000");
     }
 }

@@ -3,49 +3,12 @@
 //! published tables (seed 004) in all three columns. One test, so the 8 GiB of state is mapped
 //! once at a time.
 
-use shared::bfs::{self, BfsOptions, DepthCounts, RowSpace};
+use shared::bfs::{self, BfsOptions, RowSpace};
 use shared::coord::edge_slices;
 use shared::cube::{MoveSet, SplitMix64};
 
-/// Seed 004, face turns: depth, positions, representatives under M, under M and inversion.
-const HTM: [(u64, u64, u64); 9] = [
-    (1, 1, 1),
-    (18, 2, 2),
-    (243, 9, 8),
-    (3240, 75, 48),
-    (42807, 925, 505),
-    (555866, 11684, 6018),
-    (7070103, 147680, 74618),
-    (87801812, 1830601, 918432),
-    (1050559626, 21890847, 10960057),
-];
-
-/// Seed 004, quarter turns.
-const QTM: [(u64, u64, u64); 10] = [
-    (1, 1, 1),
-    (12, 1, 1),
-    (114, 5, 5),
-    (1068, 25, 17),
-    (9819, 215, 128),
-    (89392, 1886, 986),
-    (807000, 16902, 8652),
-    (7209384, 150442, 75740),
-    (63624107, 1326326, 665398),
-    (552158812, 11505339, 5759523),
-];
-
-fn expected(table: &[(u64, u64, u64)]) -> Vec<DepthCounts> {
-    table
-        .iter()
-        .enumerate()
-        .map(|(d, &(positions, classes_sym, classes_sym_inv))| DepthCounts {
-            depth: d as u32,
-            positions,
-            classes_sym,
-            classes_sym_inv,
-        })
-        .collect()
-}
+mod common;
+use common::{expected, EDGES_HTM, EDGES_QTM};
 
 #[test]
 fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
@@ -68,7 +31,7 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
 
     let htm = BfsOptions { max_depth: Some(8), ..Default::default() };
     let counts = bfs::run(&space, &MoveSet::Htm.moves(), &htm, |_, _| {}).unwrap();
-    assert_eq!(counts, expected(&HTM));
+    assert_eq!(counts, expected(&EDGES_HTM[..=8]));
 
     // In the quarter-turn metric every move is an odd edge permutation, so a position's depth
     // has the parity of its edge permutation: check a sample of every level's entries.
@@ -101,7 +64,7 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
         }
     })
     .unwrap();
-    assert_eq!(counts, expected(&QTM));
+    assert_eq!(counts, expected(&EDGES_QTM[..=9]));
     assert!(checked > 20_000, "parity checked on {checked} entries");
 }
 
@@ -117,7 +80,7 @@ fn small_depths_match_brute_force_canonicalization() {
             depth,
             clear_corners,
         );
-        let table = if set == MoveSet::Htm { &HTM[..] } else { &QTM[..] };
+        let table = if set == MoveSet::Htm { &EDGES_HTM[..] } else { &EDGES_QTM[..] };
         assert_eq!(brute, expected(&table[..=depth as usize]), "{set:?}");
     }
 }

@@ -10,7 +10,9 @@
 //! the symmetries used, the row value is a coordinate that moves and symmetries act on, and a
 //! move maps the columns of a row through one bijection per block (see `bfs::rows`).
 
-use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank};
+use super::rank::{
+    binomial, choose, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank,
+};
 use crate::cube::{Corners, Cube, Edges, Pieces, Symmetry};
 
 /// Blocks of four pieces over N pieces with O orientations.
@@ -72,6 +74,12 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
         masks
     }
 
+    /// Which block's pieces sit on each position, ranked in `0..assignment_count()`.
+    #[inline]
+    pub fn assignment_of(&self, x: &Pieces<N, O>) -> u32 {
+        self.assignment(&self.position_masks(x))
+    }
+
     fn assignment(&self, masks: &[u32; 3]) -> u32 {
         let mut rank = 0;
         let mut free: u32 = (1 << N) - 1;
@@ -85,7 +93,7 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
                     j += 1;
                 }
             }
-            rank = rank * binomial(N - 4 * b, 4) + subset_rank(compact);
+            rank = rank * choose(N - 4 * b, 4) + subset_rank(compact);
             free &= !mask;
         }
         rank

@@ -26,13 +26,53 @@ pub const fn binomial(n: usize, k: usize) -> u32 {
     r as u32
 }
 
-/// Rank of a permutation of 0..n in 0..n! (lexicographic order).
+/// n! for n <= 12, for the hot loops.
+const FACTORIALS: [u32; 13] = {
+    let mut table = [0u32; 13];
+    let mut n = 0;
+    while n < 13 {
+        table[n] = factorial(n);
+        n += 1;
+    }
+    table
+};
+
+/// C(n, k) for n, k < 16, for the hot loops.
+const BINOMIALS: [[u32; 16]; 16] = {
+    let mut table = [[0u32; 16]; 16];
+    let mut n = 0;
+    while n < 16 {
+        let mut k = 0;
+        while k < 16 {
+            table[n][k] = binomial(n, k);
+            k += 1;
+        }
+        n += 1;
+    }
+    table
+};
+
+/// C(n, k) from a table for n, k < 16 (the ranks' hot loops), else computed.
+#[inline]
+pub fn choose(n: usize, k: usize) -> u32 {
+    if n < 16 && k < 16 {
+        BINOMIALS[n][k]
+    } else {
+        binomial(n, k)
+    }
+}
+
+/// Rank of a permutation of 0..n (n <= 12) in 0..n! (lexicographic order).
+#[inline]
 pub fn perm_rank(p: &[u8]) -> u32 {
     let n = p.len();
     let mut rank = 0u32;
     for i in 0..n {
-        let smaller_after = p[i + 1..].iter().filter(|&&v| v < p[i]).count() as u32;
-        rank += smaller_after * factorial(n - 1 - i);
+        let mut smaller_after = 0;
+        for &v in &p[i + 1..] {
+            smaller_after += (v < p[i]) as u32;
+        }
+        rank += smaller_after * FACTORIALS[n - 1 - i];
     }
     rank
 }
@@ -51,6 +91,7 @@ pub fn perm_unrank(mut rank: u32, out: &mut [u8]) {
 
 /// Colexicographic rank of a k-subset of 0..n given as a bit mask: sum of C(pos_j, j+1) over
 /// the members in increasing order.
+#[inline]
 pub fn subset_rank(mask: u32) -> u32 {
     let mut rank = 0;
     let mut j = 0;
@@ -58,7 +99,7 @@ pub fn subset_rank(mask: u32) -> u32 {
     while m != 0 {
         let pos = m.trailing_zeros() as usize;
         j += 1;
-        rank += binomial(pos, j);
+        rank += choose(pos, j);
         m &= m - 1;
     }
     rank

@@ -1,0 +1,138 @@
+//! One coset's share of a product enumeration: every position of the coset up to the job's
+//! depth, found as products `s t` of stored positions, each counted at the first depth that
+//! reaches it.
+//!
+//! For depth `d` the task forms the products of P[a] and P[b] with `a = min(k, d)` and
+//! `b = d - a`: every position at distance `d` splits an optimal word into a first part of
+//! length `a` and a second of length `b`, so it is such a product. Products also land on
+//! positions nearer start; those are dropped against the sorted set of keys already seen.
+//! The join loops over the second factors `t` (the smaller layer) and finds the first factors
+//! with one lookup each: `s t` lies in coset `c` exactly when `s` lies in the coset of
+//! `y t^-1` for any member `y` of `c`. Where cosets multiply (the cube's corner permutations)
+//! that coset is the same for all `t` of one coset, so one lookup serves a whole bucket.
+//!
+//! Symmetry: the task runs only for a class representative coset `c`; the `48 / |S|` cosets
+//! of its class hold as many positions at every depth (`S` = the symmetries fixing `c`). The
+//! classes of positions under M that meet `c` are the orbits of `S` on its positions, counted
+//! by testing each position for being the smallest key of its orbit. A class `C` is
+//! self-inverse (`C^-1 = C`) when the inverse of its smallest member, moved back into coset
+//! `c` by a symmetry, has the same smallest key: those counts give the classes under M and
+//! inversion as `(classes + self-inverse classes) / 2`.
+
+use super::cosets::CosetSpace;
+use super::layers::Layers;
+use super::orbits::CosetOrbits;
+use crate::coord::SymClasses;
+use crate::cube::Cube;
+
+/// What one coset contributes at one depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CosetDepth {
+    /// Positions of the coset at this distance.
+    pub positions: u64,
+    /// Orbits of the coset's stabilizer on them (classes under M meeting this coset).
+    pub classes: u64,
+    /// Those classes that equal their inverse class.
+    pub self_inverse: u64,
+    /// Products formed.
+    pub products: u64,
+}
+
+/// Scratch vectors a thread reuses from coset to coset.
+#[derive(Default)]
+pub struct Scratch {
+    products: Vec<u64>,
+    seen: Vec<u64>,
+    merged: Vec<u64>,
+}
+
+/// Counts the positions of representative coset `coset` at depths `0..=max_depth`.
+pub fn enumerate_coset(
+    space: &dyn CosetSpace,
+    layers: &Layers,
+    classes: &SymClasses,
+    coset: u32,
+    max_depth: u32,
+    scratch: &mut Scratch,
+) -> Vec<CosetDepth> {
+    let k = layers.depth();
+    assert!(max_depth <= 2 * k, "depth {max_depth} needs P[{}] stored", max_depth.div_ceil(2));
+    let y = space.member(coset);
+    let orbits = CosetOrbits::new(space, classes, coset);
+    // Where cosets multiply: the coset of `y t^-1` for the coset of `t`, found once.
+    const UNKNOWN: u32 = u32::MAX;
+    let mut partners =
+        if space.cosets_multiply() { vec![UNKNOWN; space.coset_count() as usize] } else { Vec::new() };
+    let Scratch { products, seen, merged } = scratch;
+    seen.clear();
+    let mut out = Vec::with_capacity(max_depth as usize + 1);
+    for d in 0..=max_depth {
+        let a = d.min(k);
+        let (first, second) = (&layers.layers[a as usize], &layers.layers[(d - a) as usize]);
+        products.clear();
+        // The products with second factors `ts`, all of whose inverses `t_inv` sends `y` to
+        // the same coset: that coset's stored positions are the first factors.
+        let mut join = |ts: &[Cube], partner: u32| {
+            let firsts = first.in_coset(partner);
+            for t in ts {
+                for s in firsts {
+                    debug_assert_eq!(space.coset(&s.compose(t)), coset);
+                    products.push(space.product_key(s, t));
+                }
+            }
+        };
+        if space.cosets_multiply() {
+            for &c in second.cosets() {
+                let range = second.range(c);
+                if partners[c as usize] == UNKNOWN {
+                    partners[c as usize] = space.coset(&y.compose(&second.inverses[range.start]));
+                }
+                join(&second.positions[range], partners[c as usize]);
+            }
+        } else {
+            for (i, t_inv) in second.inverses.iter().enumerate() {
+                join(&second.positions[i..i + 1], space.coset(&y.compose(t_inv)));
+            }
+        }
+        let formed = products.len() as u64;
+        products.sort_unstable();
+        products.dedup();
+        // Keep the keys not seen at smaller depths; `merged` becomes the new `seen`.
+        merged.clear();
+        let mut fresh = 0usize;
+        {
+            let mut old = seen.iter().peekable();
+            for i in 0..products.len() {
+                let key = products[i];
+                while let Some(&&o) = old.peek() {
+                    if o >= key {
+                        break;
+                    }
+                    merged.push(o);
+                    old.next();
+                }
+                if old.peek() == Some(&&key) {
+                    continue;
+                }
+                merged.push(key);
+                products[fresh] = key;
+                fresh += 1;
+            }
+            merged.extend(old);
+        }
+        products.truncate(fresh);
+        std::mem::swap(seen, merged);
+        let mut depth = CosetDepth { positions: fresh as u64, products: formed, ..CosetDepth::default() };
+        if orbits.trivial() {
+            depth.classes = depth.positions;
+        } else {
+            for &key in products.iter() {
+                let (smallest, self_inverse) = orbits.classify(key);
+                depth.classes += smallest as u64;
+                depth.self_inverse += self_inverse as u64;
+            }
+        }
+        out.push(depth);
+    }
+    out
+}

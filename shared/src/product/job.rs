@@ -1,0 +1,98 @@
+//! A whole product enumeration: the coset classes, one task per representative coset, and the
+//! merge of their counts into the three columns.
+
+use super::coset::{enumerate_coset, CosetDepth, Scratch};
+use super::cosets::CosetSpace;
+use super::layers::Layers;
+use crate::bfs::DepthCounts;
+use crate::coord::SymClasses;
+use crate::cube::{Move, SymmetryGroup};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The cosets' classes under the 48 symmetries.
+pub fn coset_classes(space: &dyn CosetSpace) -> SymClasses {
+    let members: Vec<_> = (0..space.coset_count()).map(|c| space.member(c)).collect();
+    SymClasses::build(space.coset_count(), SymmetryGroup::Full, |s, c| {
+        space.coset(&s.conjugate(&members[c as usize]))
+    })
+}
+
+/// The stored depth a job to `max_depth` needs.
+pub fn stored_depth(max_depth: u32) -> u32 {
+    max_depth.div_ceil(2)
+}
+
+/// The counts of a product enumeration, with its work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProductCounts {
+    pub depths: Vec<DepthCounts>,
+    /// Products formed at each depth, over the representative cosets.
+    pub products: Vec<u64>,
+    /// Positions at each depth in the representative cosets (what the products were for).
+    pub rep_positions: Vec<u64>,
+}
+
+/// Adds up the representative cosets' counts: positions weighted by the size of each coset's
+/// class, classes and self-inverse classes as they are.
+pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth: u32) -> ProductCounts {
+    let n = max_depth as usize + 1;
+    let mut positions = vec![0u64; n];
+    let mut sym = vec![0u64; n];
+    let mut self_inverse = vec![0u64; n];
+    let mut products = vec![0u64; n];
+    let mut rep_positions = vec![0u64; n];
+    for (coset, depths) in results {
+        let weight = classes.class_size(classes.class_of(*coset)) as u64;
+        for (d, c) in depths.iter().enumerate() {
+            positions[d] += weight * c.positions;
+            sym[d] += c.classes;
+            self_inverse[d] += c.self_inverse;
+            products[d] += c.products;
+            rep_positions[d] += c.positions;
+        }
+    }
+    let depths = (0..n)
+        .map(|d| {
+            assert_eq!((sym[d] + self_inverse[d]) % 2, 0, "inversion pairs the classes of depth {d}");
+            DepthCounts {
+                depth: d as u32,
+                positions: positions[d],
+                classes_sym: sym[d],
+                classes_sym_inv: (sym[d] + self_inverse[d]) / 2,
+            }
+        })
+        .collect();
+    ProductCounts { depths, products, rep_positions }
+}
+
+/// The whole job embedded: P[0..=k], the coset classes, every representative, the merge.
+pub fn enumerate(space: &dyn CosetSpace, moves: &[Move], max_depth: u32) -> ProductCounts {
+    let layers = Layers::build(space, moves, stored_depth(max_depth));
+    let classes = coset_classes(space);
+    let reps: Vec<u32> = (0..classes.class_count() as u32).map(|c| classes.rep(c)).collect();
+    merge(&classes, &enumerate_cosets(space, &layers, &classes, &reps, max_depth, None), max_depth)
+}
+
+/// Runs the given representative cosets on the rayon pool, one task each; `done` counts the
+/// cosets as they finish. The results come in the order of `cosets`.
+pub fn enumerate_cosets(
+    space: &dyn CosetSpace,
+    layers: &Layers,
+    classes: &SymClasses,
+    cosets: &[u32],
+    max_depth: u32,
+    done: Option<&AtomicU64>,
+) -> Vec<(u32, Vec<CosetDepth>)> {
+    cosets
+        .par_iter()
+        .with_max_len(1)
+        .map_init(Scratch::default, |scratch, &coset| {
+            let counts = enumerate_coset(space, layers, classes, coset, max_depth, scratch);
+            if let Some(done) = done {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            (coset, counts)
+        })
+        .collect()
+}

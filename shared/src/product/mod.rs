@@ -1,0 +1,21 @@
+//! Product enumeration (seed 004's method): store the positions near start, P[0..=k], and find
+//! the positions at distance `j + k` as products `s t` of stored ones, one coset of a
+//! stabilizer subgroup at a time. Cosets are independent, which makes them the unit of work,
+//! and the 48 symmetries act on them, so only one coset per class is enumerated.
+//!
+//! - [`cosets`]: how a space is cut into cosets and how positions are named inside one.
+//! - [`layers`]: P[0..=k], grouped by coset.
+//! - [`coset`]: one coset's positions, classes and self-inverse classes per depth.
+//! - [`orbits`]: which of a coset's positions stand for a class, and which classes are self-inverse.
+//! - [`job`]: the representative cosets, run in parallel, and the merge of their counts.
+
+pub mod coset;
+pub mod cosets;
+pub mod job;
+pub mod layers;
+pub mod orbits;
+
+pub use coset::{enumerate_coset, CosetDepth, Scratch};
+pub use cosets::{CosetSpace, CubeCosets, EdgeCosets};
+pub use job::{coset_classes, enumerate, enumerate_cosets, merge, stored_depth, ProductCounts};
+pub use layers::{Layer, Layers};
