@@ -4,6 +4,8 @@
 #
 #   scripts/bench/enumerate.sh                 # corners, hprime, h, edges (htm and qtm)
 #   scripts/bench/enumerate.sh edges:qtm h     # a selection (SPACE or SPACE:METRIC)
+#   scripts/bench/enumerate.sh cube:htm:10 cube:qtm:11 edges:htm:9:product
+#                                              # SPACE:METRIC:MAX_DEPTH[:METHOD]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 jobs=("$@")
@@ -15,10 +17,15 @@ for job in "${jobs[@]}"; do
     metric=""
     name=$space
     args=(enumerate "$space")
-    if [[ $job == *:* ]]; then
-        metric=${job#*:}
+    IFS=: read -r _ metric depth method <<<"$job"
+    if [ -n "$metric" ]; then
         name="$space-$metric"
         args+=(--metric "$metric")
+    fi
+    [ -z "${depth:-}" ] || args+=(--max-depth "$depth")
+    if [ -n "${method:-}" ]; then
+        name="$name-$method"
+        args+=(--method "$method")
     fi
     args+=(--json "results/$name.json")
     echo "== $name"

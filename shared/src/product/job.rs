@@ -8,6 +8,7 @@ use crate::bfs::DepthCounts;
 use crate::coord::SymClasses;
 use crate::cube::{Move, SymmetryGroup};
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The cosets' classes under the 48 symmetries.
@@ -87,8 +88,12 @@ pub fn enumerate_cosets(
     cosets
         .par_iter()
         .with_max_len(1)
-        .map_init(Scratch::default, |scratch, &coset| {
-            let counts = enumerate_coset(space, layers, classes, coset, max_depth, scratch);
+        .map(|&coset| {
+            // One scratch per thread for the whole run: its vectors keep their capacity (and
+            // their pages) from coset to coset.
+            thread_local!(static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default()));
+            let counts = SCRATCH
+                .with(|s| enumerate_coset(space, layers, classes, coset, max_depth, &mut s.borrow_mut()));
             if let Some(done) = done {
                 done.fetch_add(1, Ordering::Relaxed);
             }
