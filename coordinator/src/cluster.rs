@@ -1,5 +1,7 @@
 //! Distributed levels: a [`ClusterExpander`] cuts each level into row-range tasks, leases them
-//! to workers through the gRPC service in `service.rs`, and merges the shards they return.
+//! to workers through the gRPC service in `service.rs`, and merges the shards they return. A
+//! product job is one level of independent coset tasks ([`Shared::run_cosets`]) whose results
+//! are counters, kept as they arrive.
 //!
 //! While a level runs, the engine's `visited`, `frontier` and `next` arrays are published in
 //! [`Shared`] as raw pointers, valid until the expander returns; every access to them happens
@@ -43,14 +45,32 @@ struct Task {
 
 struct Level {
     depth: u32,
-    dir: Direction,
-    words: usize,
-    columns: u32,
     tasks: Vec<Task>,
     remaining: usize,
-    data: Published,
-    /// The level's input as one shard, encoded once when the first worker asks for it.
-    input: Option<Arc<Vec<u8>>>,
+    work: Work,
+}
+
+/// What a level's tasks compute and where their results go.
+enum Work {
+    /// Row ranges of a BFS level, merged into the published bit arrays.
+    Rows {
+        dir: Direction,
+        words: usize,
+        columns: u32,
+        data: Published,
+        /// The level's input as one shard, encoded once when the first worker asks for it.
+        input: Option<Arc<Vec<u8>>>,
+    },
+    /// Independent coset tasks of a product job: each result is `words_per_task` words per
+    /// coset of the task, kept until the level ends.
+    Cosets { words_per_task: usize, results: Vec<Vec<u64>> },
+}
+
+/// The kind of a leased task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskKind {
+    Rows(Direction),
+    Cosets,
 }
 
 /// What a worker is asked to do.
@@ -60,7 +80,8 @@ pub struct Lease {
     pub task: u64,
     pub attempt: u32,
     pub depth: u32,
-    pub dir: Direction,
+    pub kind: TaskKind,
+    /// Rows of a BFS level, or representative cosets of a product job.
     pub rows: Range<u32>,
     pub job_spec: String,
 }
@@ -232,12 +253,16 @@ impl Shared {
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: now + lease_time };
+        let kind = match &level.work {
+            Work::Rows { dir, .. } => TaskKind::Rows(*dir),
+            Work::Cosets { .. } => TaskKind::Cosets,
+        };
         Poll::Task(Lease {
             job,
             task: i as u64,
             attempt: task.attempt,
             depth: level.depth,
-            dir: level.dir,
+            kind,
             rows: task.rows.clone(),
             job_spec: spec,
         })
@@ -265,18 +290,19 @@ impl Shared {
     /// level is not current or the name is not its input.
     pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
-        let level = s.level.as_mut().filter(|l| l.depth == depth && name == level_input_name(l.dir))?;
-        let backward = level.dir == Direction::Backward;
+        let level = s.level.as_mut().filter(|l| l.depth == depth)?;
+        let Work::Rows { dir, words, columns, data, input } = &mut level.work else { return None };
+        if name != level_input_name(*dir) {
+            return None;
+        }
+        let backward = *dir == Direction::Backward;
         // SAFETY: the level is published (checked under the lock), so the arrays are alive and
         // `len` words long; the engine does not write them during the level.
         let source = unsafe {
-            std::slice::from_raw_parts(
-                if backward { level.data.visited } else { level.data.frontier },
-                level.data.len,
-            )
+            std::slice::from_raw_parts(if backward { data.visited } else { data.frontier }, data.len)
         };
-        let (words, columns) = (level.words, level.columns);
-        let encoded = level.input.get_or_insert_with(|| {
+        let (words, columns) = (*words, *columns);
+        let encoded = input.get_or_insert_with(|| {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
             let (occupied, rows) = SparseRows::payload_parts(source, words, columns, backward);
             let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
@@ -285,11 +311,11 @@ impl Shared {
         Some(encoded.clone())
     }
 
-    /// Merges a task's result: the task's rows as a sparse row set (see
+    /// Merges a task's result. A row task's is its rows as a sparse row set (see
     /// [`SparseRows`]; `words` is its payload), each occupied row ORed into `next` minus
     /// `visited` (forward results include visited entries; backward ones hold only new ones).
-    /// Results for a finished task or another level are ignored (merging is idempotent, so a
-    /// duplicate would do no harm either).
+    /// A coset task's is its counters, kept as they are. Results for a finished task or another
+    /// level are ignored (merging is idempotent, so a duplicate would do no harm either).
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, wire_bytes: u64) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += wire_bytes;
@@ -298,24 +324,40 @@ impl Shared {
         if t.state == TaskState::Done {
             return Ok(false);
         }
-        let w = level.words;
-        // SAFETY: as in `input`; `next` is only written through atomics.
-        let (visited, next) = unsafe {
-            (
-                std::slice::from_raw_parts(level.data.visited, level.data.len),
-                std::slice::from_raw_parts(level.data.next, level.data.len),
-            )
-        };
         let rows = t.rows.clone();
-        let result = SparseRows::from_payload(words, rows.len(), w)?;
-        for (k, r) in rows.enumerate() {
-            let Some(bits) = result.row(k as u32) else { continue };
-            let first = r as usize * w;
-            for ((&b, v), n) in bits.iter().zip(&visited[first..first + w]).zip(&next[first..first + w]) {
-                let new = b & !v;
-                if new != 0 {
-                    n.fetch_or(new, Ordering::Relaxed);
+        match &mut level.work {
+            Work::Rows { words: w, data, .. } => {
+                let w = *w;
+                // SAFETY: as in `input`; `next` is only written through atomics.
+                let (visited, next) = unsafe {
+                    (
+                        std::slice::from_raw_parts(data.visited, data.len),
+                        std::slice::from_raw_parts(data.next, data.len),
+                    )
+                };
+                let result = SparseRows::from_payload(words, rows.len(), w)?;
+                for (k, r) in rows.enumerate() {
+                    let Some(bits) = result.row(k as u32) else { continue };
+                    let first = r as usize * w;
+                    for ((&b, v), n) in
+                        bits.iter().zip(&visited[first..first + w]).zip(&next[first..first + w])
+                    {
+                        let new = b & !v;
+                        if new != 0 {
+                            n.fetch_or(new, Ordering::Relaxed);
+                        }
+                    }
                 }
+            }
+            Work::Cosets { words_per_task, results } => {
+                if words.len() != rows.len() * *words_per_task {
+                    return Err(format!(
+                        "counts of {} words for {} cosets (expected {words_per_task} each)",
+                        words.len(),
+                        rows.len()
+                    ));
+                }
+                results[task as usize] = words;
             }
         }
         level.tasks[task as usize].state = TaskState::Done;
@@ -347,9 +389,43 @@ impl Shared {
             next: next.atomics().as_ptr(),
             len: level.visited.len(),
         };
+        let work = Work::Rows { dir, words, columns, data, input: None };
+        self.run_tasks(depth, tasks, work, per_task as u64, &level.progress.rows_done).map(drop)
+    }
+
+    /// Runs a product job's `count` coset tasks (cut into `tasks_per_level` ranges) as one
+    /// level and returns their counters in task order, `words_per_task` words per coset.
+    pub fn run_cosets(
+        &self,
+        depth: u32,
+        count: u32,
+        words_per_task: usize,
+        done: &AtomicU64,
+    ) -> Result<Vec<u64>, String> {
+        let per_task = count.div_ceil(self.tasks_per_level as u32).max(1);
+        let tasks: Vec<Task> = (0..count)
+            .step_by(per_task as usize)
+            .map(|a| Task { rows: a..(a + per_task).min(count), state: TaskState::Pending, attempt: 0 })
+            .collect();
+        let results = vec![Vec::new(); tasks.len()];
+        match self.run_tasks(depth, tasks, Work::Cosets { words_per_task, results }, per_task as u64, done)? {
+            Work::Cosets { results, .. } => Ok(results.concat()),
+            Work::Rows { .. } => unreachable!("a coset level stays one"),
+        }
+    }
+
+    /// Publishes a level, waits until every task is merged (re-queueing expired leases, counting
+    /// `per_task` units of progress per merged task), unpublishes it and returns its work.
+    fn run_tasks(
+        &self,
+        depth: u32,
+        tasks: Vec<Task>,
+        work: Work,
+        per_task: u64,
+        progress: &AtomicU64,
+    ) -> Result<Work, String> {
         let mut s = self.lock();
-        s.level =
-            Some(Level { depth, dir, words, columns, remaining: tasks.len(), tasks, data, input: None });
+        s.level = Some(Level { depth, remaining: tasks.len(), tasks, work });
         self.changed.notify_all();
         loop {
             if let Some(why) = s.aborted.clone() {
@@ -373,11 +449,10 @@ impl Shared {
                 }
             }
             let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
-            level.progress.rows_done.store(done as u64 * per_task as u64, Ordering::Relaxed);
+            progress.store(done as u64 * per_task, Ordering::Relaxed);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
-        s.level = None;
-        Ok(())
+        Ok(s.level.take().expect("published").work)
     }
 }
 

@@ -11,6 +11,7 @@ use shared::bfs::job::{JobSpec, SpaceKind};
 use shared::bfs::{self, BfsOptions, DepthCounts, Direction, KociembaSpace, LevelReport, RowIndex, RowSpace};
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, MoveSet, Pieces};
+use shared::product::{ProductSpace, ProductSpec};
 use shared::report::{thousands, Distribution};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,10 +59,6 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
             ensure!(
                 a.max_depth.is_some(),
                 "the product method needs --max-depth N (it stores the positions up to depth N/2)"
-            );
-            ensure!(
-                a.cluster.listen.is_none() && a.cluster.workers.is_none(),
-                "the product method runs embedded only for now (no --listen or --workers)"
             );
             ensure!(a.state_dir.is_none(), "the product method keeps no state on disk (no --state-dir)");
         }
@@ -157,8 +154,8 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
     let moves = config.moves.moves();
     let (order, mut depths) = match (config.space, config.method) {
-        (Space::Cube, _) => product(&shared::product::CubeCosets, config)?,
-        (Space::Edges, Method::Product) => product(&shared::product::EdgeCosets::default(), config)?,
+        (Space::Cube, _) => product(ProductSpace::Cube, config)?,
+        (Space::Edges, Method::Product) => product(ProductSpace::Edges, config)?,
         (Space::Corners, _) => run_rows(corner_tetrads(), &moves, config)?,
         (Space::Edges, Method::Rows) => run_rows(edge_slices(), &moves, config)?,
         (Space::H | Space::Hprime, _) => {
@@ -190,13 +187,10 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     Ok(distribution)
 }
 
-/// Runs the product enumeration of a coset space.
-fn product(
-    space: &dyn shared::product::CosetSpace,
-    config: &EnumerateConfig,
-) -> Result<(u128, Vec<DepthCounts>)> {
+/// Runs the product enumeration of a space.
+fn product(space: ProductSpace, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
     let max_depth = config.max_depth.expect("the product method has a --max-depth");
-    Ok((space.order(), crate::product::run(space, config, max_depth)?))
+    crate::product::run(ProductSpec { space, moves: config.moves, max_depth }, config)
 }
 
 /// Builds the row space of a block layout (after checking the memory it will take) and runs
@@ -318,8 +312,7 @@ fn job_spec(config: &EnumerateConfig) -> JobSpec {
     JobSpec { space: config.space.row_space().expect("a row space"), moves: config.moves }
 }
 
-/// Serves workers over gRPC (and starts the in-process ones) while the search runs with a
-/// [`ClusterExpander`].
+/// Runs a search with a [`ClusterExpander`] inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
     space: &I,
     moves: &[Move],
@@ -328,7 +321,30 @@ fn run_distributed<I: RowIndex>(
     reporter: &Reporter,
     on_level: &mut impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>> {
-    let cluster = &config.cluster;
+    with_cluster(&config.cluster, config.tls.clone(), config.job.to_string(), reporter, |shared| {
+        bfs::run_with(space, moves, options, &ClusterExpander { shared }, |level, bits| {
+            reporter.level_done(level);
+            on_level(level, bits);
+            let (out, inn) = shared.traffic();
+            tracing::info!(
+                "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
+                out as f64 / 1048576.0,
+                inn as f64 / 1048576.0
+            );
+        })
+        .map_err(|e| anyhow::anyhow!(e))
+    })
+}
+
+/// Serves workers over gRPC (and starts the in-process ones) while `job` runs on this thread
+/// with the scheduler; returns the job's result once the workers have been dismissed.
+pub fn with_cluster<T>(
+    cluster: &ClusterArgs,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    job_spec: String,
+    reporter: &Reporter,
+    job: impl FnOnce(&Shared) -> Result<T>,
+) -> Result<T> {
     let token =
         cubefarm_proto::auth::load_token(cluster.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Runtime::new()?;
@@ -336,12 +352,12 @@ fn run_distributed<I: RowIndex>(
     let listener = runtime.block_on(crate::service::bind(addr, token.as_ref()))?;
     let local = listener.local_addr()?;
     tracing::info!("serving workers on {local}");
-    if config.tls.is_some() {
+    if tls.is_some() {
         tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
     }
     let shared = Arc::new(Shared::new(
         1,
-        config.job.to_string(),
+        job_spec,
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
     ));
@@ -357,7 +373,6 @@ fn run_distributed<I: RowIndex>(
             let _ = stopped.wait_for(|s| *s).await;
         }
     };
-    let tls = config.tls.clone();
     let mut servers = vec![runtime.spawn(crate::service::serve(
         listener,
         shared.clone(),
@@ -407,17 +422,7 @@ fn run_distributed<I: RowIndex>(
             })
         })
         .collect();
-    let result = bfs::run_with(space, moves, options, &ClusterExpander { shared: &shared }, |level, bits| {
-        reporter.level_done(level);
-        on_level(level, bits);
-        let (out, inn) = shared.traffic();
-        tracing::info!(
-            "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
-            out as f64 / 1048576.0,
-            inn as f64 / 1048576.0
-        );
-    })
-    .map_err(|e| anyhow::anyhow!(e));
+    let result = job(&shared);
     shared.finish();
     for w in workers {
         if let Err(e) = runtime.block_on(w) {

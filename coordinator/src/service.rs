@@ -2,7 +2,7 @@
 //! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
 //! merging bit arrays runs on blocking threads, never on tokio's.
 
-use crate::cluster::{Poll, Shared};
+use crate::cluster::{Poll, Shared, TaskKind};
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
@@ -70,9 +70,10 @@ impl v1::coordinator_server::Coordinator for Service {
                     row_end: lease.rows.end as u64,
                     lease_ms: self.shared.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
-                    direction: match lease.dir {
-                        Direction::Backward => v1::Direction::Backward as i32,
-                        _ => v1::Direction::Forward as i32,
+                    direction: match lease.kind {
+                        TaskKind::Rows(Direction::Backward) => v1::Direction::Backward as i32,
+                        TaskKind::Rows(_) => v1::Direction::Forward as i32,
+                        TaskKind::Cosets => v1::Direction::Product as i32,
                     },
                 }),
                 done: false,

@@ -196,7 +196,9 @@ fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
     let dir = scratch("cube");
     let one = depths_of(&["--threads", "1", "enumerate", "cube", "--max-depth", "4"], &dir, "a.json");
     let two = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "4"], &dir, "b.json");
+    let workers = depths_of(&["enumerate", "cube", "--max-depth", "4", "--workers", "2"], &dir, "w.json");
     assert_eq!(one, two);
+    assert_eq!(one, workers);
     assert_eq!(one.as_array().unwrap().len(), 5);
     // The order needs more than 64 bits and is written exactly.
     let text = std::fs::read_to_string(dir.join("a.json")).unwrap();
@@ -216,5 +218,5 @@ fn product_method_options_are_checked() {
     assert_refused(&["enumerate", "cube"], "needs --max-depth");
     assert_refused(&["enumerate", "cube", "--method", "rows"], "use --method product");
     assert_refused(&["enumerate", "corners", "--method", "product", "--max-depth", "3"], "not corners");
-    assert_refused(&["enumerate", "cube", "--max-depth", "3", "--workers", "2"], "embedded only");
+    assert_refused(&["enumerate", "cube", "--max-depth", "3", "--state-dir", "."], "keeps no state");
 }

@@ -75,11 +75,20 @@ fn start_coordinator_on(
     dir: &std::path::Path,
     extra: &[&str],
 ) -> (Child, String, BufReader<std::process::ChildStderr>) {
+    start_job(dir, &["enumerate", "hprime", "--max-depth", "14", "--tasks-per-level", "8"], extra)
+}
+
+/// Starts a coordinator running `job` (writing `cluster.json`) with `extra` arguments.
+fn start_job(
+    dir: &std::path::Path,
+    job: &[&str],
+    extra: &[&str],
+) -> (Child, String, BufReader<std::process::ChildStderr>) {
     let token = dir.join("token");
     std::fs::write(&token, TOKEN).unwrap();
     let json = dir.join("cluster.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(["enumerate", "hprime", "--max-depth", "14", "--tasks-per-level", "8"])
+        .args(job)
         .args(["--token-file", token.to_str().unwrap(), "--json", json.to_str().unwrap()])
         .args(extra)
         .stdout(Stdio::null())
@@ -399,5 +408,28 @@ fn one_or_three_worker_processes_give_the_embedded_bytes() {
         assert!(coord.wait().unwrap().success(), "{}", rest(err));
         assert_eq!(result_bytes(&dir.join("cluster.json")), expected, "{n} workers");
     }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_product_job_runs_on_worker_processes_with_the_embedded_bytes() {
+    let dir = scratch("product");
+    let job = ["enumerate", "cube", "--metric", "qtm", "--max-depth", "8", "--tasks-per-level", "16"];
+    let path = dir.join("embedded.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(job)
+        .args(["--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = result_bytes(&path);
+    let (mut coord, addr, err) = start_job(&dir, &job, &["--listen", "127.0.0.1:0"]);
+    let workers: Vec<Child> = (0..2).map(|_| worker(&addr, TOKEN, &dir)).collect();
+    for w in workers {
+        let out = wait_bounded(w, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(coord.wait().unwrap().success(), "{}", rest(err));
+    assert_eq!(result_bytes(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }

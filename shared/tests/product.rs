@@ -8,24 +8,29 @@ mod common;
 use common::{expected, EDGES_HTM, EDGES_QTM};
 use shared::bfs::reference::brute_force_distribution;
 use shared::cube::{MoveSet, SymmetryGroup};
-use shared::product::{self, CosetSpace, CubeCosets, EdgeCosets, Layers, Scratch};
+use shared::product::{
+    self, CosetSpace, CubeCosets, EdgeCosets, Layers, ProductJob, ProductSpace, ProductSpec, Scratch,
+};
+
+fn enumerate(space: ProductSpace, moves: MoveSet, max_depth: u32) -> product::ProductCounts {
+    ProductJob::build(ProductSpec { space, moves, max_depth }).enumerate()
+}
 
 #[test]
 fn cube_matches_a_plain_hash_set_bfs() {
     for (set, depth) in [(MoveSet::Htm, 5), (MoveSet::Qtm, 6)] {
         let moves = set.moves();
         let brute = brute_force_distribution(&moves, SymmetryGroup::Full, depth, |x| *x);
-        let counts = product::enumerate(&CubeCosets, &moves, depth);
+        let counts = enumerate(ProductSpace::Cube, set, depth);
         assert_eq!(counts.depths, brute, "{set:?}");
     }
 }
 
 #[test]
 fn edges_match_seed_004_to_depth_9_htm_and_10_qtm() {
-    let space = EdgeCosets::default();
-    let htm = product::enumerate(&space, &MoveSet::Htm.moves(), 9);
+    let htm = enumerate(ProductSpace::Edges, MoveSet::Htm, 9);
     assert_eq!(htm.depths, expected(&EDGES_HTM[..=9]));
-    let qtm = product::enumerate(&space, &MoveSet::Qtm.moves(), 10);
+    let qtm = enumerate(ProductSpace::Edges, MoveSet::Qtm, 10);
     assert_eq!(qtm.depths, expected(&EDGES_QTM[..=10]));
     // Every depth beyond the stored ones needs at least one product per position.
     assert!(htm.products.iter().zip(&htm.rep_positions).all(|(p, n)| p >= n));

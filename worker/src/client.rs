@@ -8,6 +8,7 @@ use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::job::{AnyIndex, JobSpec};
 use shared::bfs::task::{level_input_name, Sources, SparseRows};
 use shared::bfs::Direction;
+use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -91,6 +92,8 @@ struct Cache {
     sources: Option<Arc<Sources>>,
     /// The current level's input (frontier or unvisited entries), by level.
     level_input: Option<(u32, Arc<SparseRows>)>,
+    /// A product job's stored positions and coset classes, by job spec.
+    product: Option<(String, Arc<ProductJob>)>,
 }
 
 /// Why a session with the coordinator ended.
@@ -122,7 +125,13 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     let endpoint = cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())
         .map_err(anyhow::Error::msg)?
         .tcp_nodelay(true);
-    let cache = Arc::new(Mutex::new(Cache { spec: None, index: None, sources: None, level_input: None }));
+    let cache = Arc::new(Mutex::new(Cache {
+        spec: None,
+        index: None,
+        sources: None,
+        level_input: None,
+        product: None,
+    }));
     let mut failures = 0u32;
     loop {
         match session(&config, &endpoint, &cache).await {
@@ -282,6 +291,9 @@ async fn run_task(
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
 ) -> Result<Vec<u8>, TaskError> {
+    if task.direction == v1::Direction::Product as i32 {
+        return run_product_task(cache, task).await;
+    }
     let spec: JobSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
@@ -341,6 +353,36 @@ async fn run_task(
         let (occupied, rows) = SparseRows::payload_parts(&result, words_per_row, columns, false);
         let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
         shard::encode_word_parts(key, &parts)
+    })
+    .await?)
+}
+
+/// A product job's task: the counters of a range of representative cosets. It needs no input:
+/// the stored positions and coset classes are rebuilt from the job spec (once per job).
+async fn run_product_task(cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<Vec<u8>, TaskError> {
+    let cached = cache.lock().ok().and_then(|c| c.product.clone()).filter(|(spec, _)| *spec == task.job_spec);
+    let job = match cached {
+        Some((_, job)) => job,
+        None => {
+            let spec: ProductSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
+            if let Ok(mut c) = cache.lock() {
+                c.product = None;
+            }
+            let job = Arc::new(tokio::task::spawn_blocking(move || ProductJob::build(spec)).await?);
+            if let Ok(mut c) = cache.lock() {
+                c.product = Some((task.job_spec.clone(), job.clone()));
+            }
+            job
+        }
+    };
+    let (begin, end) = (task.row_begin, task.row_end);
+    if begin > end || end > job.task_count() as u64 {
+        return Err(TaskError::Other(anyhow!("task cosets {begin}..{end} outside 0..{}", job.task_count())));
+    }
+    let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
+    Ok(tokio::task::spawn_blocking(move || {
+        let words = job.to_words(&job.run(begin as u32..end as u32, None));
+        shard::encode_word_parts(key, &[WordPart::plain(&words)])
     })
     .await?)
 }

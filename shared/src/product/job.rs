@@ -6,7 +6,7 @@ use super::cosets::CosetSpace;
 use super::layers::Layers;
 use crate::bfs::DepthCounts;
 use crate::coord::SymClasses;
-use crate::cube::{Move, SymmetryGroup};
+use crate::cube::SymmetryGroup;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,14 +65,6 @@ pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth
         })
         .collect();
     ProductCounts { depths, products, rep_positions }
-}
-
-/// The whole job embedded: P[0..=k], the coset classes, every representative, the merge.
-pub fn enumerate(space: &dyn CosetSpace, moves: &[Move], max_depth: u32) -> ProductCounts {
-    let layers = Layers::build(space, moves, stored_depth(max_depth));
-    let classes = coset_classes(space);
-    let reps: Vec<u32> = (0..classes.class_count() as u32).map(|c| classes.rep(c)).collect();
-    merge(&classes, &enumerate_cosets(space, &layers, &classes, &reps, max_depth, None), max_depth)
 }
 
 /// Runs the given representative cosets on the rayon pool, one task each; `done` counts the

@@ -8,14 +8,17 @@
 //! - [`coset`]: one coset's positions, classes and self-inverse classes per depth.
 //! - [`orbits`]: which of a coset's positions stand for a class, and which classes are self-inverse.
 //! - [`job`]: the representative cosets, run in parallel, and the merge of their counts.
+//! - [`spec`]: a job named by a string, built the same way by the coordinator and by workers.
 
 pub mod coset;
 pub mod cosets;
 pub mod job;
 pub mod layers;
 pub mod orbits;
+pub mod spec;
 
 pub use coset::{enumerate_coset, CosetDepth, Scratch};
 pub use cosets::{CosetSpace, CubeCosets, EdgeCosets};
-pub use job::{coset_classes, enumerate, enumerate_cosets, merge, stored_depth, ProductCounts};
+pub use job::{coset_classes, enumerate_cosets, merge, stored_depth, ProductCounts};
 pub use layers::{Layer, Layers};
+pub use spec::{ProductJob, ProductSpace, ProductSpec};
