@@ -390,38 +390,41 @@ impl Shared {
             len: level.visited.len(),
         };
         let work = Work::Rows { dir, words, columns, data, input: None };
-        self.run_tasks(depth, tasks, work, per_task as u64, &level.progress.rows_done).map(drop)
+        self.run_tasks(depth, tasks, work, (0, per_task as u64), &level.progress.rows_done).map(drop)
     }
 
-    /// Runs a product job's `count` coset tasks (cut into `tasks_per_level` ranges) as one
-    /// level and returns their counters in task order, `words_per_task` words per coset.
+    /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
+    /// level and returns their counters in task order, `words_per_task` words per coset;
+    /// `done` counts finished cosets on top of `cosets.start`.
     pub fn run_cosets(
         &self,
         depth: u32,
-        count: u32,
+        cosets: Range<u32>,
         words_per_task: usize,
         done: &AtomicU64,
     ) -> Result<Vec<u64>, String> {
-        let per_task = count.div_ceil(self.tasks_per_level as u32).max(1);
-        let tasks: Vec<Task> = (0..count)
+        let per_task = cosets.len().div_ceil(self.tasks_per_level).max(1) as u32;
+        let tasks: Vec<Task> = cosets
+            .clone()
             .step_by(per_task as usize)
-            .map(|a| Task { rows: a..(a + per_task).min(count), state: TaskState::Pending, attempt: 0 })
+            .map(|a| Task { rows: a..(a + per_task).min(cosets.end), state: TaskState::Pending, attempt: 0 })
             .collect();
         let results = vec![Vec::new(); tasks.len()];
-        match self.run_tasks(depth, tasks, Work::Cosets { words_per_task, results }, per_task as u64, done)? {
+        let work = Work::Cosets { words_per_task, results };
+        match self.run_tasks(depth, tasks, work, (cosets.start as u64, per_task as u64), done)? {
             Work::Cosets { results, .. } => Ok(results.concat()),
             Work::Rows { .. } => unreachable!("a coset level stays one"),
         }
     }
 
     /// Publishes a level, waits until every task is merged (re-queueing expired leases, counting
-    /// `per_task` units of progress per merged task), unpublishes it and returns its work.
+    /// progress as `base + per_task` units per merged task), unpublishes it and returns its work.
     fn run_tasks(
         &self,
         depth: u32,
         tasks: Vec<Task>,
         work: Work,
-        per_task: u64,
+        (base, per_task): (u64, u64),
         progress: &AtomicU64,
     ) -> Result<Work, String> {
         let mut s = self.lock();
@@ -449,7 +452,7 @@ impl Shared {
                 }
             }
             let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
-            progress.store(done as u64 * per_task, Ordering::Relaxed);
+            progress.store(base + done as u64 * per_task, Ordering::Relaxed);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(s.level.take().expect("published").work)

@@ -60,7 +60,6 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
                 a.max_depth.is_some(),
                 "the product method needs --max-depth N (it stores the positions up to depth N/2)"
             );
-            ensure!(a.state_dir.is_none(), "the product method keeps no state on disk (no --state-dir)");
         }
         let tls = a.cluster.server_tls()?;
         Ok(EnumerateConfig {

@@ -1,6 +1,7 @@
 //! The job journal: an embedded database (redb) in the state directory that records which job
 //! the directory holds and every finished level, committed with fsync at each level boundary
-//! (see `shared::bfs::Journal` for the ordering that makes resuming exact).
+//! (see `shared::bfs::Journal` for the ordering that makes resuming exact), or, for a product
+//! job, the counters of every finished chunk of cosets.
 
 use anyhow::{bail, Context, Result};
 use redb::{Database, ReadableTable, TableDefinition};
@@ -9,6 +10,7 @@ use std::path::Path;
 
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const LEVELS: TableDefinition<u32, &[u8]> = TableDefinition::new("levels");
+const CHUNKS: TableDefinition<u32, &[u8]> = TableDefinition::new("coset-chunks");
 
 pub struct RedbJournal {
     db: Database,
@@ -42,6 +44,7 @@ impl RedbJournal {
                 }
             }
             txn.open_table(LEVELS)?;
+            txn.open_table(CHUNKS)?;
         }
         txn.commit()?;
         let levels = {
@@ -62,6 +65,37 @@ impl RedbJournal {
             }
         }
         Ok((RedbJournal { db }, levels))
+    }
+}
+
+impl RedbJournal {
+    /// The counters of the product job's finished chunks, by chunk.
+    pub fn chunks(&self) -> Result<std::collections::BTreeMap<u32, Vec<u64>>> {
+        let read = self.db.begin_read()?;
+        let table = read.open_table(CHUNKS)?;
+        let mut chunks = std::collections::BTreeMap::new();
+        for item in table.iter()? {
+            let (chunk, value) = item?;
+            let bytes = value.value();
+            if bytes.len() % 8 != 0 {
+                bail!("corrupt journal record of chunk {}", chunk.value());
+            }
+            let words = bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+            chunks.insert(chunk.value(), words.collect());
+        }
+        Ok(chunks)
+    }
+
+    /// Records a finished chunk's counters (committed with fsync).
+    pub fn chunk_done(&self, chunk: u32, words: &[u64]) -> Result<()> {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(CHUNKS)?;
+            table.insert(chunk, bytes.as_slice())?;
+        }
+        txn.commit()?;
+        Ok(())
     }
 }
 

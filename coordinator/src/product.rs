@@ -1,16 +1,31 @@
 //! `coordinator enumerate cube` and `enumerate edges --method product`: the product
-//! enumeration of [`shared::product`], embedded on rayon or as one level of coset tasks for
-//! workers, with progress on stderr.
+//! enumeration of [`shared::product`], embedded on rayon or as coset tasks for workers, with
+//! progress on stderr.
+//!
+//! The representative cosets run in [`CHUNKS`] chunks, one after the other; with `--state-dir`
+//! each finished chunk's counters are journaled, and the same command run again after a kill
+//! computes only the chunks still missing.
 
 use crate::enumerate::{with_cluster, EnumerateConfig};
+use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{anyhow, Result};
 use shared::bfs::DepthCounts;
 use shared::product::{ProductJob, ProductSpec};
 use shared::report::thousands;
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+/// Chunks of representative cosets a job runs in (and journals) one after the other.
+pub const CHUNKS: u32 = 8;
+
+/// The task ranges of the chunks, in order.
+fn chunk_ranges(tasks: u32) -> Vec<Range<u32>> {
+    let per_chunk = tasks.div_ceil(CHUNKS).max(1);
+    (0..tasks).step_by(per_chunk as usize).map(|a| a..(a + per_chunk).min(tasks)).collect()
+}
 
 /// Runs the job and returns the space's order and the per-depth counts.
 pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
@@ -42,26 +57,55 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         thousands((space.order() / space.coset_count() as u128) as u64),
         thousands(job.task_count() as u64)
     );
+    let journal = match &config.state_dir {
+        Some(dir) => Some(RedbJournal::open(dir, &format!("{spec} chunks={CHUNKS}"))?.0),
+        None => None,
+    };
+    let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();
+    let chunks = chunk_ranges(job.task_count());
+    if !finished.is_empty() {
+        tracing::info!(
+            "resuming: {} of {} chunks of cosets are in the journal",
+            finished.len(),
+            chunks.len()
+        );
+    }
     let reporter = Reporter::new(job.task_count() as u64).with_unit("cosets");
     reporter.progress.depth.store(max_depth, Ordering::Relaxed);
     let done = &reporter.progress.rows_done;
     let cluster = &config.cluster;
-    let results = std::thread::scope(|scope| {
+    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's counters.
+    let mut run_chunks = |run: &mut dyn FnMut(Range<u32>) -> Result<Vec<u64>>| -> Result<()> {
+        for (i, range) in chunks.iter().enumerate() {
+            done.store(range.start as u64, Ordering::Relaxed);
+            if finished.contains_key(&(i as u32)) {
+                continue;
+            }
+            let words = run(range.clone())?;
+            if let Some(journal) = &journal {
+                journal.chunk_done(i as u32, &words)?;
+                tracing::info!("chunk {} of {} (cosets {range:?}) done and journaled", i + 1, chunks.len());
+            }
+            finished.insert(i as u32, words);
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
-        let results = if cluster.listen.is_some() || cluster.workers.is_some() {
+        let result = if cluster.listen.is_some() || cluster.workers.is_some() {
             with_cluster(cluster, config.tls.clone(), spec.to_string(), &reporter, |shared| {
-                let words = shared
-                    .run_cosets(max_depth, job.task_count(), job.words_per_task(), done)
-                    .map_err(|e| anyhow!(e))?;
-                job.from_words(0..job.task_count(), &words).map_err(|e| anyhow!(e))
+                run_chunks(&mut |range| {
+                    shared.run_cosets(max_depth, range, job.words_per_task(), done).map_err(|e| anyhow!(e))
+                })
             })
         } else {
-            Ok(job.run(0..job.task_count(), Some(done)))
+            run_chunks(&mut |range| Ok(job.to_words(&job.run(range, Some(done)))))
         };
         reporter.finish();
-        results
+        result
     })?;
-    let counts = job.merge(&results);
+    let words: Vec<u64> = finished.into_values().flatten().collect();
+    let counts = job.merge(&job.from_words(0..job.task_count(), &words).map_err(|e| anyhow!(e))?);
     let seconds = start.elapsed().as_secs_f64();
     for (d, c) in counts.depths.iter().enumerate() {
         let ratio = counts.products[d] as f64 / counts.rep_positions[d].max(1) as f64;

@@ -218,5 +218,43 @@ fn product_method_options_are_checked() {
     assert_refused(&["enumerate", "cube"], "needs --max-depth");
     assert_refused(&["enumerate", "cube", "--method", "rows"], "use --method product");
     assert_refused(&["enumerate", "corners", "--method", "product", "--max-depth", "3"], "not corners");
-    assert_refused(&["enumerate", "cube", "--max-depth", "3", "--state-dir", "."], "keeps no state");
+    assert_refused(
+        &["enumerate", "cube", "--max-depth", "3", "--state-dir", "/nonexistent/dir"],
+        "not a directory",
+    );
+}
+
+#[test]
+fn a_killed_product_job_resumes_from_its_journaled_chunks() {
+    use std::io::{BufRead, BufReader};
+    let dir = scratch("resume-product");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let job = ["enumerate", "cube", "--max-depth", "8"];
+    let expected = depths_of(&job, &dir, "embedded.json");
+    let out = dir.join("resumed.json");
+    let mut args = job.to_vec();
+    args.extend(["--state-dir", state.to_str().unwrap(), "--json", out.to_str().unwrap()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().contains("chunk 3 of 8") {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(!out.exists(), "no output under the final name after a kill");
+    let again = coordinator(&args);
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    let log = String::from_utf8_lossy(&again.stderr);
+    assert!(log.contains("resuming: "), "{log}");
+    assert!(!log.contains("chunk 1 of 8"), "finished chunks are not run again: {log}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["depths"], expected);
+    std::fs::remove_dir_all(dir).unwrap();
 }
