@@ -96,7 +96,10 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
             with_cluster(cluster, config.tls.clone(), spec.to_string(), &reporter, |shared| {
                 run_chunks(&mut |range| {
                     shared.run_cosets(max_depth, range, job.words_per_task(), done).map_err(|e| anyhow!(e))
-                })
+                })?;
+                let (out, inn) = shared.traffic();
+                tracing::info!("traffic: {out} bytes of inputs to workers, {inn} bytes of results back");
+                Ok(())
             })
         } else {
             run_chunks(&mut |range| Ok(job.to_words(&job.run(range, Some(done)))))

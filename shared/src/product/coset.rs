@@ -43,7 +43,7 @@ pub struct CosetDepth {
 pub struct Scratch {
     products: Vec<u64>,
     seen: Vec<u64>,
-    merged: Vec<u64>,
+    spare: Vec<u64>,
 }
 
 /// Counts the positions of representative coset `coset` at depths `0..=max_depth`.
@@ -63,7 +63,7 @@ pub fn enumerate_coset(
     const UNKNOWN: u32 = u32::MAX;
     let mut partners =
         if space.cosets_multiply() { vec![UNKNOWN; space.coset_count() as usize] } else { Vec::new() };
-    let Scratch { products, seen, merged } = scratch;
+    let Scratch { products, seen, spare } = scratch;
     seen.clear();
     let mut out = Vec::with_capacity(max_depth as usize + 1);
     for d in 0..=max_depth {
@@ -97,31 +97,7 @@ pub fn enumerate_coset(
         let formed = products.len() as u64;
         products.sort_unstable();
         products.dedup();
-        // Keep the keys not seen at smaller depths; `merged` becomes the new `seen`.
-        merged.clear();
-        let mut fresh = 0usize;
-        {
-            let mut old = seen.iter().peekable();
-            for i in 0..products.len() {
-                let key = products[i];
-                while let Some(&&o) = old.peek() {
-                    if o >= key {
-                        break;
-                    }
-                    merged.push(o);
-                    old.next();
-                }
-                if old.peek() == Some(&&key) {
-                    continue;
-                }
-                merged.push(key);
-                products[fresh] = key;
-                fresh += 1;
-            }
-            merged.extend(old);
-        }
-        products.truncate(fresh);
-        std::mem::swap(seen, merged);
+        let fresh = keep_unseen(products, seen, spare);
         let mut depth = CosetDepth { positions: fresh as u64, products: formed, ..CosetDepth::default() };
         if orbits.trivial() {
             depth.classes = depth.positions;
@@ -135,4 +111,42 @@ pub fn enumerate_coset(
         out.push(depth);
     }
     out
+}
+
+/// Keeps in `keys` (sorted, without duplicates) those not in `seen` (sorted), and makes `seen`
+/// the sorted union of both, using `spare` as the other buffer of the merge. Returns how many
+/// keys are left.
+fn keep_unseen(keys: &mut Vec<u64>, seen: &mut Vec<u64>, spare: &mut Vec<u64>) -> usize {
+    spare.clear();
+    let mut fresh = 0;
+    let mut old = seen.iter().copied().peekable();
+    for i in 0..keys.len() {
+        let key = keys[i];
+        while let Some(o) = old.next_if(|&o| o < key) {
+            spare.push(o);
+        }
+        if old.peek() == Some(&key) {
+            continue;
+        }
+        spare.push(key);
+        keys[fresh] = key;
+        fresh += 1;
+    }
+    spare.extend(old);
+    keys.truncate(fresh);
+    std::mem::swap(seen, spare);
+    fresh
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_unseen;
+
+    #[test]
+    fn unseen_keys_are_kept_and_seen_becomes_the_union() {
+        let (mut keys, mut seen, mut spare) = (vec![1, 4, 5, 9, 12], vec![2, 4, 9, 10], vec![7]);
+        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare), 3);
+        assert_eq!(keys, [1, 5, 12]);
+        assert_eq!(seen, [1, 2, 4, 5, 9, 10, 12]);
+    }
 }
