@@ -153,16 +153,10 @@ fn tls_flags_are_checked_before_any_work() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
-fn a_killed_job_resumes_from_its_journal_with_identical_output() {
+/// Runs the coordinator with `args`, SIGKILLs it once a stderr line contains `marker`, checks
+/// that `out` did not appear, and runs the same command again; returns that run's stderr.
+fn kill_and_run_again(args: &[&str], marker: &str, out: &std::path::Path) -> String {
     use std::io::{BufRead, BufReader};
-    let dir = scratch("resume");
-    let state = dir.join("state");
-    std::fs::create_dir_all(&state).unwrap();
-    let expected = depths_of(&["enumerate", "hprime"], &dir, "embedded.json");
-    let out = dir.join("resumed.json");
-    let args =
-        ["enumerate", "hprime", "--state-dir", state.to_str().unwrap(), "--json", out.to_str().unwrap()];
     let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -170,16 +164,28 @@ fn a_killed_job_resumes_from_its_journal_with_identical_output() {
         .spawn()
         .unwrap();
     for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().starts_with("depth 12:") {
+        if line.unwrap().contains(marker) {
             break;
         }
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(!out.exists(), "no output under the final name after a kill");
-    let again = coordinator(&args);
+    let again = coordinator(args);
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
-    let log = String::from_utf8_lossy(&again.stderr);
+    String::from_utf8_lossy(&again.stderr).into_owned()
+}
+
+#[test]
+fn a_killed_job_resumes_from_its_journal_with_identical_output() {
+    let dir = scratch("resume");
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let expected = depths_of(&["enumerate", "hprime"], &dir, "embedded.json");
+    let out = dir.join("resumed.json");
+    let args =
+        ["enumerate", "hprime", "--state-dir", state.to_str().unwrap(), "--json", out.to_str().unwrap()];
+    let log = kill_and_run_again(&args, "depth 12:", &out);
     assert!(log.contains("resuming after depth"), "{log}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["depths"], expected);
@@ -226,7 +232,6 @@ fn product_method_options_are_checked() {
 
 #[test]
 fn a_killed_product_job_resumes_from_its_journaled_chunks() {
-    use std::io::{BufRead, BufReader};
     let dir = scratch("resume-product");
     let state = dir.join("state");
     std::fs::create_dir_all(&state).unwrap();
@@ -235,23 +240,7 @@ fn a_killed_product_job_resumes_from_its_journaled_chunks() {
     let out = dir.join("resumed.json");
     let mut args = job.to_vec();
     args.extend(["--state-dir", state.to_str().unwrap(), "--json", out.to_str().unwrap()]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(&args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("chunk 3 of 8") {
-            break;
-        }
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(!out.exists(), "no output under the final name after a kill");
-    let again = coordinator(&args);
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
-    let log = String::from_utf8_lossy(&again.stderr);
+    let log = kill_and_run_again(&args, "chunk 3 of 8", &out);
     assert!(log.contains("resuming: "), "{log}");
     assert!(!log.contains("chunk 1 of 8"), "finished chunks are not run again: {log}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
