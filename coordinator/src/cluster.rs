@@ -395,10 +395,11 @@ impl Shared {
 
     /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
     /// level and returns their counters in task order, `words_per_task` words per coset;
-    /// `done` counts finished cosets on top of `cosets.start`.
+    /// `done` counts finished cosets on top of `cosets.start`. `level` must differ between the
+    /// calls of one job: it tells a late result of an earlier call from one of this call.
     pub fn run_cosets(
         &self,
-        depth: u32,
+        level: u32,
         cosets: Range<u32>,
         words_per_task: usize,
         done: &AtomicU64,
@@ -411,7 +412,7 @@ impl Shared {
             .collect();
         let results = vec![Vec::new(); tasks.len()];
         let work = Work::Cosets { words_per_task, results };
-        match self.run_tasks(depth, tasks, work, (cosets.start as u64, per_task as u64), done)? {
+        match self.run_tasks(level, tasks, work, (cosets.start as u64, per_task as u64), done)? {
             Work::Cosets { results, .. } => Ok(results.concat()),
             Work::Rows { .. } => unreachable!("a coset level stays one"),
         }
@@ -436,6 +437,8 @@ impl Shared {
                 return Err(why);
             }
             let lvl = s.level.as_mut().expect("published");
+            let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
+            progress.store(base + done as u64 * per_task, Ordering::Relaxed);
             if lvl.remaining == 0 {
                 break;
             }
@@ -451,8 +454,6 @@ impl Shared {
                     }
                 }
             }
-            let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
-            progress.store(base + done as u64 * per_task, Ordering::Relaxed);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(s.level.take().expect("published").work)
@@ -476,5 +477,50 @@ impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
         self.shared
             .run_level(level.depth, direction, space.row_count(), space.column_count(), level, next)
             .map_err(BfsError::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polls until a task is leased.
+    fn lease(shared: &Shared, worker: u64) -> Lease {
+        loop {
+            match shared.poll_wait(worker, Duration::from_millis(50)) {
+                Poll::Task(lease) => return lease,
+                Poll::Wait => continue,
+                Poll::Done => panic!("job done before a lease"),
+            }
+        }
+    }
+
+    #[test]
+    fn coset_levels_keep_counters_and_ignore_results_of_earlier_levels() {
+        let shared = Shared::new(1, "product/cube/htm/2".into(), Duration::from_secs(60), 2);
+        let worker = shared.register("test", 1, 0);
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let run = scope.spawn(|| shared.run_cosets(7, 10..14, 3, &done));
+            let mut seen = Vec::new();
+            for _ in 0..2 {
+                let l = lease(&shared, worker);
+                assert_eq!((l.depth, l.kind), (7, TaskKind::Cosets));
+                // A late result of an earlier level with the same task number is ignored...
+                assert_eq!(shared.complete(6, l.task, vec![9; 6], 0), Ok(false));
+                // ...a result of the wrong length is refused...
+                assert!(shared.complete(7, l.task, vec![1; 5], 0).is_err());
+                // ...and the right one is kept.
+                let words: Vec<u64> = (0..6).map(|i| l.rows.start as u64 * 10 + i).collect();
+                assert_eq!(shared.complete(7, l.task, words, 0), Ok(true));
+                assert_eq!(shared.complete(7, l.task, vec![0; 6], 0), Ok(false), "a duplicate is ignored");
+                seen.push(l.rows);
+            }
+            seen.sort_by_key(|r| r.start);
+            assert_eq!(seen, [10..12, 12..14]);
+            let counters = run.join().unwrap().unwrap();
+            assert_eq!(counters, [100, 101, 102, 103, 104, 105, 120, 121, 122, 123, 124, 125]);
+        });
+        assert_eq!(done.load(Ordering::Relaxed), 14);
     }
 }

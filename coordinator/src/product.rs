@@ -74,14 +74,15 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     reporter.progress.depth.store(max_depth, Ordering::Relaxed);
     let done = &reporter.progress.rows_done;
     let cluster = &config.cluster;
-    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's counters.
-    let mut run_chunks = |run: &mut dyn FnMut(Range<u32>) -> Result<Vec<u64>>| -> Result<()> {
+    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's counters
+    // (given the chunk's index and its cosets).
+    let mut run_chunks = |run: &mut dyn FnMut(u32, Range<u32>) -> Result<Vec<u64>>| -> Result<()> {
         for (i, range) in chunks.iter().enumerate() {
             done.store(range.start as u64, Ordering::Relaxed);
             if finished.contains_key(&(i as u32)) {
                 continue;
             }
-            let words = run(range.clone())?;
+            let words = run(i as u32, range.clone())?;
             if let Some(journal) = &journal {
                 journal.chunk_done(i as u32, &words)?;
                 tracing::info!("chunk {} of {} (cosets {range:?}) done and journaled", i + 1, chunks.len());
@@ -94,15 +95,16 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         scope.spawn(|| reporter.display_loop());
         let result = if cluster.listen.is_some() || cluster.workers.is_some() {
             with_cluster(cluster, config.tls.clone(), spec.to_string(), &reporter, |shared| {
-                run_chunks(&mut |range| {
-                    shared.run_cosets(max_depth, range, job.words_per_task(), done).map_err(|e| anyhow!(e))
+                // Each chunk is a level of its own, named by the chunk's index.
+                run_chunks(&mut |chunk, range| {
+                    shared.run_cosets(chunk, range, job.words_per_task(), done).map_err(|e| anyhow!(e))
                 })?;
                 let (out, inn) = shared.traffic();
                 tracing::info!("traffic: {out} bytes of inputs to workers, {inn} bytes of results back");
                 Ok(())
             })
         } else {
-            run_chunks(&mut |range| Ok(job.to_words(&job.run(range, Some(done)))))
+            run_chunks(&mut |_, range| Ok(job.to_words(&job.run(range, Some(done)))))
         };
         reporter.finish();
         result
