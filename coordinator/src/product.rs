@@ -10,7 +10,7 @@ use crate::enumerate::{with_cluster, EnumerateConfig};
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use shared::bfs::DepthCounts;
 use shared::product::{ProductJob, ProductSpec};
 use shared::report::thousands;
@@ -30,6 +30,16 @@ fn chunk_ranges(tasks: u32) -> Vec<Range<u32>> {
 /// Runs the job and returns the space's order and the per-depth counts.
 pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
     let start = Instant::now();
+    // Before storing P[0..=k]: words of length k that never undo their last move bound its
+    // size (moves x (moves - 1)^(k - 1) positions at depth k, 80 bytes each, plus the
+    // expansion of depth k - 1 at 40 bytes a position).
+    let moves = spec.moves.moves().len() as u64;
+    let k = shared::product::stored_depth(spec.max_depth);
+    let widest = (1..k).fold(moves, |n, _| n.saturating_mul(moves - 1));
+    let stored = widest.saturating_mul(80).saturating_add((widest / (moves - 1)).saturating_mul(moves * 40));
+    resources::check_memory(stored, config.mem_limit, "").with_context(|| {
+        format!("storing the positions up to depth {k} for --max-depth {}", spec.max_depth)
+    })?;
     let job = ProductJob::build(spec);
     let (layers, space, max_depth) = (&job.layers, job.space(), spec.max_depth);
     let k = layers.depth();
@@ -47,7 +57,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         start.elapsed().as_secs_f64(),
         memory as f64 / (1u64 << 30) as f64
     );
-    resources::check(memory, 0, None, config.mem_limit)?;
+    resources::check_memory(memory, config.mem_limit, "")?;
     let classes = &job.classes;
     let symmetric = (0..classes.class_count() as u32).filter(|&c| classes.stabilizer(c) != 1).count();
     tracing::info!(

@@ -70,29 +70,12 @@ pub fn check(
     state_dir: Option<&Path>,
     mem_limit: Option<u64>,
 ) -> Result<()> {
-    if let Some(limit) = mem_limit {
-        if memory_needed > limit {
-            bail!(
-                "this job needs about {} of memory, over --mem-limit {}{}",
-                gib(memory_needed),
-                gib(limit),
-                if state_dir.is_none() && disk_needed == 0 {
-                    "; --state-dir DIR keeps the bit arrays on disk"
-                } else {
-                    ""
-                }
-            );
-        }
-    }
-    if let Some(avail) = memory_available() {
-        if memory_needed > avail {
-            bail!(
-                "this job needs about {} of memory but only {} is available",
-                gib(memory_needed),
-                gib(avail)
-            );
-        }
-    }
+    let hint = if state_dir.is_none() && disk_needed == 0 {
+        "; --state-dir DIR keeps the bit arrays on disk"
+    } else {
+        ""
+    };
+    check_memory(memory_needed, mem_limit, hint)?;
     if let (Some(dir), true) = (state_dir, disk_needed > 0) {
         if let Some(avail) = disk_available(dir) {
             if disk_needed > avail {
@@ -103,6 +86,30 @@ pub fn check(
                     gib(avail)
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a job that needs more memory than is available or than `mem_limit`; `hint` ends the
+/// message about the limit.
+pub fn check_memory(memory_needed: u64, mem_limit: Option<u64>, hint: &str) -> Result<()> {
+    if let Some(limit) = mem_limit {
+        if memory_needed > limit {
+            bail!(
+                "this job needs about {} of memory, over --mem-limit {}{hint}",
+                gib(memory_needed),
+                gib(limit)
+            );
+        }
+    }
+    if let Some(avail) = memory_available() {
+        if memory_needed > avail {
+            bail!(
+                "this job needs about {} of memory but only {} is available",
+                gib(memory_needed),
+                gib(avail)
+            );
         }
     }
     Ok(())

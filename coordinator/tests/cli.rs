@@ -224,6 +224,8 @@ fn product_method_options_are_checked() {
     assert_refused(&["enumerate", "cube"], "needs --max-depth");
     assert_refused(&["enumerate", "cube", "--method", "rows"], "use --method product");
     assert_refused(&["enumerate", "corners", "--method", "product", "--max-depth", "3"], "not corners");
+    assert_refused(&["enumerate", "cube", "--max-depth", "16"], "storing the positions up to depth 8");
+    assert_refused(&["enumerate", "cube", "--max-depth", "10", "--mem-limit", "100M"], "over --mem-limit");
     assert_refused(
         &["enumerate", "cube", "--max-depth", "3", "--state-dir", "/nonexistent/dir"],
         "not a directory",
