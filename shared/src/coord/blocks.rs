@@ -10,9 +10,7 @@
 //! the symmetries used, the row value is a coordinate that moves and symmetries act on, and a
 //! move maps the columns of a row through one bijection per block (see `bfs::rows`).
 
-use super::rank::{
-    binomial, choose, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank,
-};
+use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank};
 use crate::cube::{Corners, Cube, Edges, Pieces, Symmetry};
 
 /// Blocks of four pieces over N pieces with O orientations.
@@ -93,7 +91,7 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
                     j += 1;
                 }
             }
-            rank = rank * choose(N - 4 * b, 4) + subset_rank(compact);
+            rank = rank * binomial(N - 4 * b, 4) + subset_rank(compact);
             free &= !mask;
         }
         rank

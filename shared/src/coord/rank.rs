@@ -12,8 +12,18 @@ pub const fn factorial(n: usize) -> u32 {
     f
 }
 
-/// C(n, k) for n <= 32.
+/// C(n, k) for n <= 32: from a table for n, k < 16 (the ranks' hot loops), else computed.
+#[inline]
 pub const fn binomial(n: usize, k: usize) -> u32 {
+    if n < 16 && k < 16 {
+        BINOMIALS[n][k]
+    } else {
+        computed_binomial(n, k)
+    }
+}
+
+/// C(n, k) by the product formula.
+const fn computed_binomial(n: usize, k: usize) -> u32 {
     if k > n {
         return 0;
     }
@@ -44,23 +54,13 @@ const BINOMIALS: [[u32; 16]; 16] = {
     while n < 16 {
         let mut k = 0;
         while k < 16 {
-            table[n][k] = binomial(n, k);
+            table[n][k] = computed_binomial(n, k);
             k += 1;
         }
         n += 1;
     }
     table
 };
-
-/// C(n, k) from a table for n, k < 16 (the ranks' hot loops), else computed.
-#[inline]
-pub fn choose(n: usize, k: usize) -> u32 {
-    if n < 16 && k < 16 {
-        BINOMIALS[n][k]
-    } else {
-        binomial(n, k)
-    }
-}
 
 /// Rank of a permutation of 0..n (n <= 12) in 0..n! (lexicographic order).
 #[inline]
@@ -99,7 +99,7 @@ pub fn subset_rank(mask: u32) -> u32 {
     while m != 0 {
         let pos = m.trailing_zeros() as usize;
         j += 1;
-        rank += choose(pos, j);
+        rank += binomial(pos, j);
         m &= m - 1;
     }
     rank

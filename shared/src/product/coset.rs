@@ -67,8 +67,7 @@ pub fn enumerate_coset(
     seen.clear();
     let mut out = Vec::with_capacity(max_depth as usize + 1);
     for d in 0..=max_depth {
-        let a = d.min(k);
-        let (first, second) = (&layers.layers[a as usize], &layers.layers[(d - a) as usize]);
+        let (first, second) = layers.split(d);
         products.clear();
         // The products with second factors `ts`, all of whose inverses `t_inv` sends `y` to
         // the same coset: that coset's stored positions are the first factors.

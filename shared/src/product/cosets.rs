@@ -25,8 +25,6 @@ use crate::cube::{Corners, Cube, Edges};
 
 /// A space split into right cosets of a stabilizer subgroup, with names for positions.
 pub trait CosetSpace: Sync {
-    /// The space's name in reports ("cube", "edges").
-    fn name(&self) -> &'static str;
     /// Number of positions in the space.
     fn order(&self) -> u128;
     /// The space's image of a cube position (the edges-only cube forgets the corners).
@@ -101,9 +99,6 @@ impl CubeCosets {
 }
 
 impl CosetSpace for CubeCosets {
-    fn name(&self) -> &'static str {
-        "cube"
-    }
     fn order(&self) -> u128 {
         // 8! 3^7 12! 2^11 / 2: corner and edge permutations have equal parity.
         factorial(8) as u128 * 2187 * factorial(12) as u128 * 2048 / 2
@@ -189,9 +184,6 @@ impl Default for EdgeCosets {
 }
 
 impl CosetSpace for EdgeCosets {
-    fn name(&self) -> &'static str {
-        "edges"
-    }
     fn order(&self) -> u128 {
         factorial(12) as u128 * 2048
     }
@@ -230,7 +222,7 @@ impl CosetSpace for EdgeCosets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cube::{random_cube, Move, SplitMix64, Symmetry};
+    use crate::cube::{random_cube, SplitMix64, Symmetry};
 
     fn check_space(space: &dyn CosetSpace, seed: u64) {
         let mut rng = SplitMix64::new(seed);
@@ -246,14 +238,9 @@ mod tests {
             assert_eq!(space.product_key(&s, &t), space.key(&st));
             let y = space.member(space.coset(&st));
             assert_eq!(space.coset(&y.compose(&t.inverse())), space.coset(&s));
-            // Symmetries map cosets onto cosets.
+            // Symmetries map cosets onto cosets: two members of one coset stay together.
             let m = Symmetry((rng.next_u64() % 48) as u8);
-            let other = space.project(&random_cube(&mut rng));
-            if space.coset(&other) == c {
-                assert_eq!(space.coset(&m.conjugate(&other)), space.coset(&m.conjugate(&z)));
-            }
-            let moved = space.project(&z.compose(Move::from_index((rng.next_u64() % 18) as usize).cube()));
-            assert!(space.coset(&moved) < space.coset_count());
+            assert_eq!(space.coset(&m.conjugate(&space.member(c))), space.coset(&m.conjugate(&z)));
         }
     }
 

@@ -83,6 +83,13 @@ impl Layers {
         Layers { layers: levels.into_iter().map(|level| Layer::new(space, level)).collect() }
     }
 
+    /// The depths of the factors of the products that reach depth `d`: P[a] x P[d - a] with
+    /// `a = min(k, d)` (any optimal word of length `d` splits so).
+    pub fn split(&self, d: u32) -> (&Layer, &Layer) {
+        let a = d.min(self.depth());
+        (&self.layers[a as usize], &self.layers[(d - a) as usize])
+    }
+
     /// The deepest stored distance.
     pub fn depth(&self) -> u32 {
         self.layers.len() as u32 - 1
