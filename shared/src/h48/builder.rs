@@ -18,7 +18,7 @@ pub struct Depths {
 }
 
 impl Depths {
-    fn from_values(values: Vec<u8>) -> Self {
+    pub(crate) fn from_values(values: Vec<u8>) -> Self {
         let max = values.iter().copied().filter(|&d| d != DEEPER).max().unwrap_or(0) as usize;
         let mut counts = vec![0u64; max + 1];
         let mut deeper = 0;

@@ -11,6 +11,7 @@
 //! all 48 symmetries, so each coordinate is acted on by moves (right multiplication) and by
 //! conjugation, which [`RawCoord`] tabulates.
 
+use crate::bfs::ColumnMapper;
 use crate::coord::{corner_tetrads, edge_slices, BlockLayout, RowConjugation, SymClasses};
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
@@ -143,5 +144,92 @@ impl H48Coords {
                 (0..EO).map(move |v| self.edges.row(&self.edges.decode(v, 0).compose(&m.cube().edges)) % EO)
             })
             .collect()
+    }
+}
+
+/// eoesep (esep x 2048 + eo) as the column coordinate of h11, without full tables (70,963,200
+/// values would need 18 GB of them). A move acts on esep and eo separately (two small tables).
+/// Conjugation maps esep by its table and eo by a GF(2)-affine map: a linear part per symmetry
+/// (positions relabelled; the twelfth position's bit is the parity of the other eleven) plus
+/// flips that depend on esep (an edge changes orientation when the symmetry turns the axis its
+/// slice and its position are measured on). A test checks the map against positions.
+pub struct EoEsepColumns {
+    esep: RawCoord,
+    /// Per move, per eo value.
+    eo_moves: Vec<u16>,
+    /// Per symmetry: the linear part on eo bits 0..5 and 6..10.
+    linear: Vec<([u16; 64], [u16; 32])>,
+    /// Per symmetry, per esep value: the flips.
+    flips: Vec<u16>,
+}
+
+impl EoEsepColumns {
+    pub fn new(coords: &H48Coords) -> Self {
+        let esep = coords.esep_coord();
+        let eo_moves = coords.eo_moves().into_iter().map(|o| o as u16).collect();
+        let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
+        let flips: Vec<u16> =
+            Symmetry::all().flat_map(|s| (0..ESEP).map(move |e| conj_eo(s, e, 0))).collect();
+        let linear = Symmetry::all()
+            .map(|s| {
+                let image = |bits: u32| -> u16 {
+                    (0..11)
+                        .filter(|k| bits >> k & 1 == 1)
+                        .fold(0, |acc, k| acc ^ conj_eo(s, 0, 1 << k) ^ flips[s.index() * ESEP as usize])
+                };
+                (std::array::from_fn(|v| image(v as u32)), std::array::from_fn(|v| image((v as u32) << 6)))
+            })
+            .collect();
+        EoEsepColumns { esep, eo_moves, linear, flips }
+    }
+
+    /// The value of `x m` for any x with eoesep value `v`.
+    pub fn apply(&self, m: Move, v: u32) -> u32 {
+        self.moved(m, Symmetry(0)).apply(v)
+    }
+
+    /// The value of `s x s^-1` for any x with eoesep value `v`.
+    pub fn conjugate(&self, s: Symmetry, v: u32) -> u32 {
+        self.conjugated(s).apply(v)
+    }
+
+    pub fn moved(&self, m: Move, s: Symmetry) -> EoEsepMap<'_> {
+        EoEsepMap {
+            moves: Some((self.esep.move_row(m), &self.eo_moves[m.index() * EO as usize..][..EO as usize])),
+            ..self.conjugated(s)
+        }
+    }
+
+    pub fn conjugated(&self, s: Symmetry) -> EoEsepMap<'_> {
+        let (low, high) = &self.linear[s.index()];
+        EoEsepMap {
+            moves: None,
+            esep_conj: self.esep.conj_row(s),
+            low,
+            high,
+            flips: &self.flips[s.index() * ESEP as usize..][..ESEP as usize],
+        }
+    }
+}
+
+/// The column map of [`EoEsepColumns`]: optionally a move, then a conjugation.
+#[derive(Clone, Copy)]
+pub struct EoEsepMap<'a> {
+    moves: Option<(&'a [u32], &'a [u16])>,
+    esep_conj: &'a [u32],
+    low: &'a [u16; 64],
+    high: &'a [u16; 32],
+    flips: &'a [u16],
+}
+
+impl ColumnMapper for EoEsepMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        let (mut e, mut o) = ((column / EO) as usize, (column % EO) as usize);
+        if let Some((esep, eo)) = self.moves {
+            (e, o) = (esep[e] as usize, eo[o] as usize);
+        }
+        let o = self.low[o & 63] ^ self.high[o >> 6] ^ self.flips[e];
+        self.esep_conj[e] * EO + o as u32
     }
 }

@@ -8,6 +8,7 @@
 mod builder;
 mod coords;
 mod file;
+mod reduce;
 mod search;
 mod space;
 pub mod table;
@@ -16,10 +17,11 @@ pub use builder::{
     base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,
     small_sections, DepthRecorder, Depths, Section, SectionKind,
 };
-pub use coords::{H48Coords, RawCoord, COCSEP, EO, ESEP};
+pub use coords::{EoEsepColumns, EoEsepMap, H48Coords, RawCoord, COCSEP, EO, ESEP};
 pub use file::{read_tables, write_tables, Format, TableFileError, INFO_BYTES, TABLE_VERSION};
+pub use reduce::HnRecorder;
 pub use search::DirectSearch;
-pub use space::{EoEsepSpace, SymProductSpace};
+pub use space::{Columns, EoEsepSpace, SymProductSpace};
 
 #[cfg(test)]
 mod tests;

@@ -3,16 +3,17 @@
 //! - [`SymProductSpace`]: rows are the symmetry classes of one coordinate A, columns the raw
 //!   values of another coordinate B that moves and symmetries act on independently of A. A move
 //!   takes row r to the class of `A(rep(r) m)`, and a column b to `conj(s, move(m, b))`, where s
-//!   brings `A(rep(r) m)` to its representative: two table lookups. h0 is (cocsep, esep); the
-//!   transposed (esep, cocsep) index counts the same space through other tables, which tests use
-//!   as a second method.
+//!   brings `A(rep(r) m)` to its representative. h0 is (cocsep, esep), two table lookups per
+//!   column; the transposed (esep, cocsep) index counts the same space through other tables,
+//!   which tests use as a second method; h11 is (cocsep, eoesep), whose columns are mapped by
+//!   [`EoEsepColumns`] instead of tables.
 //! - [`EoEsepSpace`]: rows are the classes of esep, columns eo. Conjugating eo depends on esep,
 //!   so each (row, move) gets its own 2048-entry column table (782 x 18 x 4 KiB = 58 MB).
 //!
 //! Both are coset spaces, where the inverse of an entry is not defined: the engine's last
 //! class column then repeats the class column, and nothing reports it.
 
-use super::coords::{H48Coords, RawCoord, EO};
+use super::coords::{EoEsepColumns, EoEsepMap, H48Coords, RawCoord, EO, ESEP};
 use crate::bfs::{ColumnMapper, RowCounts, RowIndex};
 use crate::coord::SymClasses;
 use crate::cube::{Cube, Move, Symmetry};
@@ -90,22 +91,99 @@ impl RowMoves {
     }
 }
 
+/// A column coordinate of a [`SymProductSpace`]: its size, and the column maps of a move
+/// followed by a conjugation, and of a conjugation alone.
+pub trait Columns: Sync {
+    type Map<'a>: ColumnMapper + Copy
+    where
+        Self: 'a;
+    fn size(&self) -> u32;
+    /// Column c to `conj(s, move(m, c))`.
+    fn moved(&self, m: Move, s: Symmetry) -> Self::Map<'_>;
+    /// Column c to `conj(s, c)`.
+    fn conjugated(&self, s: Symmetry) -> Self::Map<'_>;
+}
+
+impl Columns for RawCoord {
+    type Map<'a> = TableMap<'a>;
+    fn size(&self) -> u32 {
+        self.size
+    }
+    fn moved(&self, m: Move, s: Symmetry) -> TableMap<'_> {
+        TableMap { first: Some(self.move_row(m)), then: self.conj_row(s) }
+    }
+    fn conjugated(&self, s: Symmetry) -> TableMap<'_> {
+        TableMap { first: None, then: self.conj_row(s) }
+    }
+}
+
+impl Columns for EoEsepColumns {
+    type Map<'a> = EoEsepMap<'a>;
+    fn size(&self) -> u32 {
+        ESEP * EO
+    }
+    fn moved(&self, m: Move, s: Symmetry) -> EoEsepMap<'_> {
+        EoEsepColumns::moved(self, m, s)
+    }
+    fn conjugated(&self, s: Symmetry) -> EoEsepMap<'_> {
+        EoEsepColumns::conjugated(self, s)
+    }
+}
+
 /// Rows: classes of coordinate A under the 48 symmetries; columns: raw values of B.
-pub struct SymProductSpace {
-    columns: RawCoord,
+pub struct SymProductSpace<C = RawCoord> {
+    columns: C,
     moves: RowMoves,
     start: (u32, u32),
 }
 
-impl SymProductSpace {
+impl<C: Columns> SymProductSpace<C> {
     /// `solved` = (A, B) of the solved cube.
-    pub fn new(rows: RawCoord, columns: RawCoord, solved: (u32, u32)) -> Self {
+    pub fn new(rows: RawCoord, columns: C, solved: (u32, u32)) -> Self {
         let moves = RowMoves::build(rows.classes(), |m, v| rows.apply(m, v));
         let s = moves.classes.to_rep(solved.0);
-        let start = (moves.classes.class_of(solved.0), columns.conjugate(s, solved.1));
+        let start = (moves.classes.class_of(solved.0), columns.conjugated(s).apply(solved.1));
         SymProductSpace { columns, moves, start }
     }
 
+    pub fn classes(&self) -> &SymClasses {
+        &self.moves.classes
+    }
+
+    /// (row, column) of the raw values (a, b).
+    pub fn locate(&self, a: u32, b: u32) -> (u32, u32) {
+        let s = self.moves.classes.to_rep(a);
+        (self.moves.classes.class_of(a), self.columns.conjugated(s).apply(b))
+    }
+
+    /// The raw values (a, b) at (row, column).
+    pub fn raw(&self, row: u32, column: u32) -> (u32, u32) {
+        (self.moves.classes.rep(row), column)
+    }
+
+    fn canonical_column(&self, row: u32, column: u32) -> u32 {
+        self.moves.stabilizers[row as usize]
+            .iter()
+            .map(|&s| self.columns.conjugated(Symmetry(s)).apply(column))
+            .fold(column, u32::min)
+    }
+
+    /// Every column of `row` that stands for the same position class as `column`.
+    pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
+        let mut v: Vec<u32> = std::iter::once(column)
+            .chain(
+                self.moves.stabilizers[row as usize]
+                    .iter()
+                    .map(|&s| self.columns.conjugated(Symmetry(s)).apply(column)),
+            )
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+impl SymProductSpace {
     /// h0: cocsep classes (3393 rows) x esep (34,650 columns).
     pub fn h0(coords: &H48Coords) -> Self {
         Self::new(
@@ -123,52 +201,30 @@ impl SymProductSpace {
             (coords.esep(&Cube::SOLVED), coords.cocsep(&Cube::SOLVED)),
         )
     }
+}
 
-    pub fn classes(&self) -> &SymClasses {
-        &self.moves.classes
-    }
-
-    /// (row, column) of the raw values (a, b).
-    pub fn locate(&self, a: u32, b: u32) -> (u32, u32) {
-        let s = self.moves.classes.to_rep(a);
-        (self.moves.classes.class_of(a), self.columns.conjugate(s, b))
-    }
-
-    /// The raw values (a, b) at (row, column).
-    pub fn raw(&self, row: u32, column: u32) -> (u32, u32) {
-        (self.moves.classes.rep(row), column)
-    }
-
-    fn symmetry_map(&self, s: u8) -> TableMap<'_> {
-        TableMap { first: None, then: self.columns.conj_row(Symmetry(s)) }
-    }
-
-    fn canonical_column(&self, row: u32, column: u32) -> u32 {
-        self.moves.stabilizers[row as usize]
-            .iter()
-            .map(|&s| self.symmetry_map(s).apply(column))
-            .fold(column, u32::min)
-    }
-
-    /// Every column of `row` that stands for the same position class as `column`.
-    pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
-        let mut v: Vec<u32> = std::iter::once(column)
-            .chain(self.moves.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s).apply(column)))
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
+impl SymProductSpace<EoEsepColumns> {
+    /// h11: cocsep classes (3393 rows) x eoesep (esep x 2048 + eo: 70,963,200 columns).
+    pub fn h11(coords: &H48Coords) -> Self {
+        Self::new(
+            coords.cocsep_coord(),
+            EoEsepColumns::new(coords),
+            (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)),
+        )
     }
 }
 
-impl RowIndex for SymProductSpace {
-    type Mapper<'a> = TableMap<'a>;
+impl<C: Columns> RowIndex for SymProductSpace<C> {
+    type Mapper<'a>
+        = C::Map<'a>
+    where
+        C: 'a;
 
     fn row_count(&self) -> u32 {
         self.moves.classes.class_count() as u32
     }
     fn column_count(&self) -> u32 {
-        self.columns.size
+        self.columns.size()
     }
     fn entry_count(&self) -> u64 {
         self.row_count() as u64 * self.column_count() as u64
@@ -177,13 +233,15 @@ impl RowIndex for SymProductSpace {
         self.start
     }
     #[inline]
-    fn transition(&self, row: u32, m: Move) -> (u32, TableMap<'_>) {
+    fn transition(&self, row: u32, m: Move) -> (u32, C::Map<'_>) {
         let (target, s) = self.moves.target(row, m);
-        (target, TableMap { first: Some(self.columns.move_row(m)), then: self.columns.conj_row(s) })
+        (target, self.columns.moved(m, s))
     }
     fn close_row(&self, row: u32, bits: &mut [u64]) {
-        let maps: Vec<TableMap> =
-            self.moves.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s)).collect();
+        let maps: Vec<C::Map<'_>> = self.moves.stabilizers[row as usize]
+            .iter()
+            .map(|&s| self.columns.conjugated(Symmetry(s)))
+            .collect();
         crate::bfs::close_under(bits, &maps);
     }
     fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {

@@ -1,7 +1,7 @@
 //! Facts of seed 000 and independent checks of the h0 and edge fallback distances.
 
 use super::*;
-use crate::bfs::{reference::brute_force_distribution, BfsOptions, LocalExpander, RowIndex};
+use crate::bfs::{reference::brute_force_distribution, BfsOptions, ColumnMapper, LocalExpander, RowIndex};
 use crate::coord::burnside_class_count;
 use crate::cube::{random_cube, Cube, Move, MoveSet, SplitMix64, Symmetry, SymmetryGroup};
 
@@ -117,5 +117,83 @@ fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
         let at = coords.conjugate_eoesep(s, v as u32);
         let (row, col) = (classes.class_of(e), at % EO);
         assert_eq!(depths.values[(row * EO + col) as usize], d, "raw eoesep {v}");
+    }
+}
+
+#[test]
+fn h11_columns_act_like_cube_moves_and_symmetries() {
+    let coords = H48Coords::default();
+    let columns = EoEsepColumns::new(&coords);
+    let mut rng = SplitMix64::new(1111);
+    for _ in 0..300 {
+        let x = random_cube(&mut rng);
+        for m in Move::all() {
+            assert_eq!(columns.apply(m, coords.eoesep(&x)), coords.eoesep(&x.compose(m.cube())));
+        }
+        for s in Symmetry::all() {
+            assert_eq!(columns.conjugate(s, coords.eoesep(&x)), coords.eoesep(&s.conjugate(&x)));
+        }
+    }
+}
+
+#[test]
+fn h11_transitions_follow_positions() {
+    let coords = H48Coords::default();
+    let h11 = SymProductSpace::h11(&coords);
+    // Seed 000: h11 has 3393 x 34,650 x 2048 entries.
+    assert_eq!(h11.entry_count(), 240_778_137_600);
+    let (row, column) = h11.start();
+    assert_eq!(h11.raw(row, column), (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)));
+    let mut rng = SplitMix64::new(1112);
+    for _ in 0..300 {
+        let x = random_cube(&mut rng);
+        let (row, column) = h11.locate(coords.cocsep(&x), coords.eoesep(&x));
+        // The position the entry stands for, on its row's representative.
+        let (c, e) = h11.raw(row, column);
+        let z = coords.position(c, e);
+        for m in Move::all() {
+            let (target, map) = h11.transition(row, m);
+            let y = z.compose(m.cube());
+            let (want_row, want_column) = h11.locate(coords.cocsep(&y), coords.eoesep(&y));
+            assert_eq!(target, want_row);
+            assert!(h11.variants(want_row, want_column).contains(&map.apply(column)), "move {m:?}");
+        }
+    }
+}
+
+#[test]
+fn hn_tables_from_full_orientation_levels_equal_minima_of_a_plain_bfs() {
+    // The edge fallback space (esep classes x 2048 eo) has h11's column structure in one group
+    // per row; its hN reductions against a plain BFS over every raw (esep, eo) value.
+    let coords = H48Coords::default();
+    let space = EoEsepSpace::new(&coords);
+    let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());
+    let classes = space.classes();
+    for h in [0u8, 3, 5, 6, 7, 9, 11] {
+        let mut recorder = HnRecorder::new(h, space.row_count(), 1);
+        let max = recorder.max_depth();
+        let options = BfsOptions { max_depth: Some(max), ..BfsOptions::default() };
+        crate::bfs::run(&space, &MoveSet::Htm.moves(), &options, |report, bits| {
+            recorder.record(report.counts.depth, bits)
+        })
+        .unwrap();
+        let table = recorder.finish(max);
+        let kept = (1u32 << h) - 1;
+        let mut want = vec![table::DEEPER; (space.row_count() as usize) << h];
+        for row in 0..space.row_count() {
+            let rep = classes.rep(row);
+            for o in 0..EO {
+                let d = plain[(rep * EO + o) as usize];
+                let slot = &mut want[((row << h) + (o & kept)) as usize];
+                if d as u32 <= max {
+                    *slot = (*slot).min(d);
+                }
+            }
+        }
+        let want_section = h48_section(h, &Depths::from_values(want));
+        assert_eq!(table.depth_counts, want_section.depth_counts, "h{h}");
+        assert_eq!(table.deeper, want_section.deeper, "h{h}");
+        assert_eq!(table.buckets, want_section.buckets, "h{h}");
+        assert!(table.data == want_section.data, "h{h}: packed lines differ");
     }
 }
