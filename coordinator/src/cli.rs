@@ -100,7 +100,8 @@ pub struct EnumerateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The table: h48h0 (h48h1 .. h48h11 are refused: they need exact h11 distances).
+    /// The table: h48h0, or h48h1 .. h48h11 (from exact h11 distances: about 85 to 200 GiB of
+    /// memory, refused where it is not available).
     pub table: String,
 
     /// Output file (written under a temporary name, then renamed).
@@ -111,6 +112,10 @@ pub struct BuildArgs {
     /// solver's blob: cocsep, main table, eoesep, each after a 512-byte info block).
     #[arg(long, value_enum, default_value_t = TableFormat::Cubefarm)]
     pub format: TableFormat,
+
+    /// Refuse a table whose search needs more memory than this (e.g. 100G).
+    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
+    pub mem_limit: Option<u64>,
 
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -1,36 +1,29 @@
 //! `coordinator build`, `info` and `verify`: the H48 pruning tables (seed 000).
 
-use crate::cli::{BuildArgs, TableFormat};
+use crate::cli::{BuildArgs, ClusterArgs, TableFormat};
 use crate::enumerate::{search_levels, SearchSettings};
 use crate::output::{peak_rss_bytes, OutputFile};
-use anyhow::{bail, ensure, Context, Result};
+use crate::resources::check_memory;
+use anyhow::{ensure, Context, Result};
 use shared::bfs::job::{JobSpec, SpaceKind};
-use shared::bfs::{BfsOptions, LocalExpander, RowIndex};
+use shared::bfs::{state_bytes, BfsOptions, LocalExpander, RowIndex};
 use shared::cube::{MoveSet, SplitMix64};
 use shared::h48::table::{bucket, bucket_counts, line_count, line_min, nibble, two_bit_entry, LINE_ENTRIES};
 use shared::h48::{
     bfs_depths, h48_section, read_tables, small_sections, write_tables, DepthRecorder, DirectSearch, Format,
-    H48Coords, Section, SectionKind, SymProductSpace, EO, ESEP,
+    H48Coords, HnRecorder, Section, SectionKind, SymProductSpace, EO, ESEP,
 };
 use shared::report::thousands;
 use std::path::Path;
 use std::time::Instant;
+use tonic::transport::ServerTlsConfig;
 
 /// The N of a table name "h48hN".
 fn parse_table(name: &str) -> Result<u8> {
-    let n: u8 = name
-        .strip_prefix("h48h")
+    name.strip_prefix("h48h")
         .and_then(|n| n.parse().ok())
         .filter(|&n| n <= 11)
-        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11"))?;
-    if n > 0 {
-        bail!(
-            "{name}: tables with edge orientation need the exact h11 distances (240.8e9 entries, a 30 GB \
-             bit array per BFS state), which this version does not compute; only h48h0 is built (see \
-             docs/h48-tables.md)"
-        );
-    }
-    Ok(n)
+        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11"))
 }
 
 pub fn build(args: BuildArgs) -> Result<()> {
@@ -39,30 +32,11 @@ pub fn build(args: BuildArgs) -> Result<()> {
     let tls = args.cluster.server_tls()?;
     let start = Instant::now();
     let coords = H48Coords::default();
-    let space = SymProductSpace::h0(&coords);
-    tracing::info!(
-        "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
-        space.row_count(),
-        thousands(space.column_count() as u64),
-        thousands(space.entry_count()),
-        start.elapsed().as_secs_f64()
-    );
-    let settings = SearchSettings {
-        job: JobSpec { space: SpaceKind::H48h0, moves: MoveSet::Htm },
-        max_depth: None,
-        state_dir: None,
-        cluster: args.cluster,
-        tls,
+    let main = if h == 0 {
+        build_h0(&coords, args.cluster, tls)?
+    } else {
+        build_hn(h, &coords, args.mem_limit, args.cluster, tls)?
     };
-    let mut recorder = DepthRecorder::new(&space);
-    search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
-    let depths = recorder.finish();
-    ensure!(
-        depths.deeper == 0,
-        "internal check failed: {} h0 entries were not reached",
-        thousands(depths.deeper)
-    );
-    let main = h48_section(h, &depths);
     let [cocsep, eoesep] = small_sections(&coords).map_err(|e| anyhow::anyhow!(e))?;
     let sections = [cocsep, main, eoesep];
     let format = match args.format {
@@ -81,6 +55,75 @@ pub fn build(args: BuildArgs) -> Result<()> {
         peak_rss_bytes() as f64 / 1048576.0
     );
     Ok(())
+}
+
+fn settings(
+    space: SpaceKind,
+    max_depth: Option<u32>,
+    cluster: ClusterArgs,
+    tls: Option<ServerTlsConfig>,
+) -> SearchSettings {
+    SearchSettings { job: JobSpec { space, moves: MoveSet::Htm }, max_depth, state_dir: None, cluster, tls }
+}
+
+/// h0: every depth of the (cocsep class, esep) index.
+fn build_h0(coords: &H48Coords, cluster: ClusterArgs, tls: Option<ServerTlsConfig>) -> Result<Section> {
+    let start = Instant::now();
+    let space = SymProductSpace::h0(coords);
+    tracing::info!(
+        "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
+        space.row_count(),
+        thousands(space.column_count() as u64),
+        thousands(space.entry_count()),
+        start.elapsed().as_secs_f64()
+    );
+    let mut recorder = DepthRecorder::new(&space);
+    let settings = settings(SpaceKind::H48h0, None, cluster, tls);
+    search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
+    let depths = recorder.finish();
+    ensure!(
+        depths.deeper == 0,
+        "internal check failed: {} h0 entries were not reached",
+        thousands(depths.deeper)
+    );
+    Ok(h48_section(0, &depths))
+}
+
+/// hN (N > 0): the h11 index searched to base + 2, each level folded into the hN lines
+/// (docs/h48-tables.md). Refused where the three h11 bit arrays and the table do not fit.
+fn build_hn(
+    h: u8,
+    coords: &H48Coords,
+    mem_limit: Option<u64>,
+    cluster: ClusterArgs,
+    tls: Option<ServerTlsConfig>,
+) -> Result<Section> {
+    let rows = coords.cocsep_coord().classes().class_count() as u32;
+    let need = state_bytes(rows as u64, (ESEP * EO) as u64) + HnRecorder::bytes(h, rows, ESEP as usize);
+    check_memory(need, mem_limit, "").with_context(|| {
+        format!(
+            "h48h{h} is built from exact h11 distances: a search over {} h11 entries (three bit arrays of {:.1} \
+             GB) plus the table (docs/h48-tables.md)",
+            thousands(rows as u64 * (ESEP * EO) as u64),
+            state_bytes(rows as u64, (ESEP * EO) as u64) as f64 / 3e9
+        )
+    })?;
+    let start = Instant::now();
+    let space = SymProductSpace::h11(coords);
+    tracing::info!(
+        "h11 index: {} cocsep classes x {} eoesep values = {} entries ({:.1} s)",
+        space.row_count(),
+        thousands(space.column_count() as u64),
+        thousands(space.entry_count()),
+        start.elapsed().as_secs_f64()
+    );
+    let mut recorder = HnRecorder::new(h, rows, ESEP as usize);
+    let max = recorder.max_depth();
+    let settings = settings(SpaceKind::H48h11, Some(max), cluster, tls);
+    search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| {
+        recorder.record(report.counts.depth, bits)
+    })?;
+    Ok(recorder.finish(max))
 }
 
 fn load(path: &Path) -> Result<(Format, Vec<Section>)> {
@@ -165,7 +208,6 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
     let (_, sections) = load(path)?;
     println!("ok   checksums of {} sections", sections.len());
     let main = main_section(&sections)?;
-    ensure!(main.h == 0, "verify handles h48h0 tables; this file holds h48h{}", main.h);
     let mut failures = Vec::new();
     let lines = &main.data;
     check(
@@ -190,44 +232,13 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
     });
     check(from_depths == recount, "2-bit values agree with the exact depth counts".into(), &mut failures);
 
-    // Rebuild the distances and compare every entry and line minimum.
     let coords = H48Coords::default();
-    let space = SymProductSpace::h0(&coords);
-    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let bad_entries = (0..main.entries)
-        .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))
-        .count();
-    check(bad_entries == 0, format!("every entry equals a fresh BFS ({bad_entries} differ)"), &mut failures);
-    let bad_minima = (0..line_count(main.entries) as usize)
-        .filter(|&l| {
-            let chunk = &depths.values[l * LINE_ENTRIES..((l + 1) * LINE_ENTRIES).min(depths.values.len())];
-            line_min(lines, l) != (*chunk.iter().min().expect("non-empty line")).min(15)
-        })
-        .count();
-    check(bad_minima == 0, format!("per-line minima recomputed ({bad_minima} differ)"), &mut failures);
-    check(main.depth_counts == depths.counts, "exact depth counts equal a fresh BFS".into(), &mut failures);
-
-    // Random entries against a direct search of their representative position.
-    let search = DirectSearch::default();
-    let mut rng = SplitMix64::new(0x48);
-    let mut wrong = 0;
-    for _ in 0..samples {
-        let i = rng.below(main.entries);
-        let (row, col) = ((i / ESEP as u64) as u32, (i % ESEP as u64) as u32);
-        let (c, e) = space.raw(row, col);
-        let d = search.h0_distance(&coords.position(c, e * EO));
-        let l = (i / LINE_ENTRIES as u64) as usize;
-        if two_bit_entry(lines, i) != bucket(d, main.base) || line_min(lines, l) > d {
-            wrong += 1;
-            tracing::error!("entry {i} (row {row}, esep {col}): direct search says {d}");
-        }
+    if main.h == 0 {
+        verify_h0_entries(main, &coords, &mut failures)?;
+    } else {
+        verify_hn_minima(main, &mut failures);
     }
-    check(
-        wrong == 0,
-        format!("{samples} random entries against a direct search ({wrong} wrong)"),
-        &mut failures,
-    );
+    verify_samples(main, &coords, samples, &mut failures);
 
     let rebuilt = small_sections(&coords).map_err(|e| anyhow::anyhow!(e))?;
     for fresh in rebuilt {
@@ -246,4 +257,75 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
     println!("verified in {:.1} s", start.elapsed().as_secs_f64());
     ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
     Ok(())
+}
+
+/// h0: every entry, line minimum and depth count against a fresh BFS.
+fn verify_h0_entries(main: &Section, coords: &H48Coords, failures: &mut Vec<String>) -> Result<()> {
+    let lines = &main.data;
+    // Rebuild the distances and compare every entry and line minimum.
+    let space = SymProductSpace::h0(coords);
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let bad_entries = (0..main.entries)
+        .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))
+        .count();
+    check(bad_entries == 0, format!("every entry equals a fresh BFS ({bad_entries} differ)"), failures);
+    let bad_minima = (0..line_count(main.entries) as usize)
+        .filter(|&l| {
+            let chunk = &depths.values[l * LINE_ENTRIES..((l + 1) * LINE_ENTRIES).min(depths.values.len())];
+            line_min(lines, l) != (*chunk.iter().min().expect("non-empty line")).min(15)
+        })
+        .count();
+    check(bad_minima == 0, format!("per-line minima recomputed ({bad_minima} differ)"), failures);
+    check(main.depth_counts == depths.counts, "exact depth counts equal a fresh BFS".into(), failures);
+
+    Ok(())
+}
+
+/// hN (N > 0): a fresh h11 search would be the build itself, so the line minima are checked
+/// against the 2-bit values they must agree with.
+fn verify_hn_minima(main: &Section, failures: &mut Vec<String>) {
+    let (lines, base) = (&main.data, main.base);
+    let bad_minima = (0..line_count(main.entries))
+        .filter(|&l| {
+            let first = l * LINE_ENTRIES as u64;
+            let values =
+                (first..(first + LINE_ENTRIES as u64).min(main.entries)).map(|i| two_bit_entry(lines, i));
+            let smallest = values.min().expect("non-empty line");
+            let min = line_min(lines, l as usize);
+            if smallest == 0 {
+                min > base
+            } else {
+                min != (base + smallest).min(15)
+            }
+        })
+        .count();
+    check(
+        bad_minima == 0,
+        format!("per-line minima agree with the 2-bit values ({bad_minima} differ)"),
+        failures,
+    );
+}
+
+/// Random entries against a direct search of their representative position (the dropped
+/// orientations free), which shares no code with the BFS.
+fn verify_samples(main: &Section, coords: &H48Coords, samples: u32, failures: &mut Vec<String>) {
+    let (lines, base, h) = (&main.data, main.base, main.h);
+    let search = DirectSearch::default();
+    let classes = coords.cocsep_coord().classes();
+    let per_row = (ESEP as u64) << h;
+    let mut rng = SplitMix64::new(0x48 + h as u64);
+    let mut wrong = 0;
+    for _ in 0..samples {
+        let i = rng.below(main.entries);
+        let (row, rest) = ((i / per_row) as u32, (i % per_row) as u32);
+        let eoesep = (rest >> h) * EO + (rest & ((1 << h) - 1));
+        let d = search.hn_distance(&coords.position(classes.rep(row), eoesep), h);
+        let l = (i / LINE_ENTRIES as u64) as usize;
+        if two_bit_entry(lines, i) != bucket(d, base) || line_min(lines, l) > d {
+            wrong += 1;
+            tracing::error!("entry {i} (row {row}, eoesep {eoesep}): direct search says {d}");
+        }
+    }
+    check(wrong == 0, format!("{samples} random entries against a direct search ({wrong} wrong)"), failures);
 }

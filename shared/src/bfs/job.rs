@@ -8,7 +8,7 @@ use super::rows::RowSpace;
 use super::task::{pull_rows, push_into_rows, Sources, SparseRows, Unvisited};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
-use crate::h48::{H48Coords, SymProductSpace};
+use crate::h48::{EoEsepColumns, H48Coords, SymProductSpace};
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -20,11 +20,19 @@ pub enum SpaceKind {
     Hprime,
     /// Seed 000's h0 coordinate: cocsep classes x esep (the H48 h0 table's space).
     H48h0,
+    /// Seed 000's h11 coordinate: cocsep classes x eoesep (every hN table derives from it).
+    H48h11,
 }
 
 impl SpaceKind {
-    pub const ALL: [SpaceKind; 5] =
-        [SpaceKind::Corners, SpaceKind::Edges, SpaceKind::H, SpaceKind::Hprime, SpaceKind::H48h0];
+    pub const ALL: [SpaceKind; 6] = [
+        SpaceKind::Corners,
+        SpaceKind::Edges,
+        SpaceKind::H,
+        SpaceKind::Hprime,
+        SpaceKind::H48h0,
+        SpaceKind::H48h11,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -33,6 +41,7 @@ impl SpaceKind {
             SpaceKind::H => "h",
             SpaceKind::Hprime => "hprime",
             SpaceKind::H48h0 => "h48h0",
+            SpaceKind::H48h11 => "h48h11",
         }
     }
 }
@@ -72,6 +81,7 @@ pub enum AnyIndex {
     Edges(RowSpace<12, 2>),
     Kociemba(KociembaSpace),
     Product(SymProductSpace),
+    H11(SymProductSpace<EoEsepColumns>),
 }
 
 /// Calls `$f` with the concrete index.
@@ -82,6 +92,7 @@ macro_rules! with_index {
             AnyIndex::Edges($i) => $f,
             AnyIndex::Kociemba($i) => $f,
             AnyIndex::Product($i) => $f,
+            AnyIndex::H11($i) => $f,
         }
     };
 }
@@ -94,6 +105,7 @@ impl AnyIndex {
             SpaceKind::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords::default())),
+            SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords::default())),
         }
     }
 
@@ -157,7 +169,7 @@ mod tests {
 
     #[test]
     fn job_specs_round_trip() {
-        for s in ["corners/htm", "edges/qtm", "h/h", "hprime/h", "h48h0/htm"] {
+        for s in ["corners/htm", "edges/qtm", "h/h", "hprime/h", "h48h0/htm", "h48h11/htm"] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
         assert!("cube/htm".parse::<JobSpec>().is_err());

@@ -108,7 +108,7 @@ impl HnRecorder {
                 while w != 0 {
                     let k = start + w.trailing_zeros() as usize;
                     let shift = 2 * (k % 4);
-                    line[k / 4] = line[k / 4] & !(3 << shift) | value << shift;
+                    line[k / 4] = (line[k / 4] & !(3 << shift)) | (value << shift);
                     w &= w - 1;
                 }
             }

@@ -197,3 +197,26 @@ fn hn_tables_from_full_orientation_levels_equal_minima_of_a_plain_bfs() {
         assert!(table.data == want_section.data, "h{h}: packed lines differ");
     }
 }
+
+#[test]
+fn the_hn_direct_search_is_the_minimum_over_lifts() {
+    // hN by one search with free orientations against the minimum of h11 searches over every
+    // lift (the definition). (h0, where every orientation is free, is checked against the BFS.)
+    let search = DirectSearch::default();
+    let coords = search.coords();
+    let mut rng = SplitMix64::new(4811);
+    for n in [5u8, 7, 9, 10] {
+        for _ in 0..6 {
+            // A scramble of 9 moves keeps the searches quick.
+            let mut x = Cube::SOLVED;
+            for _ in 0..9 {
+                x = x.compose(Move::all().nth(rng.below(18) as usize).unwrap().cube());
+            }
+            let (c, v) = (coords.cocsep(&x), coords.eoesep(&x));
+            let kept = (v & ((1 << n) - 1)) | (v / EO * EO);
+            let lifts: Vec<Cube> = (0..EO >> n).map(|d| coords.position(c, kept | d << n)).collect();
+            let want = (0..).find(|&l| lifts.iter().any(|y| search.reaches_within(y, 11, l))).unwrap();
+            assert_eq!(search.hn_distance(&x, n), want, "h{n}");
+        }
+    }
+}
