@@ -103,3 +103,47 @@ fn unknown_or_unsupported_tables_are_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn verify_of_an_h48h1_file_catches_entries_a_direct_search_contradicts() {
+    // No h1 table can be built on a 24 GiB machine; a well-formed one whose every entry claims
+    // "at least base + 3" passes the structural checks and must fail on the sampled entries.
+    use shared::h48::table::{line_count, LINE_BYTES};
+    use shared::h48::{small_sections, write_tables, Format, H48Coords, Section, SectionKind, ESEP};
+    let dir = scratch("h1");
+    let path = dir.join("h1.tbl");
+    let coords = H48Coords::default();
+    let rows = coords.cocsep_coord().classes().class_count() as u64;
+    let entries = rows * ESEP as u64 * 2;
+    let base = 8u8;
+    let mut data = vec![0xFFu8; line_count(entries) as usize * LINE_BYTES];
+    for line in data.chunks_mut(LINE_BYTES) {
+        line[LINE_BYTES - 1] = 0x0F | (base + 3) << 4;
+    }
+    let main = Section {
+        kind: SectionKind::H48,
+        h: 1,
+        base,
+        entries,
+        depth_counts: Vec::new(),
+        deeper: entries,
+        buckets: Some([0, 0, 0, entries]),
+        data,
+    };
+    let [cocsep, eoesep] = small_sections(&coords).unwrap();
+    let mut bytes = Vec::new();
+    write_tables(&mut bytes, &[cocsep, main, eoesep], Format::Cubefarm).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&coordinator(&["info", path.to_str().unwrap(), "--json"]))).unwrap();
+    assert_eq!((info["h"].as_u64(), info["base"].as_u64()), (Some(1), Some(8)), "{info}");
+    let out = coordinator(&["verify", path.to_str().unwrap(), "--samples", "4"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{report}");
+    for passed in ["ok   2-bit values agree", "ok   per-line minima agree with the 2-bit values (0 differ)"] {
+        assert!(report.contains(passed), "{passed}: {report}");
+    }
+    assert!(report.contains("FAIL 4 random entries against a direct search"), "{report}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
