@@ -1,21 +1,35 @@
-//! Measures the h11 index's forward expansion per row, the number the h48h11 projection in
-//! docs/h48-tables.md rests on: every source row holds the same random bits at a given density
-//! (a dense level), and a few target rows gather their images under every HTM move, as the
-//! engine's push does. Prints entry-moves per second; run by scripts/bench/h11-rows.sh.
+//! Measures the h11 index per row, the numbers the h48h11 projection in docs/h48-tables.md
+//! rests on. Every row holds the same random bits at a given density; then
+//! - push: a few target rows gather their images under every HTM move (the engine's forward
+//!   level, the bits as frontier);
+//! - pull: the same rows look for a visited neighbour of each unvisited entry (a backward
+//!   level, the bits as the unvisited entries);
+//! - fold: the rows, as one level's entries, folded into h7 by `HnRecorder`.
+//! Run by scripts/bench/h11-rows.sh.
 //!
 //!     cargo run --release -p shared --example h11_rows -- [TARGET_ROWS] [DENSITY]
 
 use rayon::prelude::*;
-use shared::bfs::task::{push_into_rows, RowBits, Sources};
+use shared::bfs::task::{pull_rows, push_into_rows, RowBits, Sources, VisitedRows};
 use shared::bfs::RowIndex;
 use shared::cube::{MoveSet, SplitMix64};
-use shared::h48::{H48Coords, SymProductSpace};
+use shared::h48::{H48Coords, HnRecorder, SymProductSpace, ESEP};
 use std::time::Instant;
 
 /// Every row holds the same words.
 struct SameRow(Vec<u64>);
 
 impl RowBits for SameRow {
+    fn row(&self, _r: u32) -> Option<&[u64]> {
+        Some(&self.0)
+    }
+}
+
+/// Every row holds the same unvisited entries.
+struct SameOpen(Vec<u64>);
+
+impl VisitedRows for SameOpen {
+    const HOLDS_UNVISITED: bool = true;
     fn row(&self, _r: u32) -> Option<&[u64]> {
         Some(&self.0)
     }
@@ -65,9 +79,38 @@ fn main() {
     let seconds = start.elapsed().as_secs_f64();
     let threads = rayon::current_num_threads() as f64;
     println!(
-        "{targets} target rows, density {density}: {entry_moves} entry-moves in {seconds:.2} s on {threads} threads: \
-         {:.2} ns per entry-move per core, {:.1} s per target row per core",
+        "push, {targets} target rows, density {density}: {entry_moves} entry-moves in {seconds:.2} s on {threads} \
+         threads: {:.2} ns per entry-move per core, {:.2} s per target row per core",
         seconds * threads * 1e9 / entry_moves as f64,
+        seconds * threads / targets as f64
+    );
+
+    let open = SameOpen(frontier.0);
+    let start = Instant::now();
+    let found: u64 = picked
+        .par_iter()
+        .map(|&t| {
+            let mut out = vec![0u64; words];
+            pull_rows(&space, &moves, t..t + 1, &open, &mut out);
+            out.iter().map(|w| w.count_ones() as u64).sum::<u64>()
+        })
+        .sum();
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "pull, {targets} rows, unvisited density {density}: {} unvisited entries ({found} with a visited \
+         neighbour) in {seconds:.2} s: {:.2} ns per unvisited entry per core, {:.2} s per row per core",
+        per_row * targets as u64,
+        seconds * threads * 1e9 / (per_row * targets as u64) as f64,
+        seconds * threads / targets as f64
+    );
+
+    let level: Vec<u64> = (0..targets).flat_map(|_| open.0.iter().copied()).collect();
+    let mut recorder = HnRecorder::new(7, targets, ESEP as usize);
+    let start = Instant::now();
+    recorder.record(9, &level);
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "fold into h7, {targets} rows: {seconds:.2} s, {:.2} s per row per core",
         seconds * threads / targets as f64
     );
 }
