@@ -5,6 +5,7 @@
 //! - pull: the same rows look for a visited neighbour of each unvisited entry (a backward
 //!   level, the bits as the unvisited entries);
 //! - fold: the rows, as one level's entries, folded into h7 by `HnRecorder`.
+//!
 //! Run by scripts/bench/h11-rows.sh.
 //!
 //!     cargo run --release -p shared --example h11_rows -- [TARGET_ROWS] [DENSITY]
