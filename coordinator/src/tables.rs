@@ -66,17 +66,21 @@ fn settings(
     SearchSettings { job: JobSpec { space, moves: MoveSet::Htm }, max_depth, state_dir: None, cluster, tls }
 }
 
+fn log_index(name: &str, columns: &str, space: &impl RowIndex, built_from: Instant) {
+    tracing::info!(
+        "{name} index: {} cocsep classes x {} {columns} values = {} entries ({:.1} s)",
+        space.row_count(),
+        thousands(space.column_count() as u64),
+        thousands(space.entry_count()),
+        built_from.elapsed().as_secs_f64()
+    );
+}
+
 /// h0: every depth of the (cocsep class, esep) index.
 fn build_h0(coords: &H48Coords, cluster: ClusterArgs, tls: Option<ServerTlsConfig>) -> Result<Section> {
     let start = Instant::now();
     let space = SymProductSpace::h0(coords);
-    tracing::info!(
-        "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
-        space.row_count(),
-        thousands(space.column_count() as u64),
-        thousands(space.entry_count()),
-        start.elapsed().as_secs_f64()
-    );
+    log_index("h0", "esep", &space, start);
     let mut recorder = DepthRecorder::new(&space);
     let settings = settings(SpaceKind::H48h0, None, cluster, tls);
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
@@ -110,13 +114,7 @@ fn build_hn(
     })?;
     let start = Instant::now();
     let space = SymProductSpace::h11(coords);
-    tracing::info!(
-        "h11 index: {} cocsep classes x {} eoesep values = {} entries ({:.1} s)",
-        space.row_count(),
-        thousands(space.column_count() as u64),
-        thousands(space.entry_count()),
-        start.elapsed().as_secs_f64()
-    );
+    log_index("h11", "eoesep", &space, start);
     let mut recorder = HnRecorder::new(h, rows, ESEP as usize);
     let max = recorder.max_depth();
     let settings = settings(SpaceKind::H48h11, Some(max), cluster, tls);
