@@ -2,7 +2,7 @@
 //! are touched) or a file in a state directory (so the state can exceed RAM and live on disk).
 
 use memmap2::{MmapMut, MmapOptions};
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
@@ -11,6 +11,8 @@ use std::sync::atomic::AtomicU64;
 pub struct BitStore {
     map: MmapMut,
     words: usize,
+    /// The backing file of a file-backed store (cleared by truncation).
+    file: Option<File>,
 }
 
 impl BitStore {
@@ -21,7 +23,7 @@ impl BitStore {
         // two orders of magnitude in page faults; where the kernel refuses, 4 KiB pages work.
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(BitStore { map, words })
+        Ok(BitStore { map, words, file: None })
     }
 
     /// A mapping of a new file `path` of `words` zero words (any old content is discarded).
@@ -32,7 +34,7 @@ impl BitStore {
         // state directory belongs to one job (the caller's contract), so nothing else resizes or
         // writes it while mapped.
         let map = unsafe { MmapOptions::new().map_mut(&f)? };
-        Ok(BitStore { map, words })
+        Ok(BitStore { map, words, file: Some(f) })
     }
 
     /// Maps an existing file of exactly `words` words (to resume a job); refuses other sizes.
@@ -47,7 +49,7 @@ impl BitStore {
         }
         // SAFETY: as in `file`: the state directory belongs to this job.
         let map = unsafe { MmapOptions::new().map_mut(&f)? };
-        Ok(BitStore { map, words })
+        Ok(BitStore { map, words, file: Some(f) })
     }
 
     /// Writes dirty pages of a file-backed store to disk (a no-op for anonymous memory).
@@ -74,9 +76,22 @@ impl BitStore {
         unsafe { std::slice::from_raw_parts(self.map.as_mut_ptr().cast::<AtomicU64>(), self.words) }
     }
 
-    /// Sets every word to zero.
-    pub fn clear(&mut self) {
+    /// Sets every word to zero. A file-backed store is truncated and extended again, so its
+    /// pages become holes: nothing is written, and a sparse level touches only its own pages.
+    pub fn clear(&mut self) -> io::Result<()> {
         use rayon::prelude::*;
-        self.words_mut().par_iter_mut().for_each(|w| *w = 0);
+        match &self.file {
+            Some(f) => {
+                let len = f.metadata()?.len();
+                // `&mut self`: nothing reads the mapping while its pages are dropped; after the
+                // file has its length again, they read as zero.
+                f.set_len(0)?;
+                f.set_len(len)
+            }
+            None => {
+                self.words_mut().par_iter_mut().for_each(|w| *w = 0);
+                Ok(())
+            }
+        }
     }
 }

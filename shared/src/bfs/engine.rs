@@ -247,7 +247,7 @@ pub fn run_with<I: RowIndex>(
         let unvisited = total_entries - visited_entries;
         let [a, b] = &mut slots;
         let (frontier, next) = if slot == 0 { (&*a, b) } else { (&*b, a) };
-        next.clear();
+        next.clear()?;
         let level = LevelInput {
             depth,
             visited: visited.words(),
@@ -300,8 +300,14 @@ fn record(
     Ok(())
 }
 
+/// `dst |= src`, writing only where `src` has bits (a sparse level leaves `dst`'s other pages
+/// untouched).
 fn or_into(dst: &mut [u64], src: &[u64]) {
-    dst.par_iter_mut().zip(src.par_iter()).for_each(|(d, s)| *d |= s);
+    dst.par_iter_mut().zip(src.par_iter()).for_each(|(d, &s)| {
+        if s != 0 {
+            *d |= s;
+        }
+    });
 }
 
 /// Rows per rayon task: large enough to amortize scheduling, small enough to balance.
@@ -325,7 +331,9 @@ fn push<I: RowIndex>(
             let first = (k * ROW_CHUNK) as u32;
             push_into_rows(space, moves, first..first + (out.len() / words) as u32, sources, &frontier, out);
             for (o, v) in out.iter_mut().zip(seen) {
-                *o &= !v;
+                if *o != 0 {
+                    *o &= !v;
+                }
             }
             progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
         },
