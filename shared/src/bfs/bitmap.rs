@@ -76,22 +76,65 @@ impl BitStore {
         unsafe { std::slice::from_raw_parts(self.map.as_mut_ptr().cast::<AtomicU64>(), self.words) }
     }
 
-    /// Sets every word to zero. A file-backed store is truncated and extended again, so its
-    /// pages become holes: nothing is written, and a sparse level touches only its own pages.
+    /// Sets every word to zero. A file-backed store punches a hole over the whole file (its
+    /// size never changes, so a kill at any moment leaves a file a resume accepts): nothing is
+    /// written, and a sparse level then touches only its own pages. Where the file system
+    /// cannot punch holes, the words are written as zeros.
     pub fn clear(&mut self) -> io::Result<()> {
         use rayon::prelude::*;
-        match &self.file {
-            Some(f) => {
-                let len = f.metadata()?.len();
-                // `&mut self`: nothing reads the mapping while its pages are dropped; after the
-                // file has its length again, they read as zero.
-                f.set_len(0)?;
-                f.set_len(len)
-            }
-            None => {
-                self.words_mut().par_iter_mut().for_each(|w| *w = 0);
-                Ok(())
+        if let Some(f) = &self.file {
+            if punch_hole(f)? {
+                return Ok(());
             }
         }
+        self.words_mut().par_iter_mut().for_each(|w| *w = 0);
+        Ok(())
+    }
+}
+
+/// Deallocates every block of `f` keeping its size; false where the file system refuses.
+#[cfg(target_os = "linux")]
+fn punch_hole(f: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let len = f.metadata()?.len() as libc::off_t;
+    // SAFETY: a valid open file descriptor and a range within the file; the call only changes
+    // the file's blocks, and `&mut self` in the caller means nothing reads the mapping meanwhile
+    // (its pages read as zero afterwards).
+    let rc = unsafe {
+        libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, len)
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    match io::Error::last_os_error() {
+        e if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(false),
+        e => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn punch_hole(_f: &File) -> io::Result<bool> {
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clearing_a_file_keeps_its_size_and_zeroes_every_word() {
+        let path = std::env::temp_dir().join(format!("cubefarm-bitstore-{}", std::process::id()));
+        let words = 300_000;
+        let mut store = BitStore::file(&path, words).unwrap();
+        store.words_mut().iter_mut().step_by(997).for_each(|w| *w = u64::MAX);
+        store.flush().unwrap();
+        store.clear().unwrap();
+        assert!(store.words().iter().all(|&w| w == 0));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), words as u64 * 8);
+        // What a resume would open: the same size, all zero.
+        drop(store);
+        let again = BitStore::open_existing(&path, words).unwrap();
+        assert!(again.words().iter().all(|&w| w == 0));
+        std::fs::remove_file(path).unwrap();
     }
 }
