@@ -102,18 +102,18 @@ fn build_hn(
     cluster: ClusterArgs,
     tls: Option<ServerTlsConfig>,
 ) -> Result<Section> {
-    let rows = coords.cocsep_coord().classes().class_count() as u32;
-    let need = state_bytes(rows as u64, (ESEP * EO) as u64) + HnRecorder::bytes(h, rows, ESEP as usize);
-    check_memory(need, mem_limit, "").with_context(|| {
+    let start = Instant::now();
+    let space = SymProductSpace::h11(coords);
+    let rows = space.row_count();
+    let state = state_bytes(rows as u64, space.column_count() as u64);
+    check_memory(state + HnRecorder::bytes(h, rows, ESEP as usize), mem_limit, "").with_context(|| {
         format!(
             "h48h{h} is built from exact h11 distances: a search over {} h11 entries (three bit arrays of {:.1} \
              GB) plus the table (docs/h48-tables.md)",
-            thousands(rows as u64 * (ESEP * EO) as u64),
-            state_bytes(rows as u64, (ESEP * EO) as u64) as f64 / 3e9
+            thousands(space.entry_count()),
+            state as f64 / 3e9
         )
     })?;
-    let start = Instant::now();
-    let space = SymProductSpace::h11(coords);
     log_index("h11", "eoesep", &space, start);
     let mut recorder = HnRecorder::new(h, rows, ESEP as usize);
     let max = recorder.max_depth();

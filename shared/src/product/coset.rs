@@ -44,6 +44,7 @@ pub struct Scratch {
     products: Vec<u64>,
     seen: Vec<u64>,
     spare: Vec<u64>,
+    partners: Vec<u32>,
 }
 
 /// Counts the positions of representative coset `coset` at depths `0..=max_depth`.
@@ -59,12 +60,14 @@ pub fn enumerate_coset(
     assert!(max_depth <= 2 * k, "depth {max_depth} needs P[{}] stored", max_depth.div_ceil(2));
     let y = space.member(coset);
     let orbits = CosetOrbits::new(space, classes, coset);
+    let Scratch { products, seen, spare, partners } = scratch;
+    seen.clear();
     // Where cosets multiply: the coset of `y t^-1` for the coset of `t`, found once.
     const UNKNOWN: u32 = u32::MAX;
-    let mut partners =
-        if space.cosets_multiply() { vec![UNKNOWN; space.coset_count() as usize] } else { Vec::new() };
-    let Scratch { products, seen, spare } = scratch;
-    seen.clear();
+    partners.clear();
+    if space.cosets_multiply() {
+        partners.resize(space.coset_count() as usize, UNKNOWN);
+    }
     let mut out = Vec::with_capacity(max_depth as usize + 1);
     for d in 0..=max_depth {
         let (first, second) = layers.split(d);
