@@ -23,8 +23,8 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
-    /// Build a pruning table: h48h0 (seed 000's H48 solver table), with the cocsep and edge
-    /// fallback tables.
+    /// Build H48 solver tables (seed 000): h48h0 .. h48h11, each with the cocsep and edge
+    /// fallback tables, in the project's layout or the solver's own bytes.
     Build(BuildArgs),
     /// Describe a table file (cubefarm or h48 layout).
     Info {
@@ -100,22 +100,29 @@ pub struct EnumerateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The table: h48h0, or h48h1 .. h48h11 (from exact h11 distances: about 85 to 200 GiB of
-    /// memory, refused where it is not available).
-    pub table: String,
+    /// The table(s): h48h0 .. h48h11. Tables of the same base (h1..h3, h4..h7, h8..h11) share
+    /// one search and may be built in one run.
+    #[arg(required = true, num_args = 1..)]
+    pub tables: Vec<String>,
 
-    /// Output file (written under a temporary name, then renamed).
-    #[arg(long, value_name = "FILE")]
+    /// Output file (written under a temporary name, then renamed); with several tables, a
+    /// directory that receives h48hN (h48 layout) or h48hN.cft (cubefarm layout) for each.
+    #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
 
-    /// File layout: cubefarm (versioned header, checksums, exact depth counts) or h48 (the
-    /// solver's blob: cocsep, main table, eoesep, each after a 512-byte info block).
+    /// File layout: cubefarm (versioned header, checksums, exact depth counts) or h48 (exactly
+    /// the blob the H48 solver generates and loads).
     #[arg(long, value_enum, default_value_t = TableFormat::Cubefarm)]
     pub format: TableFormat,
 
-    /// Refuse a table whose search needs more memory than this (e.g. 100G).
+    /// Refuse a build that needs more memory than this (e.g. 16G).
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
     pub mem_limit: Option<u64>,
+
+    /// Keep the h11 levels and a journal of finished table rows here (h48h1..h48h11), so a
+    /// killed build resumes where it stopped.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -212,7 +219,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Enumerate(args) => enumerate::run(EnumerateConfig::try_from(args)?),
         Command::Build(args) => crate::tables::build(args),
         Command::Info { file, json } => crate::tables::info(&file, json),
-        Command::Verify { file, samples } => crate::tables::verify(&file, samples),
+        Command::Verify { file, samples } => crate::table_verify::verify(&file, samples),
         Command::Status { connect, token_file, ca } => {
             crate::service::print_status(&connect, token_file.as_deref(), ca.as_deref())
         }

@@ -11,6 +11,8 @@ use std::path::Path;
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const LEVELS: TableDefinition<u32, &[u8]> = TableDefinition::new("levels");
 const CHUNKS: TableDefinition<u32, &[u8]> = TableDefinition::new("coset-chunks");
+/// Finished rows of a table build, by (h, row).
+const TABLE_ROWS: TableDefinition<(u8, u32), &[u8]> = TableDefinition::new("table-rows");
 
 pub struct RedbJournal {
     db: Database,
@@ -45,6 +47,7 @@ impl RedbJournal {
             }
             txn.open_table(LEVELS)?;
             txn.open_table(CHUNKS)?;
+            txn.open_table(TABLE_ROWS)?;
         }
         txn.commit()?;
         let levels = {
@@ -93,6 +96,44 @@ impl RedbJournal {
         {
             let mut table = txn.open_table(CHUNKS)?;
             table.insert(chunk, bytes.as_slice())?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+}
+
+impl RedbJournal {
+    /// The records of the finished rows of table `h`.
+    pub fn table_rows(&self, h: u8) -> Result<Vec<(u32, Vec<u8>)>> {
+        let read = self.db.begin_read()?;
+        let table = read.open_table(TABLE_ROWS)?;
+        let mut rows = Vec::new();
+        for item in table.range((h, 0)..=(h, u32::MAX))? {
+            let (key, value) = item?;
+            rows.push((key.value().1, value.value().to_vec()));
+        }
+        Ok(rows)
+    }
+
+    /// Records finished rows of table `h` (committed with fsync).
+    pub fn table_rows_done(&self, h: u8, rows: &[(u32, Vec<u8>)]) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(TABLE_ROWS)?;
+            for (row, bytes) in rows {
+                table.insert((h, *row), bytes.as_slice())?;
+            }
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Forgets the rows of table `h` (its file is complete, or gone).
+    pub fn clear_table_rows(&self, h: u8) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(TABLE_ROWS)?;
+            table.retain_in::<(u8, u32), _>((h, 0)..=(h, u32::MAX), |_, _| false)?;
         }
         txn.commit()?;
         Ok(())

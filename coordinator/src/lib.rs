@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod enumerate;
+pub mod hbuild;
 pub mod journal;
 pub mod output;
 pub mod position;
@@ -11,4 +12,5 @@ pub mod product;
 pub mod progress;
 pub mod resources;
 pub mod service;
+pub mod table_verify;
 pub mod tables;

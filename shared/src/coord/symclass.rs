@@ -58,6 +58,31 @@ impl SymClasses {
         SymClasses { group, class_of, to_rep, reps, stabilizers }
     }
 
+    /// Classes numbered and represented as another program numbers them: per raw value its
+    /// class (`u32::MAX` for a value that does not occur) and a symmetry to the representative,
+    /// and per class its representative. Stabilizers are computed; the parts are checked to be
+    /// consistent with `conj`.
+    pub fn from_representatives(
+        group: SymmetryGroup,
+        class_of: Vec<u32>,
+        to_rep: Vec<u8>,
+        reps: Vec<u32>,
+        conj: impl Fn(Symmetry, u32) -> u32,
+    ) -> Self {
+        for (raw, (&class, &s)) in class_of.iter().zip(&to_rep).enumerate() {
+            if class != UNSET {
+                assert_eq!(conj(Symmetry(s), raw as u32), reps[class as usize], "to_rep of {raw}");
+            }
+        }
+        let stabilizers = reps
+            .iter()
+            .map(|&rep| {
+                group.members().filter(|&s| conj(s, rep) == rep).fold(0u64, |m, s| m | 1 << s.index())
+            })
+            .collect();
+        SymClasses { group, class_of, to_rep, reps, stabilizers }
+    }
+
     pub fn group(&self) -> SymmetryGroup {
         self.group
     }

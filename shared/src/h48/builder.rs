@@ -2,7 +2,8 @@
 //! coordinates used for the cocsep table (and as an independent check), and the three sections
 //! of an H48 table set.
 
-use super::coords::{H48Coords, RawCoord, EO, ESEP};
+use super::coords::{solver_esep_words, CocsepTable, H48Coords, RawCoord, EO, ESEP, NO_WORD};
+use super::file::SectionInfo;
 use super::space::EoEsepSpace;
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
 use crate::bfs::{run_with, BfsError, BfsOptions, Expander, LevelReport, RowIndex};
@@ -126,12 +127,12 @@ fn plain_bfs(size: usize, start: usize, neighbours: impl Fn(usize, &mut Vec<usiz
 /// What a table section holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SectionKind {
-    /// Per raw cocsep value: class (bits 0..16), symmetry to the representative (16..24),
-    /// corner distance (24..32).
+    /// Per raw cocsep value (279,936): the solver's word `class << 16 | ttrep << 8 | depth`,
+    /// or all ones where the value does not occur.
     Cocsep,
     /// The 2-bit hN table with line minima.
     H48,
-    /// Per raw esep value: class and symmetry (u32 each), then the 4-bit table over
+    /// Per esep value the word `class << 16 | ttrep << 8`, then the 4-bit table over
     /// (esep class, eo).
     EoEsep,
 }
@@ -146,7 +147,7 @@ impl SectionKind {
     }
 }
 
-/// One table of a set, with the distribution it was made from.
+/// One table of a set held in memory, with the distribution it was made from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Section {
     pub kind: SectionKind,
@@ -164,6 +165,22 @@ pub struct Section {
     pub data: Vec<u8>,
 }
 
+impl Section {
+    /// Everything but the payload.
+    pub fn info(&self) -> SectionInfo {
+        SectionInfo {
+            kind: self.kind,
+            h: self.h,
+            base: self.base,
+            entries: self.entries,
+            depth_counts: self.depth_counts.clone(),
+            deeper: self.deeper,
+            buckets: self.buckets,
+            len: self.data.len() as u64,
+        }
+    }
+}
+
 /// The base seed 000 uses for hN.
 pub fn base_for(h: u8) -> u8 {
     match h {
@@ -173,35 +190,32 @@ pub fn base_for(h: u8) -> u8 {
     }
 }
 
-/// The cocsep section: class, symmetry and plain-BFS corner distance of every raw value.
-pub fn cocsep_section(coords: &H48Coords, cocsep: &RawCoord, classes: &crate::coord::SymClasses) -> Section {
-    let moves = MoveSet::Htm.moves();
-    let depths = plain_depths(cocsep, coords.cocsep(&Cube::SOLVED), &moves);
-    let data = (0..cocsep.size)
-        .flat_map(|v| {
-            let word =
-                classes.class_of(v) | (classes.to_rep(v).0 as u32) << 16 | (depths[v as usize] as u32) << 24;
-            word.to_le_bytes()
-        })
-        .collect();
-    let d = Depths::from_values(depths);
+/// The cocsep section: the solver's word of every raw value.
+pub fn cocsep_section(table: &CocsepTable) -> Section {
+    let mut depth_counts = vec![0u64; 10];
+    for &w in table.words.iter().filter(|&&w| w != NO_WORD) {
+        let d = (w & 0xff) as usize;
+        if d >= depth_counts.len() {
+            depth_counts.resize(d + 1, 0);
+        }
+        depth_counts[d] += 1;
+    }
     Section {
         kind: SectionKind::Cocsep,
         h: 0,
         base: 0,
-        entries: cocsep.size as u64,
-        depth_counts: d.counts,
-        deeper: d.deeper,
+        entries: table.words.len() as u64,
+        depth_counts,
+        deeper: 0,
         buckets: None,
-        data,
+        data: table.words.iter().flat_map(|w| w.to_le_bytes()).collect(),
     }
 }
 
 /// The h0 section from the depths of the (cocsep class, esep) index.
 pub fn h48_section(h: u8, depths: &Depths) -> Section {
     let base = base_for(h);
-    let computed = depths.counts.len() as u8;
-    let data = pack_two_bit(&depths.values, base, computed);
+    let data = pack_two_bit(&depths.values, base);
     let entries = depths.values.len() as u64;
     Section {
         kind: SectionKind::H48,
@@ -216,11 +230,10 @@ pub fn h48_section(h: u8, depths: &Depths) -> Section {
 }
 
 /// The edge fallback section from the depths of the (esep class, eo) index.
-pub fn eoesep_section(space: &EoEsepSpace, depths: &Depths) -> Section {
-    let classes = space.classes();
-    let mut data: Vec<u8> = (0..ESEP)
-        .flat_map(|e| (classes.class_of(e) | (classes.to_rep(e).0 as u32) << 16).to_le_bytes())
-        .collect();
+pub fn eoesep_section(coords: &H48Coords, space: &EoEsepSpace, depths: &Depths) -> Section {
+    let esep = coords.esep_coord();
+    let mut data: Vec<u8> =
+        solver_esep_words(&esep, space.classes()).into_iter().flat_map(|w| w.to_le_bytes()).collect();
     data.extend(pack_nibbles(&depths.values));
     Section {
         kind: SectionKind::EoEsep,
@@ -236,8 +249,7 @@ pub fn eoesep_section(space: &EoEsepSpace, depths: &Depths) -> Section {
 
 /// The cocsep and edge fallback sections, which every table set carries.
 pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
-    let cocsep = coords.cocsep_coord();
-    let classes = cocsep.classes();
+    let cocsep = coords.cocsep_table();
     let edges = EoEsepSpace::new(coords);
     let depths = bfs_depths(
         &edges,
@@ -245,5 +257,5 @@ pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
         &BfsOptions::default(),
         &crate::bfs::LocalExpander::default(),
     )?;
-    Ok([cocsep_section(coords, &cocsep, &classes), eoesep_section(&edges, &depths)])
+    Ok([cocsep_section(&cocsep), eoesep_section(coords, &edges, &depths)])
 }

@@ -1,18 +1,21 @@
-//! Seed 000's coordinates, defined on our piece numbering:
+//! Seed 000's coordinates, in the H48 solver's own numbering ([`super::solver`]):
 //!
-//! - *cocsep*: which corner tetrad's piece sits at each corner position, and the corner
-//!   orientation (70 x 3^7 = 153,090 values), the row value of [`corner_tetrads`];
+//! - *cocsep*: corner orientation and which tetrad's piece sits at each corner position, as
+//!   the solver's raw value 128 x co + csep (0 .. 279,935, of which 153,090 occur);
 //! - *esep*: which edge slice's piece sits at each edge position (495 x 70 = 34,650 values), and
-//!   *eo*: the orientation of the edges at positions 0..11 (2^11 values, the twelfth follows),
-//!   together the row value `esep * 2048 + eo` of [`edge_slices`]. Bit 0 of eo is position 10,
-//!   bit 10 is position 0, so hN (keep N orientation bits) keeps `eo & (2^N - 1)`: the last N.
+//!   *eo*: the flips of the edges at the solver's positions 1..11 (2^11 values, position 0
+//!   follows), together the column value `esep * 2048 + eo` of h11. hN keeps the N highest eo
+//!   bits (the E slice first, then DR, DL, UL, UR, DF, DB, UB), so hN's column is `eoesep >>
+//!   (11 - N)`.
 //!
 //! The target subgroup (every piece in its own tetrad or slice, and oriented) is invariant under
 //! all 48 symmetries, so each coordinate is acted on by moves (right multiplication) and by
-//! conjugation, which [`RawCoord`] tabulates.
+//! conjugation, which [`RawCoord`] tabulates. Classes and their numbering follow the solver
+//! (h48-blob.md 5.2, 7.1), so table rows are the solver's rows.
 
+use super::solver::{self, cocsep_occurs, solver_move, solver_sym, sym_index, COCSEP_RAW};
 use crate::bfs::ColumnMapper;
-use crate::coord::{corner_tetrads, edge_slices, BlockLayout, RowConjugation, SymClasses};
+use crate::coord::SymClasses;
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
@@ -20,8 +23,12 @@ use rayon::prelude::*;
 pub const ESEP: u32 = 34_650;
 /// Number of eo values.
 pub const EO: u32 = 2048;
-/// Number of cocsep values: C(8,4) x 3^7.
+/// Number of cocsep values that occur: C(8,4) x 3^7.
 pub const COCSEP: u32 = 153_090;
+/// Number of cocsep classes under the 48 symmetries.
+pub const COCSEP_CLASSES: u32 = 3393;
+/// A word of the cocsep table for a value that does not occur.
+pub const NO_WORD: u32 = u32::MAX;
 
 /// A raw coordinate with its move table (all 18 face turns) and conjugation table.
 pub struct RawCoord {
@@ -66,85 +73,180 @@ impl RawCoord {
     pub fn conj_row(&self, s: Symmetry) -> &[u32] {
         &self.conj[s.index() * self.size as usize..][..self.size as usize]
     }
-
-    /// Classes under the 48 symmetries.
-    pub fn classes(&self) -> SymClasses {
-        SymClasses::build(self.size, SymmetryGroup::Full, |s, v| self.conjugate(s, v))
-    }
 }
 
-/// Encoders of the three coordinates, and positions that have given values.
-pub struct H48Coords {
-    corners: BlockLayout<8, 3>,
-    edges: BlockLayout<12, 2>,
-    edge_conj: RowConjugation<12, 2>,
+/// The cocsep coordinate with the solver's classes: per raw value the word `class << 16 |
+/// ttrep << 8 | depth` of the solver's cocsep table (`NO_WORD` where the value does not occur).
+pub struct CocsepTable {
+    pub coord: RawCoord,
+    pub classes: SymClasses,
+    pub words: Vec<u32>,
 }
 
-impl Default for H48Coords {
-    fn default() -> Self {
-        let edges = edge_slices();
-        let edge_conj = edges.row_conjugation();
-        H48Coords { corners: corner_tetrads(), edges, edge_conj }
-    }
-}
+/// Encoders of the three coordinates, their tables, and positions that have given values.
+#[derive(Default)]
+pub struct H48Coords;
 
 impl H48Coords {
     pub fn cocsep(&self, x: &Cube) -> u32 {
-        self.corners.row(&x.corners)
+        solver::cocsep(x)
     }
 
     /// esep x 2048 + eo.
     pub fn eoesep(&self, x: &Cube) -> u32 {
-        self.edges.row(&x.edges)
+        solver::esep(x) * EO + solver::eo(x)
     }
 
     pub fn esep(&self, x: &Cube) -> u32 {
-        self.eoesep(x) / EO
+        solver::esep(x)
     }
 
     pub fn eo(&self, x: &Cube) -> u32 {
-        self.eoesep(x) % EO
+        solver::eo(x)
     }
 
     /// A position with the given cocsep and eoesep values.
     pub fn position(&self, cocsep: u32, eoesep: u32) -> Cube {
-        Cube { corners: self.corners.decode(cocsep, 0), edges: self.edges.decode(eoesep, 0) }
+        solver::position(cocsep, eoesep / EO, eoesep % EO)
     }
 
-    /// The eoesep value of `s x s^-1` for any x with eoesep value `v` (by tables).
-    #[inline]
+    /// The eoesep value of `s x s^-1` for any x with eoesep value `v`.
     pub fn conjugate_eoesep(&self, s: Symmetry, v: u32) -> u32 {
-        self.edge_conj.apply(s, v)
+        self.eoesep(&s.conjugate(&solver::edge_position(v / EO, v % EO)))
     }
 
-    /// cocsep with its tables (conjugation by tables, checked against positions in tests).
+    /// cocsep with its tables, over all raw values; a value that does not occur maps to itself.
     pub fn cocsep_coord(&self) -> RawCoord {
-        let conj = self.corners.row_conjugation();
+        let on = |v: u32, f: &dyn Fn(Cube) -> Cube| {
+            if cocsep_occurs(v) {
+                solver::cocsep(&f(solver::cocsep_position(v)))
+            } else {
+                v
+            }
+        };
         RawCoord::build(
-            COCSEP,
-            |m, v| self.corners.row(&self.corners.decode(v, 0).compose(&m.cube().corners)),
-            |s, v| conj.apply(s, v),
+            COCSEP_RAW,
+            |m, v| on(v, &|x| x.compose(m.cube())),
+            |s, v| on(v, &|x| s.conjugate(&x)),
         )
+    }
+
+    /// cocsep with the solver's classes, representatives, ttrep and distances (h48-blob.md 5).
+    pub fn cocsep_table(&self) -> CocsepTable {
+        let coord = self.cocsep_coord();
+        let words = solver_cocsep_words(&coord);
+        let class_of = words.iter().map(|&w| if w == NO_WORD { u32::MAX } else { w >> 16 }).collect();
+        let to_rep = words
+            .iter()
+            .map(|&w| if w == NO_WORD { 0 } else { solver_sym((w >> 8 & 0xff) as usize).0 })
+            .collect();
+        let mut reps = vec![0u32; COCSEP_CLASSES as usize];
+        for (v, &w) in words.iter().enumerate() {
+            if w != NO_WORD && w >> 8 & 0xff == 0 {
+                reps[(w >> 16) as usize] = v as u32;
+            }
+        }
+        let classes =
+            SymClasses::from_representatives(SymmetryGroup::Full, class_of, to_rep, reps, |s, v| {
+                coord.conjugate(s, v)
+            });
+        CocsepTable { coord, classes, words }
     }
 
     /// esep with its tables.
     pub fn esep_coord(&self) -> RawCoord {
-        RawCoord::build(
-            ESEP,
-            |m, v| self.edges.row(&self.edges.decode(v * EO, 0).compose(&m.cube().edges)) / EO,
-            |s, v| self.edge_conj.apply(s, v * EO) / EO,
-        )
+        let on = |e: u32, f: &dyn Fn(Cube) -> Cube| solver::esep(&f(solver::edge_position(e, 0)));
+        RawCoord::build(ESEP, |m, e| on(e, &|x| x.compose(m.cube())), |s, e| on(e, &|x| s.conjugate(&x)))
     }
 
-    /// eo with its move table. Conjugating eo alone is not defined (it depends on esep), so its
-    /// conjugation table is the identity and must not be used.
+    /// Classes of esep: numbered by their smallest value, which is the representative, as the
+    /// solver numbers them.
+    pub fn esep_classes(&self, esep: &RawCoord) -> SymClasses {
+        SymClasses::build(ESEP, SymmetryGroup::Full, |s, v| esep.conjugate(s, v))
+    }
+
+    /// eo with its move table (per move, per eo value). Conjugating eo alone is not defined (it
+    /// depends on esep).
     pub fn eo_moves(&self) -> Vec<u32> {
         Move::all()
-            .flat_map(|m| {
-                (0..EO).map(move |v| self.edges.row(&self.edges.decode(v, 0).compose(&m.cube().edges)) % EO)
-            })
+            .flat_map(|m| (0..EO).map(move |o| solver::eo(&solver::edge_position(0, o).compose(m.cube()))))
             .collect()
     }
+}
+
+/// The solver's cocsep words (h48-blob.md 5.2): classes numbered in the order an
+/// iterative-deepening search from the solved cube first meets them (moves in the solver's
+/// order), each class's first member its representative, ttrep the inverse of the smallest
+/// solver transformation taking the representative to the value, and the distance.
+fn solver_cocsep_words(coord: &RawCoord) -> Vec<u32> {
+    let moves: Vec<&[u32]> = (0..18).map(|m| coord.move_row(solver_move(m))).collect();
+    let syms: Vec<(&[u32], u32)> =
+        (0..48).map(|t| (coord.conj_row(solver_sym(t)), sym_index(solver_sym(t).inverse()) as u32)).collect();
+    let mut words = vec![NO_WORD; COCSEP_RAW as usize];
+    let mut visited = vec![false; COCSEP_RAW as usize];
+    let mut classes = 0u32;
+    struct Pass<'a> {
+        moves: &'a [&'a [u32]],
+        syms: &'a [(&'a [u32], u32)],
+        words: &'a mut [u32],
+        visited: &'a mut [bool],
+        classes: &'a mut u32,
+        target: u32,
+    }
+    fn visit(p: &mut Pass, v: u32, d: u32) {
+        let old = p.words[v as usize] & 0xff;
+        if old < d || p.visited[v as usize] {
+            return;
+        }
+        p.visited[v as usize] = true;
+        if d == p.target {
+            if old != 0xff {
+                return;
+            }
+            for &(conj, inverse) in p.syms {
+                let w = conj[v as usize] as usize;
+                if p.words[w] == NO_WORD {
+                    p.visited[w] = true;
+                    p.words[w] = *p.classes << 16 | inverse << 8 | d;
+                }
+            }
+            *p.classes += 1;
+            return;
+        }
+        for m in 0..p.moves.len() {
+            let next = p.moves[m][v as usize];
+            visit(p, next, d + 1);
+        }
+    }
+    let solved = solver::cocsep(&Cube::SOLVED);
+    for target in 0..10 {
+        visited.fill(false);
+        let mut pass = Pass {
+            moves: &moves,
+            syms: &syms,
+            words: &mut words,
+            visited: &mut visited,
+            classes: &mut classes,
+            target,
+        };
+        visit(&mut pass, solved, 0);
+    }
+    assert_eq!(classes, COCSEP_CLASSES, "the solver's search numbers 3393 cocsep classes");
+    words
+}
+
+/// The solver's esep words (h48-blob.md 7.1): `class << 16 | ttrep << 8`, where ttrep is the
+/// inverse of the largest solver transformation taking the representative to the value.
+pub fn solver_esep_words(esep: &RawCoord, classes: &SymClasses) -> Vec<u32> {
+    let mut words = vec![0u32; ESEP as usize];
+    for c in 0..classes.class_count() as u32 {
+        let rep = classes.rep(c);
+        for t in 0..48 {
+            let s = solver_sym(t);
+            words[esep.conjugate(s, rep) as usize] = c << 16 | (sym_index(s.inverse()) as u32) << 8;
+        }
+    }
+    words
 }
 
 /// eoesep (esep x 2048 + eo) as the column coordinate of h11, without full tables (70,963,200

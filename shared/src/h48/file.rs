@@ -1,24 +1,41 @@
-//! Table files in two layouts (docs/h48-tables.md):
+//! Table files in two layouts (docs/h48-tables.md). Both hold the same three payloads, byte for
+//! byte the solver's (h48-blob.md): the cocsep words, the 2-bit main table and the edge
+//! fallback table.
 //!
-//! - *cubefarm*: magic, a bincode header (version, then per section its kind, h, base, entries,
-//!   exact depth counts, deeper, buckets, offset, length, CRC-32), the header's own CRC-32, and
-//!   the sections at 64-byte-aligned offsets. Everything is checked when loaded.
-//! - *h48*: the solver's blob order (cocsep, main table, eoesep), each section preceded by a
-//!   512-byte info block and starting 64-byte aligned. The info block holds the section's name,
-//!   sizes, base, CRC-32 and value distribution as little-endian u64 fields, and ends with its
-//!   own CRC-32.
+//! - *cubefarm*: a 4096-byte header area (magic, a bincode header with per section its kind,
+//!   h, base, entries, exact depth counts, buckets, offset, length and CRC-32, then the header's
+//!   own CRC-32), then the payloads at 64-byte-aligned offsets. Everything is checked when
+//!   loaded.
+//! - *h48*: exactly the blob the H48 solver generates and loads: each payload after the
+//!   solver's 512-byte info block, no checksums.
+//!
+//! A table is written through [`TableWriter`]: the file is created at full size under a
+//! temporary name, the main table is written at offsets (row by row, in any order), and
+//! [`TableWriter::finish`] adds the small sections and headers, syncs and renames. Files are
+//! read through a memory map ([`TableFile`]), so a 60 GB table need not fit in memory.
 
 use super::builder::{Section, SectionKind};
-use crate::checksum::crc32;
+use super::table::{line_count, LINE_BYTES};
+use crate::checksum::{crc32, Crc32};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 const MAGIC: [u8; 8] = *b"CFTABLE\0";
-/// Version of the cubefarm table layout; a reader refuses others.
-pub const TABLE_VERSION: u16 = 1;
+/// Version of the cubefarm table layout; a reader refuses others. (2: the solver's coordinate
+/// and payloads.)
+pub const TABLE_VERSION: u16 = 2;
+/// Bytes reserved for the cubefarm header.
+const HEADER_AREA: u64 = 4096;
+/// The solver's info block.
 pub const INFO_BYTES: usize = 512;
-const INFO_MAGIC: [u8; 8] = *b"H48INFO\0";
 const ALIGN: u64 = 64;
+
+/// Payload sizes that do not depend on N (h48-blob.md 1).
+pub const COCSEP_PAYLOAD: u64 = 279_936 * 4;
+pub const EOESEP_PAYLOAD: u64 = 34_650 * 4 + 782 * 2048 / 2;
 
 /// The layout of a table file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,9 +44,18 @@ pub enum Format {
     H48,
 }
 
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Cubefarm => "cubefarm",
+            Format::H48 => "h48",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TableFileError {
-    #[error("not a table file (unknown magic; expected a cubefarm or h48 table)")]
+    #[error("not a table file (neither a cubefarm table nor an H48 solver blob)")]
     Magic,
     #[error("table layout version {found}, this build reads version {expected}")]
     Version { found: u16, expected: u16 },
@@ -41,19 +67,32 @@ pub enum TableFileError {
     SectionChecksum { name: String, stored: u32, computed: u32 },
     #[error("bad header: {0}")]
     Header(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What a section holds and its counts; the payload is elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionInfo {
+    pub kind: SectionKind,
+    /// Orientation bits kept (main table only).
+    pub h: u8,
+    /// Base of the 2-bit encoding (main table only).
+    pub base: u8,
+    pub entries: u64,
+    /// Entries at each exact depth from 0 (empty when the file does not say).
+    pub depth_counts: Vec<u64>,
+    /// Entries deeper than the last depth counted.
+    pub deeper: u64,
+    /// The four 2-bit counts (main table only).
+    pub buckets: Option<[u64; 4]>,
+    pub len: u64,
 }
 
 #[derive(Serialize, Deserialize)]
 struct SectionHeader {
-    kind: SectionKind,
-    h: u8,
-    base: u8,
-    entries: u64,
-    depth_counts: Vec<u64>,
-    deeper: u64,
-    buckets: Option<[u64; 4]>,
+    info: SectionInfo,
     offset: u64,
-    len: u64,
     crc: u32,
 }
 
@@ -71,69 +110,273 @@ fn align(n: u64) -> u64 {
     n.div_ceil(ALIGN) * ALIGN
 }
 
-/// Writes `sections` in `format` to `out`.
-pub fn write_tables(out: &mut impl Write, sections: &[Section], format: Format) -> std::io::Result<()> {
-    match format {
-        Format::Cubefarm => write_cubefarm(out, sections),
-        Format::H48 => write_h48(out, sections),
+/// The solver's number of entries of hN: 3393 x 34,650 x 2^N.
+pub fn main_entries(h: u8) -> u64 {
+    3393 * 34_650 << h
+}
+
+/// The payload offsets of a table file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub format: Format,
+    pub h: u8,
+    pub cocsep: u64,
+    pub main: u64,
+    pub main_len: u64,
+    pub eoesep: u64,
+    pub total: u64,
+}
+
+impl Layout {
+    pub fn new(format: Format, h: u8) -> Layout {
+        let main_len = line_count(main_entries(h)) * LINE_BYTES as u64;
+        let info = INFO_BYTES as u64;
+        match format {
+            Format::H48 => {
+                let cocsep = info;
+                let main = cocsep + COCSEP_PAYLOAD + info;
+                let eoesep = main + main_len + info;
+                Layout { format, h, cocsep, main, main_len, eoesep, total: eoesep + EOESEP_PAYLOAD }
+            }
+            Format::Cubefarm => {
+                let cocsep = HEADER_AREA;
+                let main = align(cocsep + COCSEP_PAYLOAD);
+                let eoesep = align(main + main_len);
+                Layout { format, h, cocsep, main, main_len, eoesep, total: align(eoesep + EOESEP_PAYLOAD) }
+            }
+        }
     }
 }
 
-fn write_cubefarm(out: &mut impl Write, sections: &[Section]) -> std::io::Result<()> {
-    // Offsets depend on the header length, which does not depend on the offsets' values.
-    let mut header = Header {
-        version: TABLE_VERSION,
-        sections: sections
-            .iter()
-            .map(|s| SectionHeader {
-                kind: s.kind,
-                h: s.h,
-                base: s.base,
-                entries: s.entries,
-                depth_counts: s.depth_counts.clone(),
-                deeper: s.deeper,
-                buckets: s.buckets,
-                offset: 0,
-                len: s.data.len() as u64,
-                crc: crc32(&s.data),
-            })
-            .collect(),
+/// The name a table is written under until it is complete.
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Gives `file` its full size with its blocks allocated where the filesystem can, so that a
+/// full disk stops a build before it starts, not hours in.
+fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: a valid open descriptor; posix_fallocate only allocates blocks of the file.
+    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+    match rc {
+        0 => Ok(()),
+        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(len),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// Writes one table file: full size under a temporary name, main table at offsets, the rest
+/// and the headers at the end, then the rename.
+pub struct TableWriter {
+    file: File,
+    temp: PathBuf,
+    path: PathBuf,
+    layout: Layout,
+}
+
+impl TableWriter {
+    /// Creates (or, with `resume`, reopens) the temporary file for `path`.
+    pub fn create(path: &Path, layout: Layout, resume: bool) -> std::io::Result<TableWriter> {
+        let temp = temp_path(path);
+        let file = if resume && temp.exists() {
+            let file = std::fs::OpenOptions::new().read(true).write(true).open(&temp)?;
+            if file.metadata()?.len() != layout.total {
+                return Err(std::io::Error::other(format!(
+                    "{} has {} bytes, not the {} this table takes: remove it to start over",
+                    temp.display(),
+                    file.metadata()?.len(),
+                    layout.total
+                )));
+            }
+            file
+        } else {
+            let file =
+                std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&temp)?;
+            reserve(&file, layout.total)?;
+            file
+        };
+        Ok(TableWriter { file, temp, path: path.to_path_buf(), layout })
+    }
+
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Writes bytes of the main table at `offset` from its start.
+    pub fn write_main(&self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
+        assert!(offset + bytes.len() as u64 <= self.layout.main_len, "main table write out of range");
+        self.file.write_all_at(bytes, self.layout.main + offset)
+    }
+
+    /// Makes what was written durable (before a journal records it).
+    pub fn sync(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Reads bytes of the main table at `offset`.
+    pub fn read_main(&self, offset: u64, bytes: &mut [u8]) -> std::io::Result<()> {
+        self.file.read_exact_at(bytes, self.layout.main + offset)
+    }
+
+    /// Writes the small sections and the headers, syncs, and renames the file to its name.
+    pub fn finish(self, cocsep: &Section, main: &SectionInfo, eoesep: &Section) -> std::io::Result<()> {
+        let l = self.layout;
+        assert_eq!((cocsep.data.len() as u64, eoesep.data.len() as u64), (COCSEP_PAYLOAD, EOESEP_PAYLOAD));
+        assert_eq!(main.len, l.main_len);
+        self.file.write_all_at(&cocsep.data, l.cocsep)?;
+        self.file.write_all_at(&eoesep.data, l.eoesep)?;
+        match l.format {
+            Format::H48 => {
+                self.file.write_all_at(&solver_info(&cocsep.info(), l.main - l.cocsep), 0)?;
+                self.file.write_all_at(&solver_info(main, l.eoesep - l.main), l.main - INFO_BYTES as u64)?;
+                self.file.write_all_at(&solver_info(&eoesep.info(), 0), l.eoesep - INFO_BYTES as u64)?;
+            }
+            Format::Cubefarm => {
+                let main_crc = self.main_crc()?;
+                let sections = vec![
+                    SectionHeader { info: cocsep.info(), offset: l.cocsep, crc: crc32(&cocsep.data) },
+                    SectionHeader { info: main.clone(), offset: l.main, crc: main_crc },
+                    SectionHeader { info: eoesep.info(), offset: l.eoesep, crc: crc32(&eoesep.data) },
+                ];
+                let encoded =
+                    bincode::serde::encode_to_vec(Header { version: TABLE_VERSION, sections }, config())
+                        .map_err(std::io::Error::other)?;
+                let mut head = MAGIC.to_vec();
+                head.extend((encoded.len() as u32).to_le_bytes());
+                head.extend(&encoded);
+                head.extend(crc32(&encoded).to_le_bytes());
+                if head.len() as u64 > HEADER_AREA {
+                    return Err(std::io::Error::other("table header does not fit its area"));
+                }
+                self.file.write_all_at(&head, 0)?;
+            }
+        }
+        self.file.sync_all()?;
+        std::fs::rename(&self.temp, &self.path)?;
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// CRC-32 of the main table as it is on disk.
+    fn main_crc(&self) -> std::io::Result<u32> {
+        let mut crc = Crc32::default();
+        let mut reader = std::io::BufReader::with_capacity(1 << 23, &self.file);
+        std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(self.layout.main))?;
+        let mut left = self.layout.main_len;
+        let mut buf = vec![0u8; 1 << 23];
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            reader.read_exact(&mut buf[..n])?;
+            crc.update(&buf[..n]);
+            left -= n as u64;
+        }
+        Ok(crc.finish())
+    }
+
+    /// Removes the temporary file (a build that failed and cannot be resumed).
+    pub fn discard(self) {
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+/// The solver's info block (h48-blob.md 4); `next` is the distance to the next block.
+fn solver_info(s: &SectionInfo, next: u64) -> [u8; INFO_BYTES] {
+    let mut info = [0u8; INFO_BYTES];
+    let (distribution, kind, entries, classes, name, bits, max, filler): (
+        Vec<u64>,
+        u64,
+        u64,
+        u64,
+        String,
+        u8,
+        u8,
+        u8,
+    ) = match s.kind {
+        SectionKind::Cocsep => (
+            s.depth_counts.clone(),
+            1,
+            s.entries,
+            3393,
+            "cocsep data for h48".into(),
+            32,
+            (s.depth_counts.len() as u8).saturating_sub(1),
+            0xff,
+        ),
+        SectionKind::H48 => {
+            let name =
+                if s.h < 10 { format!("h48 solver h = {}", s.h) } else { format!("h48 solver h ={}", s.h) };
+            let lines = s.len / LINE_BYTES as u64;
+            (s.buckets.unwrap_or_default().to_vec(), 0, s.entries + 2 * lines, 0, name, 2, 3, 0)
+        }
+        SectionKind::EoEsep => (
+            s.depth_counts.clone(),
+            1,
+            s.entries,
+            782,
+            "eoesep data for h48".into(),
+            4,
+            (s.depth_counts.len() as u8).saturating_sub(1),
+            0xff,
+        ),
     };
-    let encoded_len = bincode::serde::encode_to_vec(&header, config()).map_err(std::io::Error::other)?.len();
-    let mut at = align((MAGIC.len() + 4 + encoded_len + 4) as u64);
-    for s in &mut header.sections {
-        s.offset = at;
-        at = align(at + s.len);
+    for (k, v) in distribution.iter().take(21).enumerate() {
+        info[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
     }
-    let encoded = bincode::serde::encode_to_vec(&header, config()).map_err(std::io::Error::other)?;
-    let mut head = MAGIC.to_vec();
-    head.extend((encoded.len() as u32).to_le_bytes());
-    head.extend(&encoded);
-    head.extend(crc32(&encoded).to_le_bytes());
-    let mut written = head.len() as u64;
-    out.write_all(&head)?;
-    for (h, s) in header.sections.iter().zip(sections) {
-        out.write_all(&vec![0u8; (h.offset - written) as usize])?;
-        out.write_all(&s.data)?;
-        written = h.offset + h.len;
+    let fields = [kind, INFO_BYTES as u64, INFO_BYTES as u64 + s.len, 0, entries, classes, next];
+    for (k, v) in fields.iter().enumerate() {
+        info[168 + 8 * k..176 + 8 * k].copy_from_slice(&v.to_le_bytes());
     }
-    out.write_all(&vec![0u8; (align(written) - written) as usize])
+    info[224..224 + name.len()].copy_from_slice(name.as_bytes());
+    info[324] = s.h;
+    info[325] = bits;
+    info[326] = s.base;
+    info[327] = max;
+    info[328..].fill(filler);
+    info
 }
 
-/// Reads and checks a table file of either layout.
-pub fn read_tables(bytes: &[u8]) -> Result<(Format, Vec<Section>), TableFileError> {
-    if bytes.starts_with(&MAGIC) {
-        Ok((Format::Cubefarm, read_cubefarm(bytes)?))
-    } else if bytes.len() >= INFO_BYTES && bytes[32..40] == INFO_MAGIC {
-        Ok((Format::H48, read_h48(bytes)?))
-    } else {
-        Err(TableFileError::Magic)
+/// A table file, memory-mapped and checked.
+pub struct TableFile {
+    map: memmap2::Mmap,
+    pub format: Format,
+    pub sections: Vec<(SectionInfo, std::ops::Range<usize>)>,
+}
+
+impl TableFile {
+    /// Opens and checks a table of either layout (every checksum of a cubefarm file).
+    pub fn open(path: &Path) -> Result<TableFile, TableFileError> {
+        let file = File::open(path)?;
+        // Safety: the map is read-only; a table file is not modified while it is read.
+        let map = unsafe { memmap2::Mmap::map(&file)? };
+        let (format, sections) = parse(&map)?;
+        Ok(TableFile { map, format, sections })
+    }
+
+    /// Checks a table held in memory.
+    pub fn sections_of(
+        bytes: &[u8],
+    ) -> Result<(Format, Vec<(SectionInfo, std::ops::Range<usize>)>), TableFileError> {
+        parse(bytes)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The info and payload of the section of `kind`.
+    pub fn section(&self, kind: SectionKind) -> Option<(&SectionInfo, &[u8])> {
+        self.sections.iter().find(|(s, _)| s.kind == kind).map(|(s, r)| (s, &self.map[r.clone()]))
     }
 }
 
-fn slice<'a>(bytes: &'a [u8], at: u64, len: u64, what: &str) -> Result<&'a [u8], TableFileError> {
+fn slice(bytes: &[u8], at: u64, len: u64, what: &str) -> Result<std::ops::Range<usize>, TableFileError> {
     let end = at.checked_add(len).filter(|&e| e <= bytes.len() as u64);
-    end.map(|e| &bytes[at as usize..e as usize]).ok_or_else(|| {
+    end.map(|e| at as usize..e as usize).ok_or_else(|| {
         TableFileError::Truncated(format!(
             "{what} needs bytes {at}..{} of {}",
             at.saturating_add(len),
@@ -142,11 +385,27 @@ fn slice<'a>(bytes: &'a [u8], at: u64, len: u64, what: &str) -> Result<&'a [u8],
     })
 }
 
-fn read_cubefarm(bytes: &[u8]) -> Result<Vec<Section>, TableFileError> {
-    let len = u32::from_le_bytes(slice(bytes, 8, 4, "header length")?.try_into().expect("4 bytes")) as u64;
-    let encoded = slice(bytes, 12, len, "header")?;
+type Parsed = (Format, Vec<(SectionInfo, std::ops::Range<usize>)>);
+
+fn parse(bytes: &[u8]) -> Result<Parsed, TableFileError> {
+    if bytes.starts_with(&MAGIC) {
+        Ok((Format::Cubefarm, parse_cubefarm(bytes)?))
+    } else if bytes.len() >= INFO_BYTES && bytes[224..244] == *b"cocsep data for h48\0" {
+        Ok((Format::H48, parse_h48(bytes)?))
+    } else {
+        Err(TableFileError::Magic)
+    }
+}
+
+fn parse_cubefarm(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
+    let len_at = slice(bytes, 8, 4, "header length")?;
+    let len = u32::from_le_bytes(bytes[len_at].try_into().expect("4 bytes")) as u64;
+    if len + 16 > HEADER_AREA {
+        return Err(TableFileError::HeaderChecksum);
+    }
+    let encoded = &bytes[slice(bytes, 12, len, "header")?];
     let stored =
-        u32::from_le_bytes(slice(bytes, 12 + len, 4, "header checksum")?.try_into().expect("4 bytes"));
+        u32::from_le_bytes(bytes[slice(bytes, 12 + len, 4, "header checksum")?].try_into().expect("4"));
     if crc32(encoded) != stored {
         return Err(TableFileError::HeaderChecksum);
     }
@@ -159,206 +418,97 @@ fn read_cubefarm(bytes: &[u8]) -> Result<Vec<Section>, TableFileError> {
         .sections
         .into_iter()
         .map(|h| {
-            let name = h.kind.name(h.h);
-            let data = slice(bytes, h.offset, h.len, &name)?;
-            let computed = crc32(data);
+            let name = h.info.kind.name(h.info.h);
+            let range = slice(bytes, h.offset, h.info.len, &name)?;
+            let computed = crc32(&bytes[range.clone()]);
             if computed != h.crc {
                 return Err(TableFileError::SectionChecksum { name, stored: h.crc, computed });
             }
-            Ok(Section {
-                kind: h.kind,
-                h: h.h,
-                base: h.base,
-                entries: h.entries,
-                depth_counts: h.depth_counts,
-                deeper: h.deeper,
-                buckets: h.buckets,
-                data: data.to_vec(),
-            })
+            Ok((h.info, range))
         })
         .collect()
 }
 
-/// Info block fields after the 32-byte name and the 8-byte magic, as u64 LE.
-const F_KIND: usize = 0;
-const F_INFO: usize = 1;
-const F_DATA_LEN: usize = 2;
-const F_ENTRIES: usize = 3;
-const F_BITS: usize = 4;
-const F_BASE: usize = 5;
-const F_H: usize = 6;
-const F_NEXT: usize = 7;
-const F_CRC: usize = 8;
-const F_DEEPER: usize = 9;
-const F_DEPTHS: usize = 10;
-/// Distribution slots: exact entries per depth 0..=20 (H48 sections: the four buckets first).
-const DIST_SLOTS: usize = 21;
-
-fn kind_code(k: SectionKind) -> u64 {
-    match k {
-        SectionKind::Cocsep => 0,
-        SectionKind::H48 => 1,
-        SectionKind::EoEsep => 2,
-    }
-}
-
-fn write_h48(out: &mut impl Write, sections: &[Section]) -> std::io::Result<()> {
-    let order = [SectionKind::Cocsep, SectionKind::H48, SectionKind::EoEsep];
-    let mut written = 0u64;
-    for kind in order {
-        let Some(s) = sections.iter().find(|s| s.kind == kind) else { continue };
-        let data_len = s.data.len() as u64;
-        let next = written + INFO_BYTES as u64 + align(data_len);
-        let mut info = [0u8; INFO_BYTES];
-        let name = s.kind.name(s.h);
-        info[..name.len()].copy_from_slice(name.as_bytes());
-        info[32..40].copy_from_slice(&INFO_MAGIC);
-        let bits = match s.kind {
+fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    let mut sections = Vec::new();
+    let mut at = 0u64;
+    for kind in [SectionKind::Cocsep, SectionKind::H48, SectionKind::EoEsep] {
+        let info = slice(bytes, at, INFO_BYTES as u64, "info block")?;
+        let i = info.start;
+        let (full, next) = (u64_at(i + 184), u64_at(i + 216));
+        let (h, bits, base) = (bytes[i + 324], bytes[i + 325], bytes[i + 326]);
+        let want_bits = match kind {
             SectionKind::Cocsep => 32,
             SectionKind::H48 => 2,
             SectionKind::EoEsep => 4,
         };
-        let mut fields = vec![
-            kind_code(s.kind),
-            INFO_BYTES as u64,
-            data_len,
-            s.entries,
-            bits,
-            s.base as u64,
-            s.h as u64,
-            next,
-            crc32(&s.data) as u64,
-            s.deeper,
-            s.depth_counts.len() as u64,
-        ];
-        let mut dist = [0u64; DIST_SLOTS];
-        for (slot, &c) in dist.iter_mut().zip(&s.depth_counts) {
-            *slot = c;
+        if u64_at(i + 176) != INFO_BYTES as u64 || bits != want_bits || full < INFO_BYTES as u64 {
+            return Err(TableFileError::Header(format!("bad {} info block at offset {at}", kind.name(h))));
         }
-        fields.extend(dist);
-        fields.extend(s.buckets.unwrap_or_default());
-        for (i, f) in fields.iter().enumerate() {
-            info[40 + 8 * i..48 + 8 * i].copy_from_slice(&f.to_le_bytes());
-        }
-        let crc = crc32(&info[..INFO_BYTES - 4]);
-        info[INFO_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
-        out.write_all(&info)?;
-        out.write_all(&s.data)?;
-        out.write_all(&vec![0u8; (align(data_len) - data_len) as usize])?;
-        written = next;
-    }
-    Ok(())
-}
-
-fn read_h48(bytes: &[u8]) -> Result<Vec<Section>, TableFileError> {
-    let mut sections = Vec::new();
-    let mut at = 0u64;
-    while at < bytes.len() as u64 {
-        let info = slice(bytes, at, INFO_BYTES as u64, "info block")?;
-        if info[32..40] != INFO_MAGIC {
-            return Err(TableFileError::Header(format!("no info block at offset {at}")));
-        }
-        let stored = u32::from_le_bytes(info[INFO_BYTES - 4..].try_into().expect("4 bytes"));
-        if crc32(&info[..INFO_BYTES - 4]) != stored {
-            return Err(TableFileError::HeaderChecksum);
-        }
-        let field = |i: usize| u64::from_le_bytes(info[40 + 8 * i..48 + 8 * i].try_into().expect("8 bytes"));
-        let kind = match field(F_KIND) {
-            0 => SectionKind::Cocsep,
-            1 => SectionKind::H48,
-            2 => SectionKind::EoEsep,
-            k => return Err(TableFileError::Header(format!("unknown section kind {k} at offset {at}"))),
-        };
-        if field(F_INFO) != INFO_BYTES as u64 || field(F_BITS) == 0 {
-            return Err(TableFileError::Header(format!("bad info block at offset {at}")));
-        }
-        let (h, base) = (field(F_H) as u8, field(F_BASE) as u8);
         let name = kind.name(h);
-        let data = slice(bytes, at + INFO_BYTES as u64, field(F_DATA_LEN), &name)?;
-        let computed = crc32(data);
-        if computed as u64 != field(F_CRC) {
-            return Err(TableFileError::SectionChecksum { name, stored: field(F_CRC) as u32, computed });
+        let range = slice(bytes, at + INFO_BYTES as u64, full - INFO_BYTES as u64, &name)?;
+        let distribution: Vec<u64> = (0..21).map(|k| u64_at(i + 8 * k)).collect();
+        let len = range.len() as u64;
+        let section = match kind {
+            SectionKind::H48 => {
+                if h > 11 || len != line_count(main_entries(h)) * LINE_BYTES as u64 {
+                    return Err(TableFileError::Header(format!(
+                        "{name}: {len} bytes of lines, the solver's h48h{h} has {}",
+                        line_count(main_entries(h.min(11))) * LINE_BYTES as u64
+                    )));
+                }
+                SectionInfo {
+                    kind,
+                    h,
+                    base,
+                    entries: main_entries(h),
+                    depth_counts: Vec::new(),
+                    deeper: 0,
+                    buckets: Some(std::array::from_fn(|k| distribution[k])),
+                    len,
+                }
+            }
+            _ => {
+                let max = bytes[i + 327] as usize;
+                SectionInfo {
+                    kind,
+                    h: 0,
+                    base: 0,
+                    entries: u64_at(i + 200),
+                    depth_counts: distribution[..=max.min(20)].to_vec(),
+                    deeper: 0,
+                    buckets: None,
+                    len,
+                }
+            }
+        };
+        let want_len = match kind {
+            SectionKind::Cocsep => COCSEP_PAYLOAD,
+            SectionKind::EoEsep => EOESEP_PAYLOAD,
+            SectionKind::H48 => len,
+        };
+        if len != want_len {
+            return Err(TableFileError::Header(format!("{name}: {len} bytes, the solver's has {want_len}")));
         }
-        let depths = (field(F_DEPTHS) as usize).min(DIST_SLOTS);
-        let buckets =
-            (kind == SectionKind::H48).then(|| std::array::from_fn(|k| field(F_DEPTHS + 1 + DIST_SLOTS + k)));
-        sections.push(Section {
-            kind,
-            h,
-            base,
-            entries: field(F_ENTRIES),
-            depth_counts: (0..depths).map(|d| field(F_DEPTHS + 1 + d)).collect(),
-            deeper: field(F_DEEPER),
-            buckets,
-            data: data.to_vec(),
-        });
-        let next = field(F_NEXT);
-        if next <= at {
-            return Err(TableFileError::Header(format!("info block at {at} points back to {next}")));
+        sections.push((section, range));
+        if kind == SectionKind::EoEsep {
+            if next != 0 {
+                return Err(TableFileError::Header("the eoesep info block is not the last".into()));
+            }
+        } else {
+            if next != full {
+                return Err(TableFileError::Header(format!("{name}: next block at {next}, expected {full}")));
+            }
+            at += next;
         }
-        at = next;
+    }
+    if at + EOESEP_PAYLOAD + INFO_BYTES as u64 != bytes.len() as u64 {
+        return Err(TableFileError::Truncated(format!(
+            "{} bytes where the blob takes {}",
+            bytes.len(),
+            at + EOESEP_PAYLOAD + INFO_BYTES as u64
+        )));
     }
     Ok(sections)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Vec<Section> {
-        let s = |kind, h, data: Vec<u8>| Section {
-            kind,
-            h,
-            base: if kind == SectionKind::H48 { 8 } else { 0 },
-            entries: data.len() as u64,
-            depth_counts: vec![1, 2, 3],
-            deeper: 4,
-            buckets: (kind == SectionKind::H48).then_some([5, 6, 7, 8]),
-            data,
-        };
-        vec![
-            s(SectionKind::Cocsep, 0, (0..100).collect()),
-            s(SectionKind::H48, 0, (0..=255).cycle().take(64 * 5).collect()),
-            s(SectionKind::EoEsep, 0, vec![9; 33]),
-        ]
-    }
-
-    #[test]
-    fn both_layouts_round_trip_with_aligned_sections() {
-        for format in [Format::Cubefarm, Format::H48] {
-            let mut bytes = Vec::new();
-            write_tables(&mut bytes, &sample(), format).unwrap();
-            assert_eq!(bytes.len() % 64, 0);
-            let (found, back) = read_tables(&bytes).unwrap();
-            assert_eq!(found, format);
-            assert_eq!(back, sample(), "{format:?}");
-        }
-        // The h48 layout: the main table right after cocsep's info block and padded data.
-        let mut bytes = Vec::new();
-        write_tables(&mut bytes, &sample(), Format::H48).unwrap();
-        let main_info = INFO_BYTES + 128;
-        assert_eq!(&bytes[main_info..main_info + 5], b"h48h0");
-        assert_eq!(bytes[main_info + INFO_BYTES], 0);
-    }
-
-    #[test]
-    fn corruption_and_truncation_are_refused() {
-        for format in [Format::Cubefarm, Format::H48] {
-            let mut bytes = Vec::new();
-            write_tables(&mut bytes, &sample(), format).unwrap();
-            let n = bytes.len();
-            for at in [n / 2, n - 100, 20] {
-                let mut bad = bytes.clone();
-                bad[at] ^= 1;
-                let err = read_tables(&bad).unwrap_err().to_string();
-                assert!(
-                    err.contains("checksum mismatch") || err.contains("magic"),
-                    "{format:?} at {at}: {err}"
-                );
-            }
-            let err = read_tables(&bytes[..n - 200]).unwrap_err().to_string();
-            assert!(err.contains("truncated") || err.contains("info block"), "{format:?}: {err}");
-        }
-        assert!(matches!(read_tables(b"hello world"), Err(TableFileError::Magic)));
-    }
 }

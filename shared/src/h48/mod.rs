@@ -8,8 +8,10 @@
 mod builder;
 mod coords;
 mod file;
-mod reduce;
+mod hn;
+mod levels;
 mod search;
+pub mod solver;
 mod space;
 pub mod table;
 
@@ -17,9 +19,16 @@ pub use builder::{
     base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,
     small_sections, DepthRecorder, Depths, Section, SectionKind,
 };
-pub use coords::{EoEsepColumns, EoEsepMap, H48Coords, RawCoord, COCSEP, EO, ESEP};
-pub use file::{read_tables, write_tables, Format, TableFileError, INFO_BYTES, TABLE_VERSION};
-pub use reduce::HnRecorder;
+pub use coords::{
+    solver_esep_words, CocsepTable, EoEsepColumns, EoEsepMap, H48Coords, RawCoord, COCSEP, COCSEP_CLASSES,
+    EO, ESEP, NO_WORD,
+};
+pub use file::{
+    main_entries, temp_path, Format, Layout, SectionInfo, TableFile, TableFileError, TableWriter, INFO_BYTES,
+    TABLE_VERSION,
+};
+pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
+pub use levels::{ColumnSet, Level};
 pub use search::DirectSearch;
 pub use space::{Columns, EoEsepSpace, SymProductSpace};
 

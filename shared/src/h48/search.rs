@@ -73,13 +73,13 @@ impl DirectSearch {
         self.dfs(x, Self::free_pieces(x, n), 0, limit, usize::MAX)
     }
 
-    /// The pieces on the positions whose orientation hN drops: 0..=10-N and, unless N = 11,
-    /// position 11.
+    /// The pieces on the positions whose orientation hN drops: the solver's positions
+    /// 0..=11-N (bits 0..=10-N of eo, and position 0, whose flip is implied), none for N = 11.
     fn free_pieces(x: &Cube, n: u8) -> u16 {
         assert!(n <= 11, "h48h{n} does not exist");
         (0..12)
-            .filter(|&p| n < 11 && (p + n as usize <= 10 || p == 11))
-            .fold(0u16, |acc, p| acc | 1 << x.edges.perm[p])
+            .filter(|&i| n < 11 && i + n as usize <= 11)
+            .fold(0u16, |acc, i| acc | 1 << x.edges.perm[super::solver::edge_slot(i)])
     }
 
     /// Every edge whose piece is not in `free` is oriented.

@@ -138,9 +138,9 @@ pub struct SymProductSpace<C = RawCoord> {
 }
 
 impl<C: Columns> SymProductSpace<C> {
-    /// `solved` = (A, B) of the solved cube.
-    pub fn new(rows: RawCoord, columns: C, solved: (u32, u32)) -> Self {
-        let moves = RowMoves::build(rows.classes(), |m, v| rows.apply(m, v));
+    /// `solved` = (A, B) of the solved cube; `classes` are A's classes.
+    pub fn new(rows: &RawCoord, classes: SymClasses, columns: C, solved: (u32, u32)) -> Self {
+        let moves = RowMoves::build(classes, |m, v| rows.apply(m, v));
         let s = moves.classes.to_rep(solved.0);
         let start = (moves.classes.class_of(solved.0), columns.conjugated(s).apply(solved.1));
         SymProductSpace { columns, moves, start }
@@ -168,6 +168,11 @@ impl<C: Columns> SymProductSpace<C> {
             .fold(column, u32::min)
     }
 
+    /// The column maps of the non-identity members of `row`'s stabilizer.
+    pub fn stabilizer_maps(&self, row: u32) -> Vec<C::Map<'_>> {
+        self.moves.stabilizers[row as usize].iter().map(|&s| self.columns.conjugated(Symmetry(s))).collect()
+    }
+
     /// Every column of `row` that stands for the same position class as `column`.
     pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
         let mut v: Vec<u32> = std::iter::once(column)
@@ -186,8 +191,10 @@ impl<C: Columns> SymProductSpace<C> {
 impl SymProductSpace {
     /// h0: cocsep classes (3393 rows) x esep (34,650 columns).
     pub fn h0(coords: &H48Coords) -> Self {
+        let cocsep = coords.cocsep_table();
         Self::new(
-            coords.cocsep_coord(),
+            &cocsep.coord,
+            cocsep.classes,
             coords.esep_coord(),
             (coords.cocsep(&Cube::SOLVED), coords.esep(&Cube::SOLVED)),
         )
@@ -195,8 +202,11 @@ impl SymProductSpace {
 
     /// The same space as h0 through esep classes (782 rows) x cocsep (153,090 columns).
     pub fn h0_transposed(coords: &H48Coords) -> Self {
+        let esep = coords.esep_coord();
+        let classes = coords.esep_classes(&esep);
         Self::new(
-            coords.esep_coord(),
+            &esep,
+            classes,
             coords.cocsep_coord(),
             (coords.esep(&Cube::SOLVED), coords.cocsep(&Cube::SOLVED)),
         )
@@ -206,8 +216,10 @@ impl SymProductSpace {
 impl SymProductSpace<EoEsepColumns> {
     /// h11: cocsep classes (3393 rows) x eoesep (esep x 2048 + eo: 70,963,200 columns).
     pub fn h11(coords: &H48Coords) -> Self {
+        let cocsep = coords.cocsep_table();
         Self::new(
-            coords.cocsep_coord(),
+            &cocsep.coord,
+            cocsep.classes,
             EoEsepColumns::new(coords),
             (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)),
         )
@@ -274,7 +286,7 @@ impl EoEsepSpace {
     pub fn new(coords: &H48Coords) -> Self {
         let esep = coords.esep_coord();
         let eo_moves = coords.eo_moves();
-        let moves = RowMoves::build(esep.classes(), |m, v| esep.apply(m, v));
+        let moves = RowMoves::build(coords.esep_classes(&esep), |m, v| esep.apply(m, v));
         let rows = moves.classes.class_count() as u32;
         let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
         let maps = (0..rows)

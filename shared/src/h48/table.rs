@@ -32,9 +32,9 @@ pub fn line_count(entries: u64) -> u64 {
     entries.div_ceil(LINE_ENTRIES as u64)
 }
 
-/// Packs per-entry distances into lines. `deeper_bound` stands in for `DEEPER` entries in the
-/// line minima: the smallest distance they may have.
-pub fn pack_two_bit(depths: &[u8], base: u8, deeper_bound: u8) -> Vec<u8> {
+/// Packs per-entry distances into lines. A line's minimum counts the entries at most base + 2
+/// (the solver's rule), and is 15 where there are none.
+pub fn pack_two_bit(depths: &[u8], base: u8) -> Vec<u8> {
     let lines = line_count(depths.len() as u64) as usize;
     let mut out = vec![0u8; lines * LINE_BYTES];
     out.par_chunks_mut(LINE_BYTES).zip(depths.par_chunks(LINE_ENTRIES)).for_each(|(line, entries)| {
@@ -42,8 +42,9 @@ pub fn pack_two_bit(depths: &[u8], base: u8, deeper_bound: u8) -> Vec<u8> {
         for k in 0..LINE_ENTRIES {
             let b = match entries.get(k) {
                 Some(&d) => {
-                    let d = if d == DEEPER { deeper_bound } else { d };
-                    min = min.min(d);
+                    if d <= base + 2 {
+                        min = min.min(d);
+                    }
                     bucket(d, base)
                 }
                 None => 3,
@@ -102,7 +103,7 @@ mod tests {
     fn two_bit_lines_hold_buckets_and_minima() {
         let mut rng = SplitMix64::new(5);
         let depths: Vec<u8> = (0..1000).map(|_| 6 + rng.below(8) as u8).collect();
-        let lines = pack_two_bit(&depths, 8, 14);
+        let lines = pack_two_bit(&depths, 8);
         assert_eq!(lines.len(), 4 * LINE_BYTES);
         for (i, &d) in depths.iter().enumerate() {
             let want = if d <= 8 { 0 } else { (d - 8).min(3) };
@@ -110,7 +111,8 @@ mod tests {
         }
         for l in 0..4 {
             let chunk = &depths[l * LINE_ENTRIES..((l + 1) * LINE_ENTRIES).min(depths.len())];
-            assert_eq!(line_min(&lines, l), *chunk.iter().min().unwrap());
+            let min = chunk.iter().copied().filter(|&d| d <= 10).min().unwrap_or(15);
+            assert_eq!(line_min(&lines, l), min);
         }
         // Padding of the last line reads 3; the counts cover real entries only.
         assert_eq!(two_bit_entry(&lines, 1000), 3);
@@ -120,10 +122,10 @@ mod tests {
     }
 
     #[test]
-    fn a_line_of_deep_entries_keeps_the_bound_as_minimum() {
+    fn a_line_of_deep_entries_has_minimum_15() {
         let depths = vec![DEEPER; LINE_ENTRIES];
-        let lines = pack_two_bit(&depths, 10, 13);
-        assert_eq!(line_min(&lines, 0), 13);
+        let lines = pack_two_bit(&depths, 10);
+        assert_eq!(line_min(&lines, 0), 15);
         assert_eq!(bucket_counts(&lines, LINE_ENTRIES as u64), [0, 0, 0, LINE_ENTRIES as u64]);
     }
 

@@ -4,12 +4,13 @@ use super::*;
 use crate::bfs::{reference::brute_force_distribution, BfsOptions, ColumnMapper, LocalExpander, RowIndex};
 use crate::coord::burnside_class_count;
 use crate::cube::{random_cube, Cube, Move, MoveSet, SplitMix64, Symmetry, SymmetryGroup};
+use crate::h48::solver;
 
 #[test]
 fn coordinate_tables_act_like_cube_moves_and_symmetries() {
     let coords = H48Coords::default();
     let (cocsep, esep) = (coords.cocsep_coord(), coords.esep_coord());
-    assert_eq!((cocsep.size, esep.size, COCSEP, ESEP, EO), (153_090, 34_650, 70 * 2187, 495 * 70, 2048));
+    assert_eq!((cocsep.size, esep.size, COCSEP, ESEP, EO), (2187 * 128, 34_650, 70 * 2187, 495 * 70, 2048));
     let eo_moves = coords.eo_moves();
     let mut rng = SplitMix64::new(48);
     for _ in 0..300 {
@@ -33,27 +34,96 @@ fn coordinate_tables_act_like_cube_moves_and_symmetries() {
 fn class_counts_agree_with_burnside() {
     let coords = H48Coords::default();
     let esep = coords.esep_coord();
-    let classes = esep.classes();
+    let classes = coords.esep_classes(&esep);
     assert_eq!(
         classes.class_count() as u64,
         burnside_class_count(ESEP, SymmetryGroup::Full, |s, v| esep.conjugate(s, v))
     );
     // Seed 000's edge fallback table: 782 esep classes.
     assert_eq!(classes.class_count(), 782);
-    assert_eq!(coords.cocsep_coord().classes().class_count(), 3393);
+    let cocsep = coords.cocsep_table();
+    assert_eq!(cocsep.classes.class_count(), 3393);
+    // Burnside over the occurring values (the others are fixed by every symmetry: 126,846 x 48).
+    let fixed =
+        burnside_class_count(solver::COCSEP_RAW, SymmetryGroup::Full, |s, v| cocsep.coord.conjugate(s, v));
+    assert_eq!(fixed - 126_846, 3393);
+}
+
+/// h48-blob.md 5.4 and 9: the solver's cocsep table, its first classes and esep words.
+#[test]
+fn the_solver_tables_match_its_test_vectors() {
+    let coords = H48Coords::default();
+    let cocsep = coords.cocsep_table();
+    let w = |v: usize| cocsep.words[v];
+    for (v, want) in [
+        (0, 0xFFFF_FFFFu32),
+        (7, 0x05BA_0406),
+        (15, 0x0002_0002),
+        (60, 0x0001_0401),
+        (67, 0x0001_0001),
+        (112, 0),
+        (113, 0x018B_0105),
+        (127, 0xFFFF_FFFF),
+        (240, 0x06CA_0607),
+    ] {
+        assert_eq!(w(v), want, "cocsep word {v}: {:08x}", w(v));
+    }
+    let reps = [112, 67, 15, 131_619, 42, 131_686, 121_137, 111_379, 162_866, 34_855, 219_179, 145_075];
+    let masks: [u64; 12] = [
+        0xffff_ffff_ffff,
+        0x0f00_000f,
+        0xff00_00ff,
+        0x1,
+        0x4400_0011,
+        0x1400_0041,
+        0x81,
+        0x1,
+        0x21,
+        0x21,
+        0x81,
+        0x5000_0005,
+    ];
+    for (k, (&rep, &mask)) in reps.iter().zip(&masks).enumerate() {
+        assert_eq!(cocsep.classes.rep(k as u32), rep, "class {k}");
+        // The mask's bit t is the solver's transformation t.
+        let stab = cocsep.classes.stabilizer(k as u32);
+        let solver_mask =
+            (0..48).filter(|&t| stab >> solver::solver_sym(t).index() & 1 == 1).fold(0u64, |m, t| m | 1 << t);
+        assert_eq!(solver_mask, mask, "stabilizer of class {k}");
+    }
+    let section = cocsep_section(&cocsep);
+    assert_eq!(section.depth_counts, [1, 6, 63, 468, 3068, 15438, 53814, 71352, 8784, 96]);
+
+    let esep = coords.esep_coord();
+    let words = solver_esep_words(&esep, &coords.esep_classes(&esep));
+    let want = [
+        0x0000_2600u32,
+        0x0001_0700,
+        0x0001_1D00,
+        0x0002_1B00,
+        0x0002_1800,
+        0x0001_1F00,
+        0x0001_0500,
+        0x0002_1A00,
+        0x0002_1900,
+        0x0003_1D00,
+    ];
+    assert_eq!(&words[..10], &want);
+    assert_eq!(words[34_649], 0x000C_2600);
 }
 
 fn h0_depths(space: &SymProductSpace) -> Depths {
     bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap()
 }
 
-/// Raw coordinate values per depth: entries weighted by their row's class size.
+/// Raw coordinate values per depth: entries weighted by their row's class size (columns that
+/// stand for no value, the cocsep values that do not occur, are never reached).
 fn raw_counts(space: &SymProductSpace, depths: &Depths) -> Vec<u64> {
     let columns = space.column_count() as usize;
     let mut out = vec![0u64; depths.counts.len()];
     for (row, chunk) in depths.values.chunks(columns).enumerate() {
         let size = space.classes().class_size(row as u32) as u64;
-        for &d in chunk {
+        for &d in chunk.iter().filter(|&&d| d != table::DEEPER) {
             out[d as usize] += size;
         }
     }
@@ -162,43 +232,6 @@ fn h11_transitions_follow_positions() {
 }
 
 #[test]
-fn hn_tables_from_full_orientation_levels_equal_minima_of_a_plain_bfs() {
-    // The edge fallback space (esep classes x 2048 eo) has h11's column structure in one group
-    // per row; its hN reductions against a plain BFS over every raw (esep, eo) value.
-    let coords = H48Coords::default();
-    let space = EoEsepSpace::new(&coords);
-    let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());
-    let classes = space.classes();
-    for h in [0u8, 3, 5, 6, 7, 9, 11] {
-        let mut recorder = HnRecorder::new(h, space.row_count(), 1);
-        let max = recorder.max_depth();
-        let options = BfsOptions { max_depth: Some(max), ..BfsOptions::default() };
-        crate::bfs::run(&space, &MoveSet::Htm.moves(), &options, |report, bits| {
-            recorder.record(report.counts.depth, bits)
-        })
-        .unwrap();
-        let table = recorder.finish(max);
-        let kept = (1u32 << h) - 1;
-        let mut want = vec![table::DEEPER; (space.row_count() as usize) << h];
-        for row in 0..space.row_count() {
-            let rep = classes.rep(row);
-            for o in 0..EO {
-                let d = plain[(rep * EO + o) as usize];
-                let slot = &mut want[((row << h) + (o & kept)) as usize];
-                if d as u32 <= max {
-                    *slot = (*slot).min(d);
-                }
-            }
-        }
-        let want_section = h48_section(h, &Depths::from_values(want));
-        assert_eq!(table.depth_counts, want_section.depth_counts, "h{h}");
-        assert_eq!(table.deeper, want_section.deeper, "h{h}");
-        assert_eq!(table.buckets, want_section.buckets, "h{h}");
-        assert!(table.data == want_section.data, "h{h}: packed lines differ");
-    }
-}
-
-#[test]
 fn the_hn_direct_search_is_the_minimum_over_lifts() {
     // hN by one search with free orientations against the minimum of h11 searches over every
     // lift (the definition). (h0, where every orientation is free, is checked against the BFS.)
@@ -213,8 +246,9 @@ fn the_hn_direct_search_is_the_minimum_over_lifts() {
                 x = x.compose(Move::all().nth(rng.below(18) as usize).unwrap().cube());
             }
             let (c, v) = (coords.cocsep(&x), coords.eoesep(&x));
-            let kept = (v & ((1 << n) - 1)) | (v / EO * EO);
-            let lifts: Vec<Cube> = (0..EO >> n).map(|d| coords.position(c, kept | d << n)).collect();
+            // hN keeps the n highest eo bits.
+            let kept = v >> (11 - n) << (11 - n);
+            let lifts: Vec<Cube> = (0..1 << (11 - n)).map(|d| coords.position(c, kept | d)).collect();
             let want = (0..).find(|&l| lifts.iter().any(|y| search.reaches_within(y, 11, l))).unwrap();
             assert_eq!(search.hn_distance(&x, n), want, "h{n}");
         }

@@ -1,0 +1,352 @@
+//! `build h48h1` .. `h48h11`: exact h11 levels to base + 1 in the level store, then the tables
+//! row by row into their files (docs/h48-tables.md). With `--state-dir` the levels are saved
+//! as they are made and every batch of finished rows is journaled after its lines are on disk,
+//! so a killed build resumes without redoing them.
+
+use crate::journal::RedbJournal;
+use crate::output::peak_rss_bytes;
+use crate::progress::Reporter;
+use crate::resources::{check_memory, disk_available};
+use crate::tables::{check_disk, Target};
+use anyhow::{ensure, Context, Result};
+use rayon::prelude::*;
+use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
+use shared::h48::{
+    base_for, main_entries, merge_line, small_sections, H11Rows, H48Coords, Level, RowScratch, Section,
+    SectionInfo, SectionKind, TableWriter, ESEP, H11_COLUMNS,
+};
+use shared::report::thousands;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Rows made between two journal commits.
+const BATCH: usize = 48;
+
+pub fn build(targets: &[Target], mem_limit: Option<u64>, state_dir: Option<&Path>) -> Result<()> {
+    let base = base_for(targets[0].h);
+    check_disk(targets, 0)?;
+    let journal = match state_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let hs: Vec<String> = targets.iter().map(|t| t.h.to_string()).collect();
+            let identity =
+                format!("h48 tables h{} ({} layout)", hs.join(",h"), targets[0].layout.format.name());
+            Some(RedbJournal::open(dir, &identity)?.0)
+        }
+        None => None,
+    };
+    let start = Instant::now();
+    let index = H11Rows::new(&H48Coords);
+    let [cocsep, eoesep] = small_sections(&H48Coords).map_err(|e| anyhow::anyhow!(e))?;
+    tracing::info!(
+        "h11 index: {} cocsep classes x {} eoesep values; cocsep and edge fallback tables ({:.1} s)",
+        index.rows(),
+        thousands(H11_COLUMNS as u64),
+        start.elapsed().as_secs_f64()
+    );
+    let row_buffers =
+        rayon::current_num_threads() as u64 * thread_bytes(targets.iter().map(|t| t.h).max().unwrap_or(0));
+    let levels = make_levels(&index, base + 1, mem_limit, state_dir, row_buffers)?;
+    for target in targets {
+        write_table(&index, target, &levels, journal.as_ref(), &cocsep, &eoesep)?;
+    }
+    Ok(())
+}
+
+/// Bytes of one thread's buffers in the table pass and the level search.
+fn thread_bytes(h: u8) -> u64 {
+    let per_row = (ESEP as u64) << h;
+    3 * per_row / 8 + per_row / LINE_ENTRIES as u64 * LINE_BYTES as u64 + H11_COLUMNS as u64 / 8
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The h11 levels 0 ..= `max`, loaded from the state directory where they were saved before.
+fn make_levels(
+    index: &H11Rows,
+    max: u8,
+    mem_limit: Option<u64>,
+    state_dir: Option<&Path>,
+    row_buffers: u64,
+) -> Result<Vec<Level>> {
+    let reporter = Reporter::new(index.rows() as u64);
+    let mut levels = vec![index.first_level()];
+    for d in 1..=max {
+        let path = state_dir.map(|dir| dir.join(format!("h11-level-{d:02}.bin")));
+        if let Some(p) = path.as_ref().filter(|p| p.exists()) {
+            let level = Level::load(p).with_context(|| format!("cannot resume from {}", p.display()))?;
+            ensure!(
+                level.depth == d && level.rows.len() == index.rows() as usize,
+                "{} is not level {d} of this index",
+                p.display()
+            );
+            eprintln!(
+                "depth {d:>2}: {:>15} h11 entries (loaded from {})",
+                thousands(level.entries()),
+                p.display()
+            );
+            levels.push(level);
+            continue;
+        }
+        check_level_memory(&levels, max, mem_limit, state_dir, row_buffers)?;
+        reporter.progress.depth.store(d as u32, Ordering::Relaxed);
+        reporter.progress.rows_done.store(0, Ordering::Relaxed);
+        let t = Instant::now();
+        let n = levels.len();
+        let next = std::thread::scope(|scope| {
+            scope.spawn(|| reporter.display_loop());
+            let next = index.next_level(
+                &levels[n - 1],
+                n.checked_sub(2).map(|k| &levels[k]),
+                &reporter.progress.rows_done,
+            );
+            reporter.finish();
+            next
+        });
+        if let Some(p) = &path {
+            next.save(p).with_context(|| format!("cannot save level {d} to {}", p.display()))?;
+        }
+        eprintln!(
+            "depth {d:>2}: {:>15} h11 entries, {} in the level store ({:.2} bits each), {:.2} s",
+            thousands(next.entries()),
+            gib(next.bytes()),
+            next.bytes() as f64 * 8.0 / next.entries().max(1) as f64,
+            t.elapsed().as_secs_f64()
+        );
+        levels.push(next);
+    }
+    Ok(levels)
+}
+
+/// Refuses the rest of the levels where their extrapolated size does not fit: each level is
+/// taken to grow by the factor the last one grew by (the growth falls with depth, so this
+/// overestimates).
+fn check_level_memory(
+    levels: &[Level],
+    max: u8,
+    mem_limit: Option<u64>,
+    state_dir: Option<&Path>,
+    row_buffers: u64,
+) -> Result<()> {
+    let n = levels.len();
+    let held: u64 = levels.iter().map(|l| l.bytes()).sum();
+    let last = levels[n - 1].bytes();
+    if n < 3 || last < 1 << 20 {
+        return Ok(());
+    }
+    let growth = last as f64 / levels[n - 2].bytes().max(1) as f64;
+    let mut next = last as f64;
+    let mut more = 0.0;
+    for _ in n..=max as usize {
+        next *= growth;
+        more += next;
+    }
+    let needed = held + more as u64 + row_buffers;
+    eprintln!(
+        "levels {n}..={max}: about {} more (extrapolated, growth {growth:.1} per level), {} held, {} of row buffers",
+        gib(more as u64),
+        gib(held),
+        gib(row_buffers)
+    );
+    check_memory(needed, mem_limit, "")?;
+    if let Some(dir) = state_dir {
+        if let Some(avail) = disk_available(dir) {
+            ensure!(
+                (more as u64) < avail,
+                "the levels need about {} more on {}, only {} is free",
+                gib(more as u64),
+                dir.display(),
+                gib(avail)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the journal keeps of a finished row: its counts and its two edge lines.
+struct RowRecord {
+    counts: Vec<u64>,
+    deeper: u64,
+    first: Vec<u8>,
+    last: Vec<u8>,
+}
+
+impl RowRecord {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(8 * self.counts.len() + 8 + 2 * LINE_BYTES + 1);
+        b.push(self.counts.len() as u8);
+        for c in self.counts.iter().chain([&self.deeper]) {
+            b.extend(c.to_le_bytes());
+        }
+        b.extend(&self.first);
+        b.extend(&self.last);
+        b
+    }
+
+    fn decode(bytes: &[u8]) -> Option<RowRecord> {
+        let n = *bytes.first()? as usize;
+        if bytes.len() != 1 + 8 * (n + 1) + 2 * LINE_BYTES {
+            return None;
+        }
+        let word = |k: usize| u64::from_le_bytes(bytes[1 + 8 * k..9 + 8 * k].try_into().expect("8 bytes"));
+        let lines = &bytes[1 + 8 * (n + 1)..];
+        Some(RowRecord {
+            counts: (0..n).map(word).collect(),
+            deeper: word(n),
+            first: lines[..LINE_BYTES].to_vec(),
+            last: lines[LINE_BYTES..].to_vec(),
+        })
+    }
+}
+
+/// Makes every table row of `target` not yet journaled, writes its lines, and finishes the file.
+fn write_table(
+    index: &H11Rows,
+    target: &Target,
+    levels: &[Level],
+    journal: Option<&RedbJournal>,
+    cocsep: &Section,
+    eoesep: &Section,
+) -> Result<()> {
+    let (h, base) = (target.h, base_for(target.h));
+    let levels = &levels[..base as usize + 2];
+    let mut done: BTreeMap<u32, RowRecord> = BTreeMap::new();
+    if let Some(j) = journal {
+        for (row, bytes) in j.table_rows(h)? {
+            done.insert(row, RowRecord::decode(&bytes).context("corrupt journal record of a table row")?);
+        }
+    }
+    let temp = shared::h48::temp_path(&target.path);
+    if !done.is_empty() && !temp.exists() {
+        tracing::warn!("{} is gone: h48h{h} starts over", temp.display());
+        journal.expect("rows come from a journal").clear_table_rows(h)?;
+        done.clear();
+    }
+    let writer = TableWriter::create(&target.path, target.layout, !done.is_empty())
+        .with_context(|| format!("cannot write {}", target.path.display()))?;
+    if !done.is_empty() {
+        eprintln!("h48h{h}: {} of {} rows done before, resuming", done.len(), index.rows());
+    }
+    let result = fill_rows(index, target, levels, journal, &writer, &mut done);
+    if let Err(e) = result {
+        if journal.is_none() {
+            writer.discard();
+        }
+        return Err(e.context(format!("h48h{h} stopped; finished rows are kept only with --state-dir")));
+    }
+    // The edge lines, shared by neighbouring rows.
+    let per_row = (ESEP as u64) << h;
+    let mut edges: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+    let mut counts = vec![0u64; base as usize + 3];
+    let mut deeper = 0;
+    for (&row, rec) in &done {
+        let start = row as u64 * per_row;
+        for (line, bytes) in [
+            (start / LINE_ENTRIES as u64, &rec.first),
+            ((start + per_row - 1) / LINE_ENTRIES as u64, &rec.last),
+        ] {
+            match edges.get_mut(&line) {
+                Some(have) => merge_line(have, bytes),
+                None => {
+                    edges.insert(line, bytes.clone());
+                }
+            }
+        }
+        for (c, r) in counts.iter_mut().zip(&rec.counts) {
+            *c += r;
+        }
+        deeper += rec.deeper;
+    }
+    for (line, bytes) in &edges {
+        writer.write_main(line * LINE_BYTES as u64, bytes)?;
+    }
+    let buckets =
+        [counts[..=base as usize].iter().sum(), counts[base as usize + 1], counts[base as usize + 2], deeper];
+    let info = SectionInfo {
+        kind: SectionKind::H48,
+        h,
+        base,
+        entries: main_entries(h),
+        depth_counts: counts,
+        deeper,
+        buckets: Some(buckets),
+        len: target.layout.main_len,
+    };
+    ensure!(
+        info.depth_counts.iter().sum::<u64>() + deeper == info.entries,
+        "internal check failed: the rows' counts do not add up to the table's entries"
+    );
+    writer
+        .finish(cocsep, &info, eoesep)
+        .with_context(|| format!("cannot write {}", target.path.display()))?;
+    if let Some(j) = journal {
+        j.clear_table_rows(h)?;
+    }
+    Ok(())
+}
+
+/// Makes the rows not in `done` in batches; each batch's lines are synced before it is
+/// journaled.
+fn fill_rows(
+    index: &H11Rows,
+    target: &Target,
+    levels: &[Level],
+    journal: Option<&RedbJournal>,
+    writer: &TableWriter,
+    done: &mut BTreeMap<u32, RowRecord>,
+) -> Result<()> {
+    let h = target.h;
+    let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
+    let reporter = Reporter::new(todo.len() as u64);
+    reporter.progress.depth.store(base_for(h) as u32 + 2, Ordering::Relaxed);
+    let start = Instant::now();
+    std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(|| reporter.display_loop());
+        let result = (|| -> Result<()> {
+            for batch in todo.chunks(BATCH) {
+                let made: Vec<Result<(u32, RowRecord)>> = batch
+                    .par_iter()
+                    .with_max_len(1)
+                    .map_init(RowScratch::default, |s, &row| {
+                        let lines = index.table_row(row, h, levels, s);
+                        let n = lines.line_count() as usize;
+                        let interior = &lines.bytes[LINE_BYTES..(n - 1) * LINE_BYTES];
+                        writer.write_main((lines.first_line + 1) * LINE_BYTES as u64, interior)?;
+                        reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
+                        Ok((
+                            row,
+                            RowRecord {
+                                first: lines.line(0).to_vec(),
+                                last: lines.line(n - 1).to_vec(),
+                                counts: lines.counts,
+                                deeper: lines.deeper,
+                            },
+                        ))
+                    })
+                    .collect();
+                let made: Vec<(u32, RowRecord)> = made.into_iter().collect::<Result<_>>()?;
+                if let Some(j) = journal {
+                    writer.sync()?;
+                    let records: Vec<(u32, Vec<u8>)> =
+                        made.iter().map(|(r, rec)| (*r, rec.encode())).collect();
+                    j.table_rows_done(h, &records)?;
+                }
+                done.extend(made);
+            }
+            Ok(())
+        })();
+        reporter.finish();
+        result
+    })?;
+    eprintln!(
+        "h48h{h}: {} rows in {:.1} s, peak RSS {:.2} GiB",
+        thousands(todo.len() as u64),
+        start.elapsed().as_secs_f64(),
+        peak_rss_bytes() as f64 / (1u64 << 30) as f64
+    );
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! `coordinator verify`: checks of an H48 table file that do not trust the builder: checksums
+//! (cubefarm), the 2-bit values recounted against the header, the padding, every line minimum
+//! against the values of its line, h0 entry by entry against a fresh BFS, the cocsep and edge
+//! fallback sections against a fresh build, and random entries against a direct search of
+//! their position (an IDA* over whole cubes that shares no code with the builders).
+
+use crate::tables::main_section;
+use anyhow::{ensure, Context, Result};
+use rayon::prelude::*;
+use shared::bfs::{BfsOptions, LocalExpander};
+use shared::cube::{MoveSet, SplitMix64};
+use shared::h48::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
+use shared::h48::{
+    bfs_depths, small_sections, DirectSearch, H48Coords, SectionInfo, SymProductSpace, TableFile, EO,
+};
+use shared::report::thousands;
+use std::path::Path;
+use std::time::Instant;
+
+/// One verification finding.
+fn check(ok: bool, what: String, failures: &mut Vec<String>) {
+    println!("{} {what}", if ok { "ok  " } else { "FAIL" });
+    if !ok {
+        failures.push(what);
+    }
+}
+
+pub fn verify(path: &Path, samples: u32) -> Result<()> {
+    let start = Instant::now();
+    let file =
+        TableFile::open(path).with_context(|| format!("{} is not a valid table file", path.display()))?;
+    println!(
+        "ok   {} layout{}",
+        file.format.name(),
+        if file.format == shared::h48::Format::Cubefarm {
+            ", checksums of 3 sections"
+        } else {
+            " (no checksums)"
+        }
+    );
+    let (main, lines) = main_section(&file)?;
+    let mut failures = Vec::new();
+    check(
+        line_count(main.entries) as usize * LINE_BYTES == lines.len(),
+        format!(
+            "{} lines of 64 bytes for {} entries",
+            thousands(line_count(main.entries)),
+            thousands(main.entries)
+        ),
+        &mut failures,
+    );
+    let (recount, padding_ok, bad_minima) = scan_lines(main, lines);
+    check(main.buckets == Some(recount), format!("2-bit values recounted: {recount:?}"), &mut failures);
+    check(padding_ok, "the last line's padding reads 3".into(), &mut failures);
+    if !main.depth_counts.is_empty() {
+        let from_depths: [u64; 4] = std::array::from_fn(|k| {
+            main.depth_counts
+                .iter()
+                .enumerate()
+                .filter(|&(d, _)| bucket(d as u8, main.base) == k as u8)
+                .map(|(_, c)| c)
+                .sum::<u64>()
+                + if k == 3 { main.deeper } else { 0 }
+        });
+        check(from_depths == recount, "2-bit values agree with the exact depth counts".into(), &mut failures);
+    }
+    check(
+        bad_minima == 0,
+        format!("every line minimum agrees with its line's values ({bad_minima} differ)"),
+        &mut failures,
+    );
+    let coords = H48Coords;
+    if main.h == 0 {
+        verify_h0_entries(main, lines, &coords, &mut failures)?;
+    }
+    verify_samples(main, lines, &coords, samples, &mut failures);
+    let rebuilt = small_sections(&coords).map_err(|e| anyhow::anyhow!(e))?;
+    for fresh in rebuilt {
+        let stored = file.section(fresh.kind);
+        check(
+            stored.is_some_and(|(_, data)| data == fresh.data.as_slice()),
+            format!("{} equals a fresh build", fresh.kind.name(0)),
+            &mut failures,
+        );
+    }
+    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
+    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
+    Ok(())
+}
+
+/// The four 2-bit counts over the real entries, whether the padding reads 3, and the number of
+/// lines whose minimum disagrees with their values: a line whose smallest value is c holds a
+/// minimum at most base (c = 0), exactly base + c (c = 1, 2), or 15 (c = 3).
+fn scan_lines(main: &SectionInfo, lines: &[u8]) -> ([u64; 4], bool, u64) {
+    let entries = main.entries;
+    let n_lines = line_count(entries);
+    let (counts, bad) = lines
+        .par_chunks(LINE_BYTES * 4096)
+        .enumerate()
+        .map(|(chunk, bytes)| {
+            let mut c = [0u64; 4];
+            let mut bad = 0u64;
+            for (k, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
+                let l = chunk as u64 * 4096 + k as u64;
+                let first = l * LINE_ENTRIES as u64;
+                let real = (entries - first).min(LINE_ENTRIES as u64) as usize;
+                let mut smallest = 3;
+                for slot in 0..real {
+                    let v = line[slot / 4] >> (2 * (slot % 4)) & 3;
+                    c[v as usize] += 1;
+                    smallest = smallest.min(v);
+                }
+                let min = line[LINE_BYTES - 1] >> 4;
+                let ok = match smallest {
+                    0 => min <= main.base,
+                    3 => min == 15,
+                    s => min == main.base + s,
+                };
+                bad += !ok as u64;
+            }
+            (c, bad)
+        })
+        .reduce(|| ([0; 4], 0), |a, b| (std::array::from_fn(|k| a.0[k] + b.0[k]), a.1 + b.1));
+    let last = n_lines - 1;
+    let padding_ok = (entries..(last + 1) * LINE_ENTRIES as u64).all(|i| two_bit_entry(lines, i) == 3);
+    (counts, padding_ok, bad)
+}
+
+/// h0: every entry and line minimum against a fresh BFS.
+fn verify_h0_entries(
+    main: &SectionInfo,
+    lines: &[u8],
+    coords: &H48Coords,
+    failures: &mut Vec<String>,
+) -> Result<()> {
+    let space = SymProductSpace::h0(coords);
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let bad_entries = (0..main.entries)
+        .into_par_iter()
+        .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))
+        .count();
+    check(bad_entries == 0, format!("every entry equals a fresh BFS ({bad_entries} differ)"), failures);
+    let bad_minima = (0..line_count(main.entries) as usize)
+        .filter(|&l| {
+            let chunk = &depths.values[l * LINE_ENTRIES..((l + 1) * LINE_ENTRIES).min(depths.values.len())];
+            let min = chunk.iter().copied().filter(|&d| d <= main.base + 2).min().unwrap_or(15);
+            line_min(lines, l) != min
+        })
+        .count();
+    check(bad_minima == 0, format!("every line minimum equals a fresh BFS ({bad_minima} differ)"), failures);
+    if !main.depth_counts.is_empty() {
+        check(main.depth_counts == depths.counts, "exact depth counts equal a fresh BFS".into(), failures);
+    }
+    Ok(())
+}
+
+/// Random entries against a direct search of their representative position (the dropped
+/// orientations free).
+fn verify_samples(
+    main: &SectionInfo,
+    lines: &[u8],
+    coords: &H48Coords,
+    samples: u32,
+    failures: &mut Vec<String>,
+) {
+    let (base, h) = (main.base, main.h);
+    let search = DirectSearch::default();
+    let classes = coords.cocsep_table().classes;
+    let per_row = (shared::h48::ESEP as u64) << h;
+    let mut rng = SplitMix64::new(0x48 + h as u64);
+    let picks: Vec<u64> = (0..samples).map(|_| rng.below(main.entries)).collect();
+    let wrong: Vec<String> = picks
+        .par_iter()
+        .filter_map(|&i| {
+            let (row, rest) = ((i / per_row) as u32, (i % per_row) as u32);
+            let eoesep = (rest >> h) * EO + ((rest & ((1 << h) - 1)) << (11 - h));
+            let d = search.hn_distance(&coords.position(classes.rep(row), eoesep), h);
+            let l = (i / LINE_ENTRIES as u64) as usize;
+            let (v, min) = (two_bit_entry(lines, i), line_min(lines, l));
+            (v != bucket(d, base) || (d <= base + 2 && min > d)).then(|| {
+                format!("entry {i} (row {row}, eoesep {eoesep}) reads {v}, a direct search says {d}")
+            })
+        })
+        .collect();
+    for w in &wrong {
+        tracing::error!("{w}");
+    }
+    check(
+        wrong.is_empty(),
+        format!("{samples} random entries against a direct search ({} wrong)", wrong.len()),
+        failures,
+    );
+}

@@ -1,0 +1,360 @@
+//! The level store: one BFS level (the entries at one exact depth) of a row space too large for
+//! dense bit arrays, kept as a compact set of columns per row.
+//!
+//! A row's set is either Elias-Fano coded (each column split into `l` low bits, stored
+//! verbatim, and a high part, stored in unary as a bitmap with one 1 per column: about
+//! 2 + log2(U / n) bits per column for n columns out of U) or, where that is smaller, a plain
+//! bitmap of the U columns. Both decode in column order; dense rows exist only inside a task.
+//! A level is saved to and loaded from a file with a versioned header and a CRC-32.
+
+use crate::checksum::Crc32;
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// A sorted set of distinct columns below a universe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnSet {
+    len: u64,
+    universe: u32,
+    /// Elias-Fano: low bits per column (u8::MAX marks a plain bitmap).
+    low_bits: u8,
+    /// Elias-Fano: the low parts (len x low_bits bits), then the high bitmap from word
+    /// `high_at`; bitmap: the U bits.
+    words: Vec<u64>,
+    high_at: usize,
+}
+
+const BITMAP: u8 = u8::MAX;
+
+impl ColumnSet {
+    /// The empty set over `universe` columns.
+    pub fn empty(universe: u32) -> Self {
+        ColumnSet { universe, ..Default::default() }
+    }
+
+    /// Codes sorted, distinct columns below `universe`.
+    pub fn from_sorted(columns: &[u32], universe: u32) -> Self {
+        let n = columns.len() as u64;
+        debug_assert!(columns.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(columns.last().is_none_or(|&c| c < universe));
+        if n == 0 {
+            return Self::empty(universe);
+        }
+        let l = Self::low_bits_for(n, universe);
+        if Self::ef_words(n, universe, l) > (universe as usize).div_ceil(64) {
+            let mut words = vec![0u64; (universe as usize).div_ceil(64)];
+            for &c in columns {
+                words[c as usize / 64] |= 1 << (c % 64);
+            }
+            return ColumnSet { len: n, universe, low_bits: BITMAP, words, high_at: 0 };
+        }
+        let low_words = (n as usize * l as usize).div_ceil(64);
+        let mut words = vec![0u64; Self::ef_words(n, universe, l)];
+        let mask = (1u64 << l) - 1;
+        for (i, &c) in columns.iter().enumerate() {
+            if l > 0 {
+                let (bit, low) = (i * l as usize, c as u64 & mask);
+                words[bit / 64] |= low << (bit % 64);
+                if bit % 64 + l as usize > 64 {
+                    words[bit / 64 + 1] |= low >> (64 - bit % 64);
+                }
+            }
+            let high = (c >> l) as usize + i;
+            words[low_words + high / 64] |= 1 << (high % 64);
+        }
+        ColumnSet { len: n, universe, low_bits: l, words, high_at: low_words }
+    }
+
+    /// The set bits of a dense row of `universe` bits.
+    pub fn from_bitmap(bits: &[u64], universe: u32) -> Self {
+        let n: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        if n == 0 {
+            return Self::empty(universe);
+        }
+        let l = Self::low_bits_for(n, universe);
+        if Self::ef_words(n, universe, l) > (universe as usize).div_ceil(64) {
+            let mut words = bits[..(universe as usize).div_ceil(64)].to_vec();
+            if universe % 64 != 0 {
+                *words.last_mut().expect("a word") &= (1u64 << (universe % 64)) - 1;
+            }
+            return ColumnSet { len: n, universe, low_bits: BITMAP, words, high_at: 0 };
+        }
+        let mut columns = Vec::with_capacity(n as usize);
+        crate::bfs::for_each_bit(bits, |c| columns.push(c));
+        Self::from_sorted(&columns, universe)
+    }
+
+    fn low_bits_for(n: u64, universe: u32) -> u8 {
+        let ratio = (universe as u64 / n).max(1);
+        (63 - ratio.leading_zeros()) as u8
+    }
+
+    fn ef_words(n: u64, universe: u32, l: u8) -> usize {
+        let low = (n as usize * l as usize).div_ceil(64);
+        let high = (n as usize + (universe as usize >> l) + 1).div_ceil(64);
+        low + high
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn universe(&self) -> u32 {
+        self.universe
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+
+    /// Calls `f` with every column, in increasing order.
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(u32)) {
+        if self.len == 0 {
+            return;
+        }
+        if self.low_bits == BITMAP {
+            crate::bfs::for_each_bit(&self.words, f);
+            return;
+        }
+        let l = self.low_bits as u32;
+        let mask = (1u64 << l) - 1;
+        let (low, high) = self.words.split_at(self.high_at);
+        let mut i = 0usize;
+        for (w, &word) in high.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let hi = (p - i) as u64;
+                let lo = if l == 0 {
+                    0
+                } else {
+                    let bit = i * l as usize;
+                    let (k, s) = (bit / 64, bit % 64);
+                    let mut v = low[k] >> s;
+                    if s + l as usize > 64 {
+                        v |= low[k + 1] << (64 - s);
+                    }
+                    v & mask
+                };
+                f((hi << l | lo) as u32);
+                i += 1;
+            }
+        }
+    }
+
+    /// The columns as a vector (tests and small rows).
+    pub fn to_vec(&self) -> Vec<u32> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        self.for_each(|c| v.push(c));
+        v
+    }
+
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        out.write_all(&self.len.to_le_bytes())?;
+        out.write_all(&[self.low_bits])?;
+        out.write_all(&(self.high_at as u64).to_le_bytes())?;
+        out.write_all(&(self.words.len() as u64).to_le_bytes())?;
+        for w in &self.words {
+            out.write_all(&w.to_le_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn read(input: &mut impl Read, universe: u32) -> std::io::Result<Self> {
+        let mut b8 = [0u8; 8];
+        let mut u64_of = |input: &mut dyn Read| -> std::io::Result<u64> {
+            input.read_exact(&mut b8)?;
+            Ok(u64::from_le_bytes(b8))
+        };
+        let len = u64_of(input)?;
+        let mut l = [0u8];
+        input.read_exact(&mut l)?;
+        let high_at = u64_of(input)? as usize;
+        let count = u64_of(input)? as usize;
+        let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let expect = if len == 0 {
+            0
+        } else if l[0] == BITMAP {
+            (universe as usize).div_ceil(64)
+        } else {
+            Self::ef_words(len, universe, l[0])
+        };
+        if count != expect || high_at > count || len > universe as u64 {
+            return Err(bad("a level row's sizes do not agree"));
+        }
+        let mut bytes = vec![0u8; count * 8];
+        input.read_exact(&mut bytes)?;
+        let words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
+        Ok(ColumnSet { len, universe, low_bits: l[0], words, high_at })
+    }
+}
+
+/// One level: a column set per row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    pub depth: u8,
+    pub rows: Vec<ColumnSet>,
+}
+
+const LEVEL_MAGIC: [u8; 8] = *b"CFLEVEL\0";
+/// Version of the level file layout.
+const LEVEL_VERSION: u32 = 1;
+
+impl Level {
+    pub fn entries(&self) -> u64 {
+        self.rows.iter().map(|r| r.len()).sum()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.rows.iter().map(|r| r.bytes() as u64).sum()
+    }
+
+    /// Writes the level to `path` (through a temporary name): magic, version, depth, rows,
+    /// universe, the rows, and a CRC-32 of everything before it.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let temp = super::file::temp_path(path);
+        let file = std::fs::File::create(&temp)?;
+        let mut out =
+            CrcWriter { inner: std::io::BufWriter::with_capacity(1 << 22, &file), crc: Crc32::default() };
+        out.write_all(&LEVEL_MAGIC)?;
+        out.write_all(&LEVEL_VERSION.to_le_bytes())?;
+        out.write_all(&[self.depth])?;
+        out.write_all(&(self.rows.len() as u32).to_le_bytes())?;
+        let universe = self.rows.first().map_or(0, |r| r.universe);
+        out.write_all(&universe.to_le_bytes())?;
+        for r in &self.rows {
+            r.write(&mut out)?;
+        }
+        let crc = out.crc.finish();
+        out.inner.write_all(&crc.to_le_bytes())?;
+        out.inner.flush()?;
+        drop(out);
+        file.sync_all()?;
+        std::fs::rename(temp, path)
+    }
+
+    /// Reads a level written by [`Level::save`], checking its header and CRC-32.
+    pub fn load(path: &Path) -> std::io::Result<Level> {
+        let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let file = std::fs::File::open(path)?;
+        let mut input =
+            CrcReader { inner: std::io::BufReader::with_capacity(1 << 22, file), crc: Crc32::default() };
+        let mut head = [0u8; 8 + 4 + 1 + 4 + 4];
+        input.read_exact(&mut head)?;
+        if head[..8] != LEVEL_MAGIC {
+            return Err(bad(format!("{} is not a level file", path.display())));
+        }
+        let version = u32::from_le_bytes(head[8..12].try_into().expect("4"));
+        if version != LEVEL_VERSION {
+            return Err(bad(format!("{}: level layout {version}, expected {LEVEL_VERSION}", path.display())));
+        }
+        let depth = head[12];
+        let rows = u32::from_le_bytes(head[13..17].try_into().expect("4"));
+        let universe = u32::from_le_bytes(head[17..21].try_into().expect("4"));
+        let rows =
+            (0..rows).map(|_| ColumnSet::read(&mut input, universe)).collect::<std::io::Result<Vec<_>>>()?;
+        let computed = input.crc.finish();
+        let mut stored = [0u8; 4];
+        input.inner.read_exact(&mut stored)?;
+        if u32::from_le_bytes(stored) != computed {
+            return Err(bad(format!("{}: checksum mismatch, the file is corrupt", path.display())));
+        }
+        Ok(Level { depth, rows })
+    }
+}
+
+struct CrcWriter<W: Write> {
+    inner: W,
+    crc: Crc32,
+}
+
+impl<W: Write> Write for CrcWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+struct CrcReader<R: Read> {
+    inner: R,
+    crc: Crc32,
+}
+
+impl<R: Read> Read for CrcReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::SplitMix64;
+
+    fn random_set(rng: &mut SplitMix64, universe: u32, density: f64) -> Vec<u32> {
+        let threshold = (density * u32::MAX as f64) as u64;
+        (0..universe).filter(|_| rng.below(u32::MAX as u64) < threshold).collect()
+    }
+
+    #[test]
+    fn sparse_and_dense_rows_round_trip() {
+        let mut rng = SplitMix64::new(77);
+        for universe in [1u32, 63, 64, 65, 1000, 70_000, 1 << 20] {
+            for density in [0.0, 1e-4, 0.01, 0.1, 0.3, 0.6, 1.0] {
+                let cols = random_set(&mut rng, universe, density);
+                let set = ColumnSet::from_sorted(&cols, universe);
+                assert_eq!(set.to_vec(), cols, "U {universe} density {density}");
+                assert_eq!(set.len(), cols.len() as u64);
+                let mut bits = vec![0u64; (universe as usize).div_ceil(64)];
+                for &c in &cols {
+                    bits[c as usize / 64] |= 1 << (c % 64);
+                }
+                assert_eq!(ColumnSet::from_bitmap(&bits, universe), set);
+                // Never more than the bitmap, and close to 2 + log2(U/n) bits where sparse.
+                assert!(set.bytes() <= (universe as usize).div_ceil(64) * 8);
+                if !cols.is_empty() && density <= 0.01 && universe >= 70_000 {
+                    let bits_per = set.bytes() as f64 * 8.0 / cols.len() as f64;
+                    assert!(bits_per < 3.5 + (universe as f64 / cols.len() as f64).log2(), "{bits_per}");
+                }
+            }
+        }
+        // Edge columns.
+        let cols = [0, 1, 70_962_000, 70_963_199];
+        assert_eq!(ColumnSet::from_sorted(&cols, 70_963_200).to_vec(), cols);
+    }
+
+    #[test]
+    fn levels_save_and_load_and_refuse_damage() {
+        let mut rng = SplitMix64::new(78);
+        let rows = (0..5)
+            .map(|k| ColumnSet::from_sorted(&random_set(&mut rng, 5000, k as f64 * 0.2), 5000))
+            .collect();
+        let level = Level { depth: 7, rows };
+        let dir = std::env::temp_dir().join(format!("cf-level-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("level-07.bin");
+        level.save(&path).unwrap();
+        assert_eq!(Level::load(&path).unwrap(), level);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n / 2] ^= 4;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(Level::load(&path).is_err());
+        std::fs::write(&path, &bytes[..n - 10]).unwrap();
+        assert!(Level::load(&path).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
