@@ -334,6 +334,14 @@ fn fill_rows(
                     let records: Vec<(u32, Vec<u8>)> =
                         made.iter().map(|(r, rec)| (*r, rec.encode())).collect();
                     j.table_rows_done(h, &records)?;
+                    let before = done.len() * 10 / index.rows() as usize;
+                    if (done.len() + made.len()) * 10 / index.rows() as usize > before {
+                        tracing::info!(
+                            "h48h{h}: {} of {} rows journaled",
+                            done.len() + made.len(),
+                            index.rows()
+                        );
+                    }
                 }
                 done.extend(made);
             }

@@ -30,4 +30,13 @@ fn main() {
         levels.push(next);
     }
     println!("total {:.2} s", start.elapsed().as_secs_f64());
+    let last = levels.last().expect("a level");
+    let t = Instant::now();
+    let x: u64 = (0..index.rows()).map(|r| index.gather_checksum(r, last)).fold(0, |a, b| a ^ b);
+    let pushes: u64 = (0..index.rows()).map(|r| index.pushes(r, last)).sum();
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "gather alone (one thread): {pushes} images in {secs:.2} s, {:.2} ns each ({x:x})",
+        secs * 1e9 / pushes as f64
+    );
 }

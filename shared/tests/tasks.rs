@@ -127,7 +127,7 @@ fn kociemba_and_padded_rows_agree_to_a_depth() {
     // bits, to depth 9; pulls sampled on every 16th chunk of 64 rows.
     let space = KociembaSpace::new(false);
     assert_eq!(every_level_both_ways(&space, space.moves(), None, 16), 19);
-    let space = SymProductSpace::h0(&H48Coords::default());
+    let space = SymProductSpace::h0(&H48Coords);
     assert_ne!(space.column_count() % 64, 0);
     assert_eq!(every_level_both_ways(&space, &MoveSet::Htm.moves(), Some(9), 16), 9);
 }

@@ -104,8 +104,8 @@ impl AnyIndex {
             SpaceKind::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
             SpaceKind::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
-            SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords::default())),
-            SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords::default())),
+            SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
+            SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
         }
     }
 

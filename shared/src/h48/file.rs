@@ -112,7 +112,7 @@ fn align(n: u64) -> u64 {
 
 /// The solver's number of entries of hN: 3393 x 34,650 x 2^N.
 pub fn main_entries(h: u8) -> u64 {
-    3393 * 34_650 << h
+    (3393 * 34_650) << h
 }
 
 /// The payload offsets of a table file.
@@ -358,9 +358,7 @@ impl TableFile {
     }
 
     /// Checks a table held in memory.
-    pub fn sections_of(
-        bytes: &[u8],
-    ) -> Result<(Format, Vec<(SectionInfo, std::ops::Range<usize>)>), TableFileError> {
+    pub fn sections_of(bytes: &[u8]) -> Result<Parsed, TableFileError> {
         parse(bytes)
     }
 
@@ -385,7 +383,8 @@ fn slice(bytes: &[u8], at: u64, len: u64, what: &str) -> Result<std::ops::Range<
     })
 }
 
-type Parsed = (Format, Vec<(SectionInfo, std::ops::Range<usize>)>);
+/// A file's layout and its sections with their byte ranges.
+pub type Parsed = (Format, Vec<(SectionInfo, std::ops::Range<usize>)>);
 
 fn parse(bytes: &[u8]) -> Result<Parsed, TableFileError> {
     if bytes.starts_with(&MAGIC) {

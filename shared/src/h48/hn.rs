@@ -35,9 +35,86 @@ pub struct H11Rows {
     incoming: Vec<Vec<(u32, Move)>>,
 }
 
+/// Columns of a row, grouped by 16 KB region of the row's bitmap before they are used, so
+/// that the work on them hits one cache-sized part of the row at a time (random writes into a
+/// bitmap of several MB miss the cache and the TLB).
+#[derive(Default)]
+struct Scatter {
+    buckets: Vec<Vec<u32>>,
+    pending: usize,
+    local: Vec<u64>,
+}
+
+impl Scatter {
+    const REGION_BITS: u32 = 20;
+    /// At most this many columns wait in [`Scatter::push`].
+    const LIMIT: usize = 1 << 22;
+
+    #[inline]
+    fn queue(&mut self, c: u32) {
+        let b = (c >> Self::REGION_BITS) as usize;
+        if b >= self.buckets.len() {
+            self.buckets.resize_with(b + 1, Vec::new);
+        }
+        self.buckets[b].push(c);
+        self.pending += 1;
+    }
+
+    /// Queues bit `c` of `bits`, setting the queued bits when too many are waiting.
+    #[inline]
+    fn push(&mut self, bits: &mut [u64], c: u32) {
+        self.queue(c);
+        if self.pending >= Self::LIMIT {
+            self.flush(bits);
+        }
+    }
+
+    /// Sets every queued bit.
+    fn flush(&mut self, bits: &mut [u64]) {
+        for bucket in &mut self.buckets {
+            for &i in bucket.iter() {
+                bits[i as usize / 64] |= 1 << (i % 64);
+            }
+            bucket.clear();
+        }
+        self.pending = 0;
+    }
+
+    /// Appends the queued columns to `out` in increasing order, without repeats, and empties
+    /// the queue: each region is sorted on its own, in a region-sized bitmap where it is dense.
+    fn drain_sorted(&mut self, out: &mut Vec<u32>) {
+        let words = 1usize << (Self::REGION_BITS - 6);
+        self.local.resize(words, 0);
+        for (b, bucket) in self.buckets.iter_mut().enumerate() {
+            if bucket.len() < 4096 {
+                bucket.sort_unstable();
+                bucket.dedup();
+                out.extend_from_slice(bucket);
+            } else {
+                let base = (b as u32) << Self::REGION_BITS;
+                for &c in bucket.iter() {
+                    let i = (c - base) as usize;
+                    self.local[i / 64] |= 1 << (i % 64);
+                }
+                for (w, word) in self.local.iter_mut().enumerate() {
+                    let mut bits = *word;
+                    *word = 0;
+                    while bits != 0 {
+                        out.push(base + w as u32 * 64 + bits.trailing_zeros());
+                        bits &= bits - 1;
+                    }
+                }
+            }
+            bucket.clear();
+        }
+        self.pending = 0;
+    }
+}
+
 /// Per-thread buffers of level and table rows.
 #[derive(Default)]
 pub struct RowScratch {
+    scatter: Scatter,
     keys: Vec<u32>,
     dense: Vec<u64>,
     old: Vec<u32>,
@@ -135,6 +212,13 @@ impl H11Rows {
         }
     }
 
+    /// XOR of the images gathered into `target` (measures the gather alone).
+    pub fn gather_checksum(&self, target: u32, level: &Level) -> u64 {
+        let mut x = 0u64;
+        self.gather(target, level, |c| x = x.rotate_left(5) ^ c as u64);
+        x
+    }
+
     /// Row `target` of the level after `prev`: the images of `prev`'s entries, closed under the
     /// row's stabilizer, that are in neither `prev` nor `before` (the level before it).
     pub fn next_level_row(
@@ -150,9 +234,12 @@ impl H11Rows {
             return ColumnSet::empty(H11_COLUMNS);
         }
         let stab = self.space.stabilizer_maps(target);
-        let olds = [Some(&prev.rows[t]), before.map(|b| &b.rows[t])];
-        if pushes * (1 + stab.len() as u64) < (H11_COLUMNS / 256) as u64 {
-            s.keys.clear();
+        s.keys.clear();
+        if stab.is_empty() {
+            let scatter = &mut s.scatter;
+            self.gather(target, prev, |c| scatter.queue(c));
+            scatter.drain_sorted(&mut s.keys);
+        } else if pushes * (1 + stab.len() as u64) < (H11_COLUMNS / 256) as u64 {
             self.gather(target, prev, |c| s.keys.push(c));
             let n = s.keys.len();
             for i in 0..n {
@@ -163,32 +250,30 @@ impl H11Rows {
             }
             s.keys.sort_unstable();
             s.keys.dedup();
-            for old in olds.into_iter().flatten() {
-                if old.is_empty() {
-                    continue;
-                }
-                s.old.clear();
-                old.for_each(|c| s.old.push(c));
-                let mut k = 0;
-                s.keys.retain(|c| {
-                    while k < s.old.len() && s.old[k] < *c {
-                        k += 1;
-                    }
-                    !(k < s.old.len() && s.old[k] == *c)
-                });
-            }
-            ColumnSet::from_sorted(&s.keys, H11_COLUMNS)
         } else {
             s.dense.clear();
             s.dense.resize(H11_COLUMNS.div_ceil(64) as usize, 0);
-            let bits = &mut s.dense;
-            self.gather(target, prev, |c| bits[c as usize / 64] |= 1 << (c % 64));
+            let (bits, scatter) = (&mut s.dense, &mut s.scatter);
+            self.gather(target, prev, |c| scatter.push(bits, c));
+            scatter.flush(bits);
             close_under(bits, &stab);
-            for old in olds.into_iter().flatten() {
-                old.for_each(|c| bits[c as usize / 64] &= !(1 << (c % 64)));
-            }
-            ColumnSet::from_bitmap(bits, H11_COLUMNS)
+            crate::bfs::for_each_bit(bits, |c| s.keys.push(c));
         }
+        for old in [Some(&prev.rows[t]), before.map(|b| &b.rows[t])].into_iter().flatten() {
+            if old.is_empty() {
+                continue;
+            }
+            s.old.clear();
+            old.for_each(|c| s.old.push(c));
+            let mut k = 0;
+            s.keys.retain(|c| {
+                while k < s.old.len() && s.old[k] < *c {
+                    k += 1;
+                }
+                !(k < s.old.len() && s.old[k] == *c)
+            });
+        }
+        ColumnSet::from_sorted(&s.keys, H11_COLUMNS)
     }
 
     /// The level after `prev` (`before` is the level before `prev`), on rayon's threads;
@@ -262,43 +347,63 @@ impl H11Rows {
             (0..words).map(|k| (s.b2[k] & !(s.b0[k] | s.b1[k])).count_ones() as u64).sum();
         let deeper = per_row - counts.iter().sum::<u64>();
 
-        let entries = super::file::main_entries(h);
-        let mut bytes = vec![0u8; lines * LINE_BYTES];
-        for (k, out) in bytes.chunks_exact_mut(LINE_BYTES).enumerate() {
-            let line_start = (first_line + k as u64) * LINE_ENTRIES as u64;
-            let g0 = line_start.max(row_start);
-            let g1 = (line_start + LINE_ENTRIES as u64).min(row_start + per_row);
-            let mut line = [0u64; 8];
-            let mut any_two = false;
-            let mut g = g0;
-            while g < g1 {
-                let n = (g1 - g).min(64) as u32;
-                let i = (g - row_start) as usize;
-                let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-                let (x0, x1, x2) = (bits_at(&s.b0, i), bits_at(&s.b1, i), bits_at(&s.b2, i));
-                let lo = !x0 & (x1 | !x2) & mask;
-                let hi = !x0 & !x1 & mask;
-                any_two |= hi & !lo != 0;
-                or_codes(&mut line, 2 * (g - line_start) as usize, lo, hi);
-                g += n as u64;
-            }
-            // The table's last line: slots past the last entry read 3.
-            if line_start + LINE_ENTRIES as u64 > entries && g1 == entries {
-                for slot in (entries - line_start) as usize..LINE_ENTRIES {
-                    line[slot / 32] |= 3 << (2 * (slot % 32));
-                }
-            }
-            let min = match s.mins[k] {
-                15 if any_two => base + 2,
-                m => m,
-            };
-            line[7] |= (min as u64) << 60;
-            for (w, chunk) in line.iter().zip(out.chunks_exact_mut(8)) {
-                chunk.copy_from_slice(&w.to_le_bytes());
-            }
-        }
+        let levels = RowLevels { b0: &s.b0, b1: &s.b1, b2: &s.b2, mins: &s.mins };
+        let bytes = pack_row(&levels, row_start, per_row, super::file::main_entries(h), base);
         RowLines { first_line, bytes, counts, deeper }
     }
+}
+
+/// A row's entries by level, for [`pack_row`]: bit i of `b0` if entry i is at most base, of
+/// `b1` if it is base + 1, of `b2` if it is at most base + 2 (any of the three may hold entries
+/// of the lower ones); per line of the row, the smallest depth at most base + 1 (15 if none).
+pub struct RowLevels<'a> {
+    pub b0: &'a [u64],
+    pub b1: &'a [u64],
+    pub b2: &'a [u64],
+    pub mins: &'a [u8],
+}
+
+/// The lines of a row of `per_row` entries starting at entry `row_start` of a table of
+/// `entries`: its first and last line hold only this row's slots (zeros elsewhere) and the
+/// minimum of those; slots past the table's end read 3.
+pub fn pack_row(levels: &RowLevels, row_start: u64, per_row: u64, entries: u64, base: u8) -> Vec<u8> {
+    let first_line = row_start / LINE_ENTRIES as u64;
+    let last_line = (row_start + per_row - 1) / LINE_ENTRIES as u64;
+    let lines = (last_line - first_line + 1) as usize;
+    let mut bytes = vec![0u8; lines * LINE_BYTES];
+    for (k, out) in bytes.chunks_exact_mut(LINE_BYTES).enumerate() {
+        let line_start = (first_line + k as u64) * LINE_ENTRIES as u64;
+        let g0 = line_start.max(row_start);
+        let g1 = (line_start + LINE_ENTRIES as u64).min(row_start + per_row);
+        let mut line = [0u64; 8];
+        let mut any_two = false;
+        let mut g = g0;
+        while g < g1 {
+            let n = (g1 - g).min(64) as u32;
+            let i = (g - row_start) as usize;
+            let mask = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+            let (x0, x1, x2) = (bits_at(levels.b0, i), bits_at(levels.b1, i), bits_at(levels.b2, i));
+            let lo = !x0 & (x1 | !x2) & mask;
+            let hi = !x0 & !x1 & mask;
+            any_two |= hi & !lo != 0;
+            or_codes(&mut line, 2 * (g - line_start) as usize, lo, hi);
+            g += n as u64;
+        }
+        if line_start + LINE_ENTRIES as u64 > entries && g1 == entries {
+            for slot in (entries - line_start) as usize..LINE_ENTRIES {
+                line[slot / 32] |= 3 << (2 * (slot % 32));
+            }
+        }
+        let min = match levels.mins[k] {
+            15 if any_two => base + 2,
+            m => m,
+        };
+        line[7] |= (min as u64) << 60;
+        for (w, chunk) in line.iter().zip(out.chunks_exact_mut(8)) {
+            chunk.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    bytes
 }
 
 /// 64 bits of a bitmap from bit `i` (zeros past its end).
@@ -350,6 +455,56 @@ fn or_codes(line: &mut [u64; 8], at: usize, lo: u64, hi: u64) {
 mod tests {
     use super::*;
 
+    use crate::cube::SplitMix64;
+    use crate::h48::table::pack_two_bit;
+
+    #[test]
+    fn rows_packed_one_by_one_and_merged_equal_the_whole_table_packed_at_once() {
+        let mut rng = SplitMix64::new(254);
+        let base = 8u8;
+        for (rows, per_row) in [(3u64, 1000u64), (5, 254), (4, 509), (2, 64 * 7 + 3)] {
+            let entries = rows * per_row;
+            // Mostly deep entries, with runs of shallow ones (some lines hold none at all).
+            let depths: Vec<u8> =
+                (0..entries).map(|i| if (i / 300) % 3 == 0 { 12 } else { 5 + rng.below(8) as u8 }).collect();
+            let mut table = vec![0u8; crate::h48::table::line_count(entries) as usize * LINE_BYTES];
+            let mut written = vec![false; table.len() / LINE_BYTES];
+            for r in 0..rows {
+                let row = &depths[(r * per_row) as usize..][..per_row as usize];
+                let words = (per_row as usize).div_ceil(64);
+                let mut b = [vec![0u64; words], vec![0u64; words], vec![0u64; words]];
+                for (i, &d) in row.iter().enumerate() {
+                    for (k, bits) in b.iter_mut().enumerate() {
+                        if d <= base + k as u8 && (k != 1 || d == base + 1) {
+                            bits[i / 64] |= 1 << (i % 64);
+                        }
+                    }
+                }
+                let first = r * per_row / LINE_ENTRIES as u64;
+                let last = ((r + 1) * per_row - 1) / LINE_ENTRIES as u64;
+                let mins: Vec<u8> = (first..=last)
+                    .map(|l| {
+                        let (a, z) = ((l * 254).max(r * per_row), ((l + 1) * 254).min((r + 1) * per_row));
+                        (a..z).map(|g| depths[g as usize]).filter(|&d| d <= base + 1).min().unwrap_or(15)
+                    })
+                    .collect();
+                let levels = RowLevels { b0: &b[0], b1: &b[1], b2: &b[2], mins: &mins };
+                let bytes = pack_row(&levels, r * per_row, per_row, entries, base);
+                for (k, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
+                    let l = first as usize + k;
+                    let at = &mut table[l * LINE_BYTES..][..LINE_BYTES];
+                    if written[l] {
+                        merge_line(at, line);
+                    } else {
+                        at.copy_from_slice(line);
+                        written[l] = true;
+                    }
+                }
+            }
+            assert!(table == pack_two_bit(&depths, base), "{rows} rows of {per_row}");
+        }
+    }
+
     #[test]
     fn codes_land_in_their_slots() {
         let mut line = [0u64; 8];
@@ -357,7 +512,7 @@ mod tests {
         or_codes(&mut line, 6, 0b01, 0b10);
         assert_eq!(line[0], 1 << 6 | 2 << 8);
         let mut line = [0u64; 8];
-        or_codes(&mut line, 2 * 250, u64::MAX, 0);
+        or_codes(&mut line, 2 * 250, 0b1111, 0);
         // Slots 250..253 only: bits 500..507.
         assert_eq!(line[7], 0x55 << 52);
         assert!(line[..7].iter().all(|&w| w == 0));

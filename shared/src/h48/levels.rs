@@ -74,7 +74,7 @@ impl ColumnSet {
         let l = Self::low_bits_for(n, universe);
         if Self::ef_words(n, universe, l) > (universe as usize).div_ceil(64) {
             let mut words = bits[..(universe as usize).div_ceil(64)].to_vec();
-            if universe % 64 != 0 {
+            if !universe.is_multiple_of(64) {
                 *words.last_mut().expect("a word") &= (1u64 << (universe % 64)) - 1;
             }
             return ColumnSet { len: n, universe, low_bits: BITMAP, words, high_at: 0 };

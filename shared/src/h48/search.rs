@@ -27,7 +27,7 @@ pub struct DirectSearch {
 
 impl Default for DirectSearch {
     fn default() -> Self {
-        let coords = H48Coords::default();
+        let coords = H48Coords;
         let moves = MoveSet::Htm.moves();
         let goal = (coords.cocsep(&Cube::SOLVED), coords.esep(&Cube::SOLVED));
         let cocsep_depth = plain_depths(&coords.cocsep_coord(), goal.0, &moves);

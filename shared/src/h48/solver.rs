@@ -113,14 +113,14 @@ pub fn cocsep_position(v: u32) -> Cube {
     let csep = csep | ((ones == 3) as u32) << 7;
     let mut x = Cube::SOLVED;
     let (mut low, mut high, mut sum) = (0, 4, 0);
-    for i in 0..8 {
+    for (i, &slot) in CORNER.iter().enumerate() {
         let t = if i < 7 { co % 3 } else { (3 - sum % 3) % 3 };
         co /= 3;
         sum += t;
         let piece = if csep >> i & 1 == 1 { &mut high } else { &mut low };
-        x.corners.perm[CORNER[i]] = CORNER[*piece] as u8;
+        x.corners.perm[slot] = CORNER[*piece] as u8;
         *piece += 1;
-        x.corners.ori[CORNER[i]] = ((3 - t) % 3) as u8;
+        x.corners.ori[slot] = ((3 - t) % 3) as u8;
     }
     x
 }
@@ -130,7 +130,7 @@ pub fn edge_position(e: u32, o: u32) -> Cube {
     let (mut a, mut b, mut k, mut l, mut j) = (e / 70, e % 70, 4, 4, 0);
     let (mut next_m, mut next_s, mut next_e) = (0, 4, 8);
     let mut x = Cube::SOLVED;
-    for i in 0..12 {
+    for (i, &slot) in EDGE.iter().enumerate() {
         let piece = if k > 0 && a >= binomial(11 - i, k) {
             a -= binomial(11 - i, k);
             k -= 1;
@@ -148,12 +148,12 @@ pub fn edge_position(e: u32, o: u32) -> Cube {
                 next_m - 1
             }
         };
-        x.edges.perm[EDGE[i]] = EDGE[piece] as u8;
+        x.edges.perm[slot] = EDGE[piece] as u8;
     }
     let flips: u32 = (1..12).map(|i| o >> (i - 1) & 1).sum();
     x.edges.ori[EDGE[0]] = (flips % 2) as u8;
-    for i in 1..12 {
-        x.edges.ori[EDGE[i]] = (o >> (i - 1) & 1) as u8;
+    for (i, &slot) in EDGE.iter().enumerate().skip(1) {
+        x.edges.ori[slot] = (o >> (i - 1) & 1) as u8;
     }
     x
 }

@@ -8,7 +8,7 @@ use crate::h48::solver;
 
 #[test]
 fn coordinate_tables_act_like_cube_moves_and_symmetries() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let (cocsep, esep) = (coords.cocsep_coord(), coords.esep_coord());
     assert_eq!((cocsep.size, esep.size, COCSEP, ESEP, EO), (2187 * 128, 34_650, 70 * 2187, 495 * 70, 2048));
     let eo_moves = coords.eo_moves();
@@ -32,7 +32,7 @@ fn coordinate_tables_act_like_cube_moves_and_symmetries() {
 
 #[test]
 fn class_counts_agree_with_burnside() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let esep = coords.esep_coord();
     let classes = coords.esep_classes(&esep);
     assert_eq!(
@@ -52,7 +52,7 @@ fn class_counts_agree_with_burnside() {
 /// h48-blob.md 5.4 and 9: the solver's cocsep table, its first classes and esep words.
 #[test]
 fn the_solver_tables_match_its_test_vectors() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let cocsep = coords.cocsep_table();
     let w = |v: usize| cocsep.words[v];
     for (v, want) in [
@@ -132,7 +132,7 @@ fn raw_counts(space: &SymProductSpace, depths: &Depths) -> Vec<u64> {
 
 #[test]
 fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_search() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let h0 = SymProductSpace::h0(&coords);
     let transposed = SymProductSpace::h0_transposed(&coords);
     // Seed 000: 3393 x C(12,8) x C(8,4) = 117,567,450 entries for 5,304,568,500 values.
@@ -173,7 +173,7 @@ fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_sear
 
 #[test]
 fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let space = EoEsepSpace::new(&coords);
     assert_eq!(space.entry_count(), 782 * 2048);
     let depths =
@@ -192,7 +192,7 @@ fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
 
 #[test]
 fn h11_columns_act_like_cube_moves_and_symmetries() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let columns = EoEsepColumns::new(&coords);
     let mut rng = SplitMix64::new(1111);
     for _ in 0..300 {
@@ -208,7 +208,7 @@ fn h11_columns_act_like_cube_moves_and_symmetries() {
 
 #[test]
 fn h11_transitions_follow_positions() {
-    let coords = H48Coords::default();
+    let coords = H48Coords;
     let h11 = SymProductSpace::h11(&coords);
     // Seed 000: h11 has 3393 x 34,650 x 2048 entries.
     assert_eq!(h11.entry_count(), 240_778_137_600);
