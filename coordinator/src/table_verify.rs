@@ -11,7 +11,8 @@ use shared::bfs::{BfsOptions, LocalExpander};
 use shared::cube::{MoveSet, SplitMix64};
 use shared::h48::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    bfs_depths, small_sections, DirectSearch, H48Coords, SectionInfo, SymProductSpace, TableFile, EO,
+    bfs_depths, small_sections, DirectSearch, H48Coords, SectionInfo, SectionKind, SymProductSpace,
+    TableFile, EO,
 };
 use shared::report::thousands;
 use std::path::Path;
@@ -39,6 +40,12 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
         }
     );
     let (main, lines) = main_section(&file)?;
+    let range = file
+        .sections
+        .iter()
+        .find(|(s, _)| s.kind == SectionKind::H48)
+        .map(|(_, r)| r.clone())
+        .expect("a main section");
     let mut failures = Vec::new();
     check(
         line_count(main.entries) as usize * LINE_BYTES == lines.len(),
@@ -49,7 +56,7 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
         ),
         &mut failures,
     );
-    let (recount, padding_ok, bad_minima) = scan_lines(main, lines);
+    let (recount, padding_ok, bad_minima) = scan_lines(&file, main, range);
     check(main.buckets == Some(recount), format!("2-bit values recounted: {recount:?}"), &mut failures);
     check(padding_ok, "the last line's padding reads 3".into(), &mut failures);
     if !main.depth_counts.is_empty() {
@@ -90,39 +97,55 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
 
 /// The four 2-bit counts over the real entries, whether the padding reads 3, and the number of
 /// lines whose minimum disagrees with their values: a line whose smallest value is c holds a
-/// minimum at most base (c = 0), exactly base + c (c = 1, 2), or 15 (c = 3).
-fn scan_lines(main: &SectionInfo, lines: &[u8]) -> ([u64; 4], bool, u64) {
+/// minimum at most base (c = 0), exactly base + c (c = 1, 2), or 15 (c = 3). The lines are read
+/// window by window (see [`TableFile::for_each_window`]).
+fn scan_lines(file: &TableFile, main: &SectionInfo, range: std::ops::Range<usize>) -> ([u64; 4], bool, u64) {
     let entries = main.entries;
-    let n_lines = line_count(entries);
-    let (counts, bad) = lines
-        .par_chunks(LINE_BYTES * 4096)
-        .enumerate()
-        .map(|(chunk, bytes)| {
-            let mut c = [0u64; 4];
-            let mut bad = 0u64;
-            for (k, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
-                let l = chunk as u64 * 4096 + k as u64;
-                let first = l * LINE_ENTRIES as u64;
-                let real = (entries - first).min(LINE_ENTRIES as u64) as usize;
-                let mut smallest = 3;
-                for slot in 0..real {
-                    let v = line[slot / 4] >> (2 * (slot % 4)) & 3;
-                    c[v as usize] += 1;
-                    smallest = smallest.min(v);
+    let mut counts = [0u64; 4];
+    let mut bad = 0u64;
+    let mut padding_ok = true;
+    file.for_each_window(range, |offset, window| {
+        let first_line = (offset / LINE_BYTES) as u64;
+        let (c, b, p) = window
+            .par_chunks(LINE_BYTES * 4096)
+            .enumerate()
+            .map(|(chunk, bytes)| {
+                let mut c = [0u64; 4];
+                let (mut bad, mut padding_ok) = (0u64, true);
+                for (k, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
+                    let l = first_line + chunk as u64 * 4096 + k as u64;
+                    let first = l * LINE_ENTRIES as u64;
+                    let real = (entries - first).min(LINE_ENTRIES as u64) as usize;
+                    let mut smallest = 3;
+                    for slot in 0..LINE_ENTRIES {
+                        let v = line[slot / 4] >> (2 * (slot % 4)) & 3;
+                        if slot < real {
+                            c[v as usize] += 1;
+                            smallest = smallest.min(v);
+                        } else {
+                            padding_ok &= v == 3;
+                        }
+                    }
+                    let min = line[LINE_BYTES - 1] >> 4;
+                    let ok = match smallest {
+                        0 => min <= main.base,
+                        3 => min == 15,
+                        s => min == main.base + s,
+                    };
+                    bad += !ok as u64;
                 }
-                let min = line[LINE_BYTES - 1] >> 4;
-                let ok = match smallest {
-                    0 => min <= main.base,
-                    3 => min == 15,
-                    s => min == main.base + s,
-                };
-                bad += !ok as u64;
-            }
-            (c, bad)
-        })
-        .reduce(|| ([0; 4], 0), |a, b| (std::array::from_fn(|k| a.0[k] + b.0[k]), a.1 + b.1));
-    let last = n_lines - 1;
-    let padding_ok = (entries..(last + 1) * LINE_ENTRIES as u64).all(|i| two_bit_entry(lines, i) == 3);
+                (c, bad, padding_ok)
+            })
+            .reduce(
+                || ([0; 4], 0, true),
+                |a, b| (std::array::from_fn(|k| a.0[k] + b.0[k]), a.1 + b.1, a.2 && b.2),
+            );
+        for k in 0..4 {
+            counts[k] += c[k];
+        }
+        bad += b;
+        padding_ok &= p;
+    });
     (counts, padding_ok, bad)
 }
 

@@ -15,5 +15,5 @@ python3 scripts/bench/measure.py "build h48h0" -- "$bin" build h48h0 --out "$out
 python3 scripts/bench/measure.py "build h48h0 --format h48" -- "$bin" build h48h0 --format h48 \
     --out "$out/h48h0.h48" 2>/dev/null
 python3 scripts/bench/measure.py "verify h48h0 (100 samples)" -- "$bin" verify "$out/h48h0.tbl"
-"$bin" info "$out/h48h0.tbl" --json > results/h48h0.json
-python3 scripts/h48_md.py results/h48h0.json > results/h48h0.md
+"$bin" info "$out/h48h0.tbl" --json > "$out/h48h0.json"
+python3 scripts/h48_results.py "$out/h48h0.json" results/h48h0

@@ -353,13 +353,17 @@ impl TableFile {
         let file = File::open(path)?;
         // Safety: the map is read-only; a table file is not modified while it is read.
         let map = unsafe { memmap2::Mmap::map(&file)? };
-        let (format, sections) = parse(&map)?;
+        let release = |r: std::ops::Range<usize>| release_pages(&map, r);
+        let (format, sections) = parse(&map, &release)?;
         Ok(TableFile { map, format, sections })
     }
 
-    /// Checks a table held in memory.
-    pub fn sections_of(bytes: &[u8]) -> Result<Parsed, TableFileError> {
-        parse(bytes)
+    /// Calls `f` with consecutive windows of `range` of the file (with the offset of each
+    /// window from the range's start), dropping each window's pages from this process once it
+    /// is read (they stay in the page cache), so reading a table of 60 GB does not make the
+    /// process 60 GB resident.
+    pub fn for_each_window(&self, range: std::ops::Range<usize>, f: impl FnMut(usize, &[u8])) {
+        windows(&self.map, range, &|r| release_pages(&self.map, r), f)
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -386,9 +390,35 @@ fn slice(bytes: &[u8], at: u64, len: u64, what: &str) -> Result<std::ops::Range<
 /// A file's layout and its sections with their byte ranges.
 pub type Parsed = (Format, Vec<(SectionInfo, std::ops::Range<usize>)>);
 
-fn parse(bytes: &[u8]) -> Result<Parsed, TableFileError> {
+/// Bytes read per window of a large section (a multiple of 64).
+const WINDOW: usize = 1 << 28;
+
+fn windows(bytes: &[u8], range: std::ops::Range<usize>, release: Release, mut f: impl FnMut(usize, &[u8])) {
+    let mut at = range.start;
+    while at < range.end {
+        let end = (at + WINDOW).min(range.end);
+        f(at - range.start, &bytes[at..end]);
+        release(at..end);
+        at = end;
+    }
+}
+
+/// Drops the pages of `range` of a read-only file map from this process.
+fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) {
+    // Page-aligned start; the map itself starts on a page.
+    let page = 4096;
+    let start = range.start / page * page;
+    // Safety: the map is read-only and file-backed: dropped pages are read again from the file
+    // on the next access, so no data is lost and no reference is invalidated.
+    let _ =
+        unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, range.end - start) };
+}
+
+type Release<'a> = &'a dyn Fn(std::ops::Range<usize>);
+
+fn parse(bytes: &[u8], release: Release) -> Result<Parsed, TableFileError> {
     if bytes.starts_with(&MAGIC) {
-        Ok((Format::Cubefarm, parse_cubefarm(bytes)?))
+        Ok((Format::Cubefarm, parse_cubefarm(bytes, release)?))
     } else if bytes.len() >= INFO_BYTES && bytes[224..244] == *b"cocsep data for h48\0" {
         Ok((Format::H48, parse_h48(bytes)?))
     } else {
@@ -396,7 +426,10 @@ fn parse(bytes: &[u8]) -> Result<Parsed, TableFileError> {
     }
 }
 
-fn parse_cubefarm(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
+fn parse_cubefarm(
+    bytes: &[u8],
+    release: Release,
+) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
     let len_at = slice(bytes, 8, 4, "header length")?;
     let len = u32::from_le_bytes(bytes[len_at].try_into().expect("4 bytes")) as u64;
     if len + 16 > HEADER_AREA {
@@ -419,7 +452,9 @@ fn parse_cubefarm(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usiz
         .map(|h| {
             let name = h.info.kind.name(h.info.h);
             let range = slice(bytes, h.offset, h.info.len, &name)?;
-            let computed = crc32(&bytes[range.clone()]);
+            let mut crc = Crc32::default();
+            windows(bytes, range.clone(), release, |_, w| crc.update(w));
+            let computed = crc.finish();
             if computed != h.crc {
                 return Err(TableFileError::SectionChecksum { name, stored: h.crc, computed });
             }

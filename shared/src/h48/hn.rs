@@ -334,15 +334,27 @@ impl H11Rows {
         }
         // Level base + 2: the images of level base + 1, closed under the stabilizer.
         let stab = self.space.stabilizer_maps(target);
-        let b2 = &mut s.b2;
-        self.gather(target, &levels[base as usize + 1], |c| {
-            let i = (c >> shift) as usize;
-            b2[i / 64] |= 1 << (i % 64);
-            for map in &stab {
-                let i = (map.apply(c) >> shift) as usize;
+        let (b2, scatter) = (&mut s.b2, &mut s.scatter);
+        let last = &levels[base as usize + 1];
+        if per_row <= 1 << 23 {
+            // The row's bitmap fits the cache: set bits directly.
+            self.gather(target, last, |c| {
+                let i = (c >> shift) as usize;
                 b2[i / 64] |= 1 << (i % 64);
-            }
-        });
+                for map in &stab {
+                    let i = (map.apply(c) >> shift) as usize;
+                    b2[i / 64] |= 1 << (i % 64);
+                }
+            });
+        } else {
+            self.gather(target, last, |c| {
+                scatter.push(b2, c >> shift);
+                for map in &stab {
+                    scatter.push(b2, map.apply(c) >> shift);
+                }
+            });
+            scatter.flush(b2);
+        }
         counts[base as usize + 2] =
             (0..words).map(|k| (s.b2[k] & !(s.b0[k] | s.b1[k])).count_ones() as u64).sum();
         let deeper = per_row - counts.iter().sum::<u64>();
