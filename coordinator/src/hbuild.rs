@@ -30,9 +30,9 @@ pub fn build(targets: &[Target], mem_limit: Option<u64>, state_dir: Option<&Path
     let journal = match state_dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            let hs: Vec<String> = targets.iter().map(|t| t.h.to_string()).collect();
-            let identity =
-                format!("h48 tables h{} ({} layout)", hs.join(",h"), targets[0].layout.format.name());
+            // The directory holds the h11 levels of one base and the finished rows of any of
+            // its tables, so later builds of the same base reuse the levels.
+            let identity = format!("h48 tables of base {base}: h11 levels 0..={}", base + 1);
             Some(RedbJournal::open(dir, &identity)?.0)
         }
         None => None,
@@ -167,6 +167,11 @@ fn check_level_memory(
     Ok(())
 }
 
+/// The journal's key of a table: its h and layout (a resumed file must have the same layout).
+fn journal_key(target: &Target) -> u8 {
+    target.h + if target.layout.format == shared::h48::Format::H48 { 16 } else { 0 }
+}
+
 /// What the journal keeps of a finished row: its counts and its two edge lines.
 struct RowRecord {
     counts: Vec<u64>,
@@ -216,14 +221,14 @@ fn write_table(
     let levels = &levels[..base as usize + 2];
     let mut done: BTreeMap<u32, RowRecord> = BTreeMap::new();
     if let Some(j) = journal {
-        for (row, bytes) in j.table_rows(h)? {
+        for (row, bytes) in j.table_rows(journal_key(target))? {
             done.insert(row, RowRecord::decode(&bytes).context("corrupt journal record of a table row")?);
         }
     }
     let temp = shared::h48::temp_path(&target.path);
     if !done.is_empty() && !temp.exists() {
         tracing::warn!("{} is gone: h48h{h} starts over", temp.display());
-        journal.expect("rows come from a journal").clear_table_rows(h)?;
+        journal.expect("rows come from a journal").clear_table_rows(journal_key(target))?;
         done.clear();
     }
     let writer = TableWriter::create(&target.path, target.layout, !done.is_empty())
@@ -284,7 +289,7 @@ fn write_table(
         .finish(cocsep, &info, eoesep)
         .with_context(|| format!("cannot write {}", target.path.display()))?;
     if let Some(j) = journal {
-        j.clear_table_rows(h)?;
+        j.clear_table_rows(journal_key(target))?;
     }
     Ok(())
 }
@@ -333,7 +338,7 @@ fn fill_rows(
                     writer.sync()?;
                     let records: Vec<(u32, Vec<u8>)> =
                         made.iter().map(|(r, rec)| (*r, rec.encode())).collect();
-                    j.table_rows_done(h, &records)?;
+                    j.table_rows_done(journal_key(target), &records)?;
                     let before = done.len() * 10 / index.rows() as usize;
                     if (done.len() + made.len()) * 10 / index.rows() as usize > before {
                         tracing::info!(

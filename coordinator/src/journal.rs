@@ -11,7 +11,7 @@ use std::path::Path;
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 const LEVELS: TableDefinition<u32, &[u8]> = TableDefinition::new("levels");
 const CHUNKS: TableDefinition<u32, &[u8]> = TableDefinition::new("coset-chunks");
-/// Finished rows of a table build, by (h, row).
+/// Finished rows of a table build, by (table key, row).
 const TABLE_ROWS: TableDefinition<(u8, u32), &[u8]> = TableDefinition::new("table-rows");
 
 pub struct RedbJournal {
@@ -103,7 +103,7 @@ impl RedbJournal {
 }
 
 impl RedbJournal {
-    /// The records of the finished rows of table `h`.
+    /// The records of the finished rows of table `h` (a key naming the table).
     pub fn table_rows(&self, h: u8) -> Result<Vec<(u32, Vec<u8>)>> {
         let read = self.db.begin_read()?;
         let table = read.open_table(TABLE_ROWS)?;
