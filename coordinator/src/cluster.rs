@@ -64,6 +64,9 @@ enum Work {
     /// Independent coset tasks of a product job: each result is `words_per_task` words per
     /// coset of the task, kept until the level ends.
     Cosets { words_per_task: usize, results: Vec<Vec<u64>> },
+    /// Row tasks of an H48 build: each result waits here until the job's thread takes it
+    /// (see [`Shared::run_items`]).
+    Items { results: Vec<Option<Vec<u64>>> },
 }
 
 /// The kind of a leased task.
@@ -71,6 +74,15 @@ enum Work {
 pub enum TaskKind {
     Rows(Direction),
     Cosets,
+    H48,
+}
+
+/// Why the job refused a task's result (see [`Shared::run_items`]).
+pub enum Refusal {
+    /// The result is malformed: hand the task out again.
+    Bad(String),
+    /// The job cannot go on (e.g. its output cannot be written).
+    Fatal(String),
 }
 
 /// What a worker is asked to do.
@@ -108,6 +120,8 @@ struct State {
     dismissed: std::collections::HashSet<u64>,
     bytes_in: u64,
     bytes_out: u64,
+    /// Inputs of the whole job by name (an H48 build's levels), encoded as shards.
+    named_inputs: HashMap<String, Arc<Vec<u8>>>,
 }
 
 /// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
@@ -132,6 +146,7 @@ impl Shared {
                 aborted: None,
                 bytes_in: 0,
                 bytes_out: 0,
+                named_inputs: HashMap::new(),
             }),
             changed: Condvar::new(),
             lease_time,
@@ -256,6 +271,7 @@ impl Shared {
         let kind = match &level.work {
             Work::Rows { dir, .. } => TaskKind::Rows(*dir),
             Work::Cosets { .. } => TaskKind::Cosets,
+            Work::Items { .. } => TaskKind::H48,
         };
         Poll::Task(Lease {
             job,
@@ -290,6 +306,9 @@ impl Shared {
     /// level is not current or the name is not its input.
     pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
         let mut s = self.lock();
+        if let Some(input) = s.named_inputs.get(&format!("{name}/{depth}")) {
+            return Some(input.clone());
+        }
         let level = s.level.as_mut().filter(|l| l.depth == depth)?;
         let Work::Rows { dir, words, columns, data, input } = &mut level.work else { return None };
         if name != level_input_name(*dir) {
@@ -348,6 +367,9 @@ impl Shared {
                         }
                     }
                 }
+            }
+            Work::Items { results } => {
+                results[task as usize] = Some(words);
             }
             Work::Cosets { words_per_task, results } => {
                 if words.len() != rows.len() * *words_per_task {
@@ -414,8 +436,98 @@ impl Shared {
         let work = Work::Cosets { words_per_task, results };
         match self.run_tasks(level, tasks, work, (cosets.start as u64, per_task as u64), done)? {
             Work::Cosets { results, .. } => Ok(results.concat()),
-            Work::Rows { .. } => unreachable!("a coset level stays one"),
+            _ => unreachable!("a coset level stays one"),
         }
+    }
+
+    /// Serves `bytes` to workers as the input `name` ("<input>/<level>") for the rest of the job.
+    pub fn publish_input(&self, job: u64, name: &str, bytes: &[u8]) {
+        let (input, level) = name.rsplit_once('/').expect("an input name is <input>/<level>");
+        let level: u32 = level.parse().expect("an input's level");
+        let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level };
+        let encoded = Arc::new(shard::encode(key, bytes));
+        self.lock().named_inputs.insert(format!("{input}/{level}"), encoded);
+    }
+
+    /// Runs the row tasks of an H48 build's level `level` over rows `0..rows`: each task's
+    /// result goes to `take(rows, words)` on this thread as soon as it arrives (outside the
+    /// scheduler's lock). A result `take` refuses as bad is logged and its task handed out
+    /// again; a fatal refusal ends the level with its reason. `done` counts rows taken.
+    pub fn run_items(
+        &self,
+        level: u32,
+        rows: u32,
+        done: &AtomicU64,
+        mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
+    ) -> Result<(), String> {
+        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
+        let tasks: Vec<Task> = (0..rows)
+            .step_by(per_task as usize)
+            .map(|a| Task { rows: a..(a + per_task).min(rows), state: TaskState::Pending, attempt: 0 })
+            .collect();
+        let results = vec![None; tasks.len()];
+        let mut s = self.lock();
+        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work: Work::Items { results } });
+        self.changed.notify_all();
+        let mut taken = 0usize;
+        loop {
+            if let Some(why) = s.aborted.clone() {
+                s.level = None;
+                return Err(why);
+            }
+            let lvl = s.level.as_mut().expect("published");
+            let Work::Items { results } = &mut lvl.work else { unreachable!("an H48 level stays one") };
+            let ready: Vec<(usize, Vec<u64>)> =
+                results.iter_mut().enumerate().filter_map(|(i, r)| r.take().map(|w| (i, w))).collect();
+            if !ready.is_empty() {
+                let ranges: Vec<Range<u32>> = ready.iter().map(|(i, _)| lvl.tasks[*i].rows.clone()).collect();
+                drop(s);
+                let mut refused = Vec::new();
+                for ((i, words), range) in ready.into_iter().zip(ranges) {
+                    let n = range.len() as u64;
+                    match take(range, words) {
+                        Ok(()) => {
+                            taken += 1;
+                            done.fetch_add(n, Ordering::Relaxed);
+                        }
+                        Err(Refusal::Bad(why)) => {
+                            tracing::warn!("result of task {i} refused ({why}); handed out again");
+                            refused.push(i);
+                        }
+                        Err(Refusal::Fatal(why)) => {
+                            self.lock().level = None;
+                            return Err(why);
+                        }
+                    }
+                }
+                s = self.lock();
+                let lvl = s.level.as_mut().expect("published");
+                for i in refused {
+                    lvl.tasks[i].state = TaskState::Pending;
+                    lvl.remaining += 1;
+                }
+                self.changed.notify_all();
+                continue;
+            }
+            if lvl.remaining == 0 && taken == lvl.tasks.len() {
+                break;
+            }
+            let now = Instant::now();
+            for (i, t) in lvl.tasks.iter_mut().enumerate() {
+                if let TaskState::Leased { worker, deadline } = t.state {
+                    if deadline < now {
+                        tracing::warn!(
+                            "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
+                            t.attempt
+                        );
+                        t.state = TaskState::Pending;
+                    }
+                }
+            }
+            s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        s.level = None;
+        Ok(())
     }
 
     /// Publishes a level, waits until every task is merged (re-queueing expired leases, counting

@@ -3,6 +3,8 @@
 //! as they are made and every batch of finished rows is journaled after its lines are on disk,
 //! so a killed build resumes without redoing them.
 
+use crate::cli::ClusterArgs;
+use crate::cluster::{Refusal, Shared};
 use crate::journal::RedbJournal;
 use crate::output::peak_rss_bytes;
 use crate::progress::Reporter;
@@ -12,19 +14,33 @@ use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, main_entries, merge_line, small_sections, H11Rows, H48Coords, Level, RowScratch, Section,
-    SectionInfo, SectionKind, TableWriter, ESEP, H11_COLUMNS,
+    base_for, main_entries, merge_line, small_sections, wire, ColumnSet, H11Rows, H48Coords, Level, RowLines,
+    RowScratch, Section, SectionInfo, SectionKind, TableWriter, ESEP, H11_COLUMNS,
 };
 use shared::report::thousands;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Rows made between two journal commits.
 const BATCH: usize = 48;
 
-pub fn build(targets: &[Target], mem_limit: Option<u64>, state_dir: Option<&Path>) -> Result<()> {
+/// Where rows are made: on this process's threads, or by workers through the scheduler.
+#[derive(Clone, Copy)]
+enum Makers<'a> {
+    Local,
+    Workers(&'a Shared),
+}
+
+/// Builds `targets` (tables of one base): embedded, or with `cluster` on workers (one table
+/// per run; the same bytes).
+pub fn build(
+    targets: &[Target],
+    mem_limit: Option<u64>,
+    state_dir: Option<&Path>,
+    cluster: Option<(ClusterArgs, Option<tonic::transport::ServerTlsConfig>)>,
+) -> Result<()> {
     let base = base_for(targets[0].h);
     check_disk(targets, 0)?;
     let journal = match state_dir {
@@ -48,11 +64,21 @@ pub fn build(targets: &[Target], mem_limit: Option<u64>, state_dir: Option<&Path
     );
     let row_buffers =
         rayon::current_num_threads() as u64 * thread_bytes(targets.iter().map(|t| t.h).max().unwrap_or(0));
-    let levels = make_levels(&index, base + 1, mem_limit, state_dir, row_buffers)?;
-    for target in targets {
-        write_table(&index, target, &levels, journal.as_ref(), &cocsep, &eoesep)?;
+    let reporter = Reporter::new(index.rows() as u64);
+    let run = |makers: Makers| -> Result<()> {
+        let levels = make_levels(&index, base + 1, mem_limit, state_dir, row_buffers, &reporter, makers)?;
+        for target in targets {
+            write_table(&index, target, &levels, journal.as_ref(), (&cocsep, &eoesep), &reporter, makers)?;
+        }
+        Ok(())
+    };
+    match cluster {
+        None => run(Makers::Local),
+        Some((args, tls)) => {
+            let spec = format!("h48h{}", targets[0].h);
+            crate::enumerate::with_cluster(&args, tls, spec, &reporter, |shared| run(Makers::Workers(shared)))
+        }
     }
-    Ok(())
 }
 
 /// Bytes of one thread's buffers in the table pass and the level search.
@@ -72,9 +98,15 @@ fn make_levels(
     mem_limit: Option<u64>,
     state_dir: Option<&Path>,
     row_buffers: u64,
+    reporter: &Reporter,
+    makers: Makers,
 ) -> Result<Vec<Level>> {
-    let reporter = Reporter::new(index.rows() as u64);
     let mut levels = vec![index.first_level()];
+    let publish = |level: &Level| {
+        if let Makers::Workers(shared) = makers {
+            shared.publish_input(1, &format!("h11-level/{}", level.depth), &level.to_bytes());
+        }
+    };
     for d in 1..=max {
         let path = state_dir.map(|dir| dir.join(format!("h11-level-{d:02}.bin")));
         if let Some(p) = path.as_ref().filter(|p| p.exists()) {
@@ -89,6 +121,7 @@ fn make_levels(
                 thousands(level.entries()),
                 p.display()
             );
+            publish(&level);
             levels.push(level);
             continue;
         }
@@ -97,16 +130,16 @@ fn make_levels(
         reporter.progress.rows_done.store(0, Ordering::Relaxed);
         let t = Instant::now();
         let n = levels.len();
-        let next = std::thread::scope(|scope| {
+        let next = std::thread::scope(|scope| -> Result<Level> {
             scope.spawn(|| reporter.display_loop());
-            let next = index.next_level(
-                &levels[n - 1],
-                n.checked_sub(2).map(|k| &levels[k]),
-                &reporter.progress.rows_done,
-            );
+            let (prev, before) = (&levels[n - 1], n.checked_sub(2).map(|k| &levels[k]));
+            let next = match makers {
+                Makers::Local => Ok(index.next_level(prev, before, &reporter.progress.rows_done)),
+                Makers::Workers(shared) => level_on_workers(shared, index, d, &reporter.progress.rows_done),
+            };
             reporter.finish();
             next
-        });
+        })?;
         if let Some(p) = &path {
             next.save(p).with_context(|| format!("cannot save level {d} to {}", p.display()))?;
         }
@@ -117,9 +150,26 @@ fn make_levels(
             next.bytes() as f64 * 8.0 / next.entries().max(1) as f64,
             t.elapsed().as_secs_f64()
         );
+        publish(&next);
         levels.push(next);
     }
     Ok(levels)
+}
+
+/// Level `d` made by workers: their rows, checked, in row order.
+fn level_on_workers(shared: &Shared, index: &H11Rows, d: u8, done: &AtomicU64) -> Result<Level> {
+    let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
+    shared
+        .run_items(d as u32, index.rows(), done, |range, words| {
+            let made = wire::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
+            for (r, set) in range.zip(made) {
+                rows[r as usize] = Some(set);
+            }
+            Ok(())
+        })
+        .map_err(|e| anyhow::anyhow!("level {d}: {e}"))?;
+    let rows = rows.into_iter().map(|r| r.expect("every task was taken")).collect();
+    Ok(Level { depth: d, rows })
 }
 
 /// Refuses the rest of the levels where their extrapolated size does not fit: each level is
@@ -214,8 +264,9 @@ fn write_table(
     target: &Target,
     levels: &[Level],
     journal: Option<&RedbJournal>,
-    cocsep: &Section,
-    eoesep: &Section,
+    (cocsep, eoesep): (&Section, &Section),
+    reporter: &Reporter,
+    makers: Makers,
 ) -> Result<()> {
     let (h, base) = (target.h, base_for(target.h));
     let levels = &levels[..base as usize + 2];
@@ -236,7 +287,7 @@ fn write_table(
     if !done.is_empty() {
         eprintln!("h48h{h}: {} of {} rows done before, resuming", done.len(), index.rows());
     }
-    let result = fill_rows(index, target, levels, journal, &writer, &mut done);
+    let result = fill_rows(index, target, levels, journal, &writer, &mut done, reporter, makers);
     if let Err(e) = result {
         if journal.is_none() {
             writer.discard();
@@ -294,8 +345,9 @@ fn write_table(
     Ok(())
 }
 
-/// Makes the rows not in `done` in batches; each batch's lines are synced before it is
-/// journaled.
+/// Makes the rows not in `done` (on this process's threads in batches, or on workers one task
+/// at a time); each batch's lines are synced before it is journaled.
+#[allow(clippy::too_many_arguments)]
 fn fill_rows(
     index: &H11Rows,
     target: &Target,
@@ -303,55 +355,73 @@ fn fill_rows(
     journal: Option<&RedbJournal>,
     writer: &TableWriter,
     done: &mut BTreeMap<u32, RowRecord>,
+    reporter: &Reporter,
+    makers: Makers,
 ) -> Result<()> {
     let h = target.h;
     let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
-    let reporter = Reporter::new(todo.len() as u64);
     reporter.progress.depth.store(base_for(h) as u32 + 2, Ordering::Relaxed);
+    reporter.progress.rows_done.store(done.len() as u64, Ordering::Relaxed);
     let start = Instant::now();
+    let rows = index.rows() as usize;
+    // Writes a batch's interior lines, syncs and journals it, and keeps its records.
+    let mut accept = |made: Vec<(u32, RowLines)>| -> Result<()> {
+        let mut records = Vec::with_capacity(made.len());
+        for (row, lines) in made {
+            if done.contains_key(&row) {
+                continue;
+            }
+            let n = lines.line_count() as usize;
+            writer.write_main(
+                (lines.first_line + 1) * LINE_BYTES as u64,
+                &lines.bytes[LINE_BYTES..(n - 1) * LINE_BYTES],
+            )?;
+            let record = RowRecord {
+                first: lines.line(0).to_vec(),
+                last: lines.line(n - 1).to_vec(),
+                counts: lines.counts,
+                deeper: lines.deeper,
+            };
+            records.push((row, record));
+        }
+        if let Some(j) = journal {
+            writer.sync()?;
+            let encoded: Vec<(u32, Vec<u8>)> = records.iter().map(|(r, rec)| (*r, rec.encode())).collect();
+            j.table_rows_done(journal_key(target), &encoded)?;
+            if (done.len() + records.len()) * 10 / rows > done.len() * 10 / rows {
+                tracing::info!("h48h{h}: {} of {rows} rows journaled", done.len() + records.len());
+            }
+        }
+        done.extend(records);
+        Ok(())
+    };
     std::thread::scope(|scope| -> Result<()> {
         scope.spawn(|| reporter.display_loop());
-        let result = (|| -> Result<()> {
-            for batch in todo.chunks(BATCH) {
-                let made: Vec<Result<(u32, RowRecord)>> = batch
+        let result = match makers {
+            Makers::Local => todo.chunks(BATCH).try_for_each(|batch| {
+                let made: Vec<(u32, RowLines)> = batch
                     .par_iter()
                     .with_max_len(1)
                     .map_init(RowScratch::default, |s, &row| {
                         let lines = index.table_row(row, h, levels, s);
-                        let n = lines.line_count() as usize;
-                        let interior = &lines.bytes[LINE_BYTES..(n - 1) * LINE_BYTES];
-                        writer.write_main((lines.first_line + 1) * LINE_BYTES as u64, interior)?;
                         reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
-                        Ok((
-                            row,
-                            RowRecord {
-                                first: lines.line(0).to_vec(),
-                                last: lines.line(n - 1).to_vec(),
-                                counts: lines.counts,
-                                deeper: lines.deeper,
-                            },
-                        ))
+                        (row, lines)
                     })
                     .collect();
-                let made: Vec<(u32, RowRecord)> = made.into_iter().collect::<Result<_>>()?;
-                if let Some(j) = journal {
-                    writer.sync()?;
-                    let records: Vec<(u32, Vec<u8>)> =
-                        made.iter().map(|(r, rec)| (*r, rec.encode())).collect();
-                    j.table_rows_done(journal_key(target), &records)?;
-                    let before = done.len() * 10 / index.rows() as usize;
-                    if (done.len() + made.len()) * 10 / index.rows() as usize > before {
-                        tracing::info!(
-                            "h48h{h}: {} of {} rows journaled",
-                            done.len() + made.len(),
-                            index.rows()
-                        );
-                    }
-                }
-                done.extend(made);
-            }
-            Ok(())
-        })();
+                accept(made)
+            }),
+            Makers::Workers(shared) => shared
+                .run_items(
+                    base_for(h) as u32 + 2,
+                    index.rows(),
+                    &reporter.progress.rows_done,
+                    |range, words| {
+                        let made = wire::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
+                        accept(made).map_err(|e| Refusal::Fatal(format!("{e:#}")))
+                    },
+                )
+                .map_err(anyhow::Error::msg),
+        };
         reporter.finish();
         result
     })?;

@@ -74,6 +74,7 @@ impl v1::coordinator_server::Coordinator for Service {
                         TaskKind::Rows(Direction::Backward) => v1::Direction::Backward as i32,
                         TaskKind::Rows(_) => v1::Direction::Forward as i32,
                         TaskKind::Cosets => v1::Direction::Product as i32,
+                        TaskKind::H48 => v1::Direction::H48 as i32,
                     },
                 }),
                 done: false,

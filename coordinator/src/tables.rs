@@ -90,12 +90,15 @@ pub fn build(args: BuildArgs) -> Result<()> {
         build_h0(t, args.cluster.clone())?;
         vec![t.path.clone()]
     } else {
-        ensure!(
-            args.cluster.listen.is_none() && args.cluster.workers.is_none(),
-            "h48h1..h48h11 are built embedded in this version (--listen and --workers serve h48h0 and \
-             the enumerations)"
-        );
-        crate::hbuild::build(&targets, args.mem_limit, args.state_dir.as_deref())?;
+        let distributed = args.cluster.listen.is_some() || args.cluster.workers.is_some();
+        ensure!(!distributed || targets.len() == 1, "a distributed build makes one table per run");
+        let cluster = if distributed {
+            let tls = args.cluster.server_tls()?;
+            Some((args.cluster.clone(), tls))
+        } else {
+            None
+        };
+        crate::hbuild::build(&targets, args.mem_limit, args.state_dir.as_deref(), cluster)?;
         targets.iter().map(|t| t.path.clone()).collect()
     };
     for path in &written {

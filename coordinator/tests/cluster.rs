@@ -433,3 +433,54 @@ fn a_product_job_runs_on_worker_processes_with_the_embedded_bytes() {
     assert_eq!(result_bytes(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker_is_killed() {
+    // h48h1 built embedded is byte-identical to the solver's own h48h1 (tests/tables.rs).
+    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
+    let dir = scratch("h48-workers");
+    let token = dir.join("token");
+    std::fs::write(&token, TOKEN).unwrap();
+    let out = dir.join("h48h1");
+    let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--token-file", token.to_str().unwrap()])
+        .args(["--lease-secs", "2", "--tasks-per-level", "24"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(coord.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
+        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
+            break a.to_string();
+        }
+    };
+    let mut victim = worker(&addr, TOKEN, &dir);
+    // The table rows (level 10 of an h48h1 build) take over a second a task on one thread: once
+    // that level shows a lease and three tasks left, the victim is mid-task.
+    let end = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(std::time::Instant::now() < end, "the worker never took a table task");
+        match level_status(&addr, &dir) {
+            Some((10, done, total, leased)) if leased >= 1 && done + 3 <= total => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let survivor = worker(&addr, TOKEN, &dir);
+    victim.kill().unwrap(); // SIGKILL, mid-task
+    victim.wait().unwrap();
+    let done = wait_bounded(survivor, Duration::from_secs(180));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("by worker 1 expired; re-queued"), "{log}");
+    let bytes = std::fs::read(&out).unwrap();
+    let sha: String =
+        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(sha, H1, "the distributed h48h1 differs from the embedded one");
+    std::fs::remove_dir_all(dir).unwrap();
+}

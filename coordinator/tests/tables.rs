@@ -195,18 +195,19 @@ fn a_killed_hn_build_resumes_its_levels_and_rows_with_identical_bytes() {
 #[test]
 fn unknown_or_unsupported_builds_are_refused() {
     let dir = scratch("refused");
-    let out = dir.join("t");
-    let o = out.to_str().unwrap();
+    let file = dir.join("t");
     for (args, needle) in [
         (vec!["h48h12"], "unknown table"),
         (vec!["h0"], "unknown table"),
         (vec!["h48h1", "h48h4"], "must share a base"),
         (vec!["h48h3", "--mem-limit", "100M"], "over --mem-limit"),
-        (vec!["h48h2", "--workers", "2"], "built embedded"),
+        (vec!["h48h1", "h48h2", "--workers", "2"], "one table per run"),
     ] {
         let mut full = vec!["build"];
         full.extend(&args);
-        full.extend(["--out", o]);
+        // One table goes to a file, several to a directory.
+        let several = args.iter().filter(|a| a.starts_with("h48h")).count() > 1;
+        full.extend(["--out", if several { dir.to_str().unwrap() } else { file.to_str().unwrap() }]);
         let r = coordinator(&full);
         assert!(!r.status.success());
         let err = String::from_utf8_lossy(&r.stderr);

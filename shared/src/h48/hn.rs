@@ -293,7 +293,13 @@ impl H11Rows {
     }
 
     /// Table row `target` of hN from the levels 0 ..= base + 1 (`levels[d]` at depth d).
-    pub fn table_row(&self, target: u32, h: u8, levels: &[Level], s: &mut RowScratch) -> RowLines {
+    pub fn table_row<L: AsRef<Level>>(
+        &self,
+        target: u32,
+        h: u8,
+        levels: &[L],
+        s: &mut RowScratch,
+    ) -> RowLines {
         let base = base_for(h);
         assert!(levels.len() == base as usize + 2, "h48h{h} needs the h11 levels 0 ..= {}", base + 1);
         let shift = 11 - h as u32;
@@ -314,7 +320,7 @@ impl H11Rows {
         for (d, level) in levels.iter().enumerate() {
             let (b0, b1, mins) = (&mut s.b0, &mut s.b1, &mut s.mins);
             let mut new = 0u64;
-            level.rows[target as usize].for_each(|c| {
+            level.as_ref().rows[target as usize].for_each(|c| {
                 let i = (c >> shift) as usize;
                 let bit = 1u64 << (i % 64);
                 if (b0[i / 64] | b1[i / 64]) & bit == 0 {
@@ -335,8 +341,8 @@ impl H11Rows {
         // Level base + 2: the images of level base + 1, closed under the stabilizer.
         let stab = self.space.stabilizer_maps(target);
         let (b2, scatter) = (&mut s.b2, &mut s.scatter);
-        let last = &levels[base as usize + 1];
-        if per_row <= 1 << 23 {
+        let last = levels[base as usize + 1].as_ref();
+        if per_row <= 1 << 24 {
             // The row's bitmap fits the cache: set bits directly.
             self.gather(target, last, |c| {
                 let i = (c >> shift) as usize;

@@ -156,6 +156,16 @@ impl ColumnSet {
         v
     }
 
+    /// Encodes sets one after the other (as a level's rows are stored).
+    pub fn write_rows(rows: &[ColumnSet], out: &mut impl Write) -> std::io::Result<()> {
+        rows.iter().try_for_each(|r| r.write(out))
+    }
+
+    /// Decodes `n` sets written by [`ColumnSet::write_rows`], checking their sizes.
+    pub fn read_rows(input: &mut impl Read, n: usize, universe: u32) -> std::io::Result<Vec<ColumnSet>> {
+        (0..n).map(|_| ColumnSet::read(input, universe)).collect()
+    }
+
     fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
         out.write_all(&self.len.to_le_bytes())?;
         out.write_all(&[self.low_bits])?;
@@ -189,8 +199,16 @@ impl ColumnSet {
         if count != expect || high_at > count || len > universe as u64 {
             return Err(bad("a level row's sizes do not agree"));
         }
-        let mut bytes = vec![0u8; count * 8];
-        input.read_exact(&mut bytes)?;
+        // Read in pieces, so that a damaged size cannot ask for a huge allocation at once.
+        let mut bytes = Vec::new();
+        let mut left = count * 8;
+        let mut buf = [0u8; 1 << 16];
+        while left > 0 {
+            let n = left.min(buf.len());
+            input.read_exact(&mut buf[..n])?;
+            bytes.extend_from_slice(&buf[..n]);
+            left -= n;
+        }
         let words = bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8"))).collect();
         Ok(ColumnSet { len, universe, low_bits: l[0], words, high_at })
     }
@@ -201,6 +219,12 @@ impl ColumnSet {
 pub struct Level {
     pub depth: u8,
     pub rows: Vec<ColumnSet>,
+}
+
+impl AsRef<Level> for Level {
+    fn as_ref(&self) -> &Level {
+        self
+    }
 }
 
 const LEVEL_MAGIC: [u8; 8] = *b"CFLEVEL\0";
@@ -216,13 +240,30 @@ impl Level {
         self.rows.iter().map(|r| r.bytes() as u64).sum()
     }
 
-    /// Writes the level to `path` (through a temporary name): magic, version, depth, rows,
-    /// universe, the rows, and a CRC-32 of everything before it.
+    /// Writes the level to `path` (through a temporary name), in the layout of
+    /// [`Level::write_to`].
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let temp = super::file::temp_path(path);
         let file = std::fs::File::create(&temp)?;
-        let mut out =
-            CrcWriter { inner: std::io::BufWriter::with_capacity(1 << 22, &file), crc: Crc32::default() };
+        let mut out = std::io::BufWriter::with_capacity(1 << 22, &file);
+        self.write_to(&mut out)?;
+        out.flush()?;
+        drop(out);
+        file.sync_all()?;
+        std::fs::rename(temp, path)
+    }
+
+    /// Reads a level written by [`Level::save`], checking its header and CRC-32.
+    pub fn load(path: &Path) -> std::io::Result<Level> {
+        let file = std::fs::File::open(path)?;
+        Self::read_from(&mut std::io::BufReader::with_capacity(1 << 22, file))
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    }
+
+    /// The level's bytes: magic, version, depth, rows, universe, the rows, and a CRC-32 of
+    /// everything before it.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut out = CrcWriter { inner: out, crc: Crc32::default() };
         out.write_all(&LEVEL_MAGIC)?;
         out.write_all(&LEVEL_VERSION.to_le_bytes())?;
         out.write_all(&[self.depth])?;
@@ -233,40 +274,39 @@ impl Level {
             r.write(&mut out)?;
         }
         let crc = out.crc.finish();
-        out.inner.write_all(&crc.to_le_bytes())?;
-        out.inner.flush()?;
-        drop(out);
-        file.sync_all()?;
-        std::fs::rename(temp, path)
+        out.inner.write_all(&crc.to_le_bytes())
     }
 
-    /// Reads a level written by [`Level::save`], checking its header and CRC-32.
-    pub fn load(path: &Path) -> std::io::Result<Level> {
-        let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-        let file = std::fs::File::open(path)?;
-        let mut input =
-            CrcReader { inner: std::io::BufReader::with_capacity(1 << 22, file), crc: Crc32::default() };
+    /// Reads the bytes of [`Level::write_to`], checking the header and the CRC-32.
+    pub fn read_from(input: &mut impl Read) -> std::io::Result<Level> {
+        let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let mut input = CrcReader { inner: input, crc: Crc32::default() };
         let mut head = [0u8; 8 + 4 + 1 + 4 + 4];
         input.read_exact(&mut head)?;
         if head[..8] != LEVEL_MAGIC {
-            return Err(bad(format!("{} is not a level file", path.display())));
+            return Err(bad("not a level file"));
         }
         let version = u32::from_le_bytes(head[8..12].try_into().expect("4"));
         if version != LEVEL_VERSION {
-            return Err(bad(format!("{}: level layout {version}, expected {LEVEL_VERSION}", path.display())));
+            return Err(bad(&format!("level layout {version}, expected {LEVEL_VERSION}")));
         }
         let depth = head[12];
         let rows = u32::from_le_bytes(head[13..17].try_into().expect("4"));
         let universe = u32::from_le_bytes(head[17..21].try_into().expect("4"));
-        let rows =
-            (0..rows).map(|_| ColumnSet::read(&mut input, universe)).collect::<std::io::Result<Vec<_>>>()?;
+        let rows = ColumnSet::read_rows(&mut input, rows as usize, universe)?;
         let computed = input.crc.finish();
         let mut stored = [0u8; 4];
         input.inner.read_exact(&mut stored)?;
         if u32::from_le_bytes(stored) != computed {
-            return Err(bad(format!("{}: checksum mismatch, the file is corrupt", path.display())));
+            return Err(bad("checksum mismatch, the level is corrupt"));
         }
         Ok(Level { depth, rows })
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes() as usize + 64 + 32 * self.rows.len());
+        self.write_to(&mut out).expect("writing to memory");
+        out
     }
 }
 

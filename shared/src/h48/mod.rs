@@ -14,6 +14,7 @@ mod search;
 pub mod solver;
 mod space;
 pub mod table;
+pub mod wire;
 
 pub use builder::{
     base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,

@@ -1,0 +1,59 @@
+//! Measures the two row tasks of an hN build on a sample of rows, from levels saved by
+//! `coordinator build ... --state-dir DIR`: making a row of the last level from the two before
+//! it, and making a table row of h48hN. Prints images (gathered entries) per second and
+//! nanoseconds per image, one thread.
+//!
+//!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS]
+
+use shared::h48::{base_for, H11Rows, H48Coords, Level, RowScratch};
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let dir = std::path::PathBuf::from(args.next().expect("a state directory"));
+    let h: u8 = args.next().and_then(|a| a.parse().ok()).expect("N of h48hN");
+    let sample: u32 = args.next().map_or(40, |a| a.parse().expect("a row count"));
+    let base = base_for(h);
+    let index = H11Rows::new(&H48Coords);
+    let mut levels = vec![index.first_level()];
+    for d in 1..=base + 1 {
+        levels.push(Level::load(&dir.join(format!("h11-level-{d:02}.bin"))).expect("a saved level"));
+    }
+    // Evenly spread rows, class 0 (the solved class, stabilizer of 48) left out: its cost is
+    // not typical.
+    let rows: Vec<u32> = (0..sample).map(|k| 1 + k * (index.rows() - 1) / sample).collect();
+    let stab: Vec<usize> = (0..index.rows()).map(|r| 1 + index.space().stabilizer_maps(r).len()).collect();
+    println!(
+        "rows with a stabilizer: {} of {}; mean stabilizer size {:.3} (the closure's factor on images)",
+        stab.iter().filter(|&&n| n > 1).count(),
+        index.rows(),
+        stab.iter().sum::<usize>() as f64 / index.rows() as f64
+    );
+    let mut s = RowScratch::default();
+    let last = base as usize + 1;
+    let (mut images, t) = (0u64, Instant::now());
+    let mut made = 0u64;
+    for &r in &rows {
+        images += index.pushes(r, &levels[last - 1]);
+        made += index.next_level_row(r, &levels[last - 1], Some(&levels[last - 2]), &mut s).len();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "level {last} rows: {} rows, {images} images -> {made} entries in {secs:.2} s: {:.1} ns per image",
+        rows.len(),
+        secs * 1e9 / images as f64
+    );
+    let (mut images, t) = (0u64, Instant::now());
+    for &r in &rows {
+        images += index.pushes(r, &levels[last]);
+        std::hint::black_box(index.table_row(r, h, &levels, &mut s));
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "h48h{h} table rows: {} rows, {images} images in {secs:.2} s: {:.1} ns per image; whole table (x {:.0}): {:.0} s on one thread",
+        rows.len(),
+        secs * 1e9 / images as f64,
+        index.rows() as f64 / rows.len() as f64,
+        secs * index.rows() as f64 / rows.len() as f64
+    );
+}
