@@ -449,22 +449,31 @@ impl Shared {
         self.lock().named_inputs.insert(format!("{input}/{level}"), encoded);
     }
 
-    /// Runs the row tasks of an H48 build's level `level` over rows `0..rows`: each task's
-    /// result goes to `take(rows, words)` on this thread as soon as it arrives (outside the
-    /// scheduler's lock). A result `take` refuses as bad is logged and its task handed out
-    /// again; a fatal refusal ends the level with its reason. `done` counts rows taken.
+    /// Runs the row tasks of an H48 build's level `level` over `rows` (increasing; of a space
+    /// of `total` rows): each task's result goes to `take(rows, words)` on this thread as soon
+    /// as it arrives (outside the scheduler's lock). A result `take` refuses as bad is logged and
+    /// its task handed out again; a fatal refusal ends the level with its reason. `done` counts
+    /// rows taken.
     pub fn run_items(
         &self,
         level: u32,
-        rows: u32,
+        rows: &[u32],
+        total: u32,
         done: &AtomicU64,
         mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
     ) -> Result<(), String> {
-        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
-        let tasks: Vec<Task> = (0..rows)
-            .step_by(per_task as usize)
-            .map(|a| Task { rows: a..(a + per_task).min(rows), state: TaskState::Pending, attempt: 0 })
-            .collect();
+        // Tasks are runs of consecutive rows, at most a share of the space each.
+        let per_task = (total as usize).div_ceil(self.tasks_per_level).max(1) as u32;
+        let mut tasks: Vec<Task> = Vec::new();
+        for &r in rows {
+            match tasks.last_mut() {
+                Some(t) if t.rows.end == r && t.rows.len() < per_task as usize => t.rows.end = r + 1,
+                _ => tasks.push(Task { rows: r..r + 1, state: TaskState::Pending, attempt: 0 }),
+            }
+        }
+        if tasks.is_empty() {
+            return Ok(());
+        }
         let results = vec![None; tasks.len()];
         let mut s = self.lock();
         s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work: Work::Items { results } });

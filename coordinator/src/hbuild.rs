@@ -110,6 +110,10 @@ fn make_levels(
     for d in 1..=max {
         let path = state_dir.map(|dir| dir.join(format!("h11-level-{d:02}.bin")));
         if let Some(p) = path.as_ref().filter(|p| p.exists()) {
+            let held: u64 = levels.iter().map(|l| l.bytes()).sum();
+            let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            check_memory(held + size + row_buffers, mem_limit, "")
+                .with_context(|| format!("loading level {d} from {}", p.display()))?;
             let level = Level::load(p).with_context(|| format!("cannot resume from {}", p.display()))?;
             ensure!(
                 level.depth == d && level.rows.len() == index.rows() as usize,
@@ -159,8 +163,9 @@ fn make_levels(
 /// Level `d` made by workers: their rows, checked, in row order.
 fn level_on_workers(shared: &Shared, index: &H11Rows, d: u8, done: &AtomicU64) -> Result<Level> {
     let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
+    let all: Vec<u32> = (0..index.rows()).collect();
     shared
-        .run_items(d as u32, index.rows(), done, |range, words| {
+        .run_items(d as u32, &all, index.rows(), done, |range, words| {
             let made = wire::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
             for (r, set) in range.zip(made) {
                 rows[r as usize] = Some(set);
@@ -413,6 +418,7 @@ fn fill_rows(
             Makers::Workers(shared) => shared
                 .run_items(
                     base_for(h) as u32 + 2,
+                    &todo,
                     index.rows(),
                     &reporter.progress.rows_done,
                     |range, words| {

@@ -111,16 +111,40 @@ impl Scatter {
     }
 }
 
+/// A row-sized bitmap in huge pages where the kernel gives them: random bit writes into
+/// several MB miss the TLB as often as the cache with 4 KiB pages.
+#[derive(Default)]
+struct HugeBits(Option<crate::bfs::BitStore>);
+
+impl HugeBits {
+    /// The bitmap as `words` zero words.
+    fn zeroed(&mut self, words: usize) -> &mut [u64] {
+        match &mut self.0 {
+            Some(b) if b.words().len() == words => b.words_mut().fill(0),
+            slot => *slot = Some(crate::bfs::BitStore::anonymous(words).expect("memory for a row's bitmap")),
+        }
+        self.words_mut()
+    }
+
+    fn words(&self) -> &[u64] {
+        self.0.as_ref().map_or(&[], |b| b.words())
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        self.0.as_mut().map_or(&mut [], |b| b.words_mut())
+    }
+}
+
 /// Per-thread buffers of level and table rows.
 #[derive(Default)]
 pub struct RowScratch {
     scatter: Scatter,
     keys: Vec<u32>,
-    dense: Vec<u64>,
+    dense: HugeBits,
     old: Vec<u32>,
-    b0: Vec<u64>,
-    b1: Vec<u64>,
-    b2: Vec<u64>,
+    b0: HugeBits,
+    b1: HugeBits,
+    b2: HugeBits,
     mins: Vec<u8>,
 }
 
@@ -251,9 +275,7 @@ impl H11Rows {
             s.keys.sort_unstable();
             s.keys.dedup();
         } else {
-            s.dense.clear();
-            s.dense.resize(H11_COLUMNS.div_ceil(64) as usize, 0);
-            let (bits, scatter) = (&mut s.dense, &mut s.scatter);
+            let (bits, scatter) = (s.dense.zeroed(H11_COLUMNS.div_ceil(64) as usize), &mut s.scatter);
             self.gather(target, prev, |c| scatter.push(bits, c));
             scatter.flush(bits);
             close_under(bits, &stab);
@@ -306,8 +328,7 @@ impl H11Rows {
         let per_row = (ESEP as u64) << h;
         let words = per_row.div_ceil(64) as usize;
         for b in [&mut s.b0, &mut s.b1, &mut s.b2] {
-            b.clear();
-            b.resize(words, 0);
+            b.zeroed(words);
         }
         let row_start = target as u64 * per_row;
         let first_line = row_start / LINE_ENTRIES as u64;
@@ -318,7 +339,7 @@ impl H11Rows {
         let mut counts = vec![0u64; base as usize + 3];
         // Exact depths up to base + 1, from the stored levels in increasing depth.
         for (d, level) in levels.iter().enumerate() {
-            let (b0, b1, mins) = (&mut s.b0, &mut s.b1, &mut s.mins);
+            let (b0, b1, mins) = (s.b0.words_mut(), s.b1.words_mut(), &mut s.mins);
             let mut new = 0u64;
             level.as_ref().rows[target as usize].for_each(|c| {
                 let i = (c >> shift) as usize;
@@ -340,32 +361,22 @@ impl H11Rows {
         }
         // Level base + 2: the images of level base + 1, closed under the stabilizer.
         let stab = self.space.stabilizer_maps(target);
-        let (b2, scatter) = (&mut s.b2, &mut s.scatter);
-        let last = levels[base as usize + 1].as_ref();
-        if per_row <= 1 << 24 {
-            // The row's bitmap fits the cache: set bits directly.
-            self.gather(target, last, |c| {
-                let i = (c >> shift) as usize;
+        let b2 = s.b2.words_mut();
+        // Bits set directly (measured: grouping them by region first was slower here, even
+        // for h11's 8.9 MB rows).
+        self.gather(target, levels[base as usize + 1].as_ref(), |c| {
+            let i = (c >> shift) as usize;
+            b2[i / 64] |= 1 << (i % 64);
+            for map in &stab {
+                let i = (map.apply(c) >> shift) as usize;
                 b2[i / 64] |= 1 << (i % 64);
-                for map in &stab {
-                    let i = (map.apply(c) >> shift) as usize;
-                    b2[i / 64] |= 1 << (i % 64);
-                }
-            });
-        } else {
-            self.gather(target, last, |c| {
-                scatter.push(b2, c >> shift);
-                for map in &stab {
-                    scatter.push(b2, map.apply(c) >> shift);
-                }
-            });
-            scatter.flush(b2);
-        }
-        counts[base as usize + 2] =
-            (0..words).map(|k| (s.b2[k] & !(s.b0[k] | s.b1[k])).count_ones() as u64).sum();
+            }
+        });
+        let (b0, b1, b2) = (s.b0.words(), s.b1.words(), s.b2.words());
+        counts[base as usize + 2] = (0..words).map(|k| (b2[k] & !(b0[k] | b1[k])).count_ones() as u64).sum();
         let deeper = per_row - counts.iter().sum::<u64>();
 
-        let levels = RowLevels { b0: &s.b0, b1: &s.b1, b2: &s.b2, mins: &s.mins };
+        let levels = RowLevels { b0, b1, b2, mins: &s.mins };
         let bytes = pack_row(&levels, row_start, per_row, super::file::main_entries(h), base);
         RowLines { first_line, bytes, counts, deeper }
     }
