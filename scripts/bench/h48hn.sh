@@ -6,7 +6,7 @@
 # 60.7 GB of disk).
 #
 #   scripts/bench/h48hn.sh 1 2 3
-#   STATE_DIR=DIR scripts/bench/h48hn.sh 9    # reuse (or keep) the h11 levels in DIR
+#   STATE_DIR=DIR VERIFY_SAMPLES=20 scripts/bench/h48hn.sh 9   # keep or reuse the h11 levels in DIR
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 [ $# -gt 0 ] || { echo "usage: $0 N [N ...]" >&2; exit 2; }
@@ -19,7 +19,8 @@ for n in "$@"; do
     python3 scripts/bench/measure.py "build h48h$n${STATE_DIR:+ (levels from --state-dir)}" \
         -- "$bin" build "h48h$n" --out "$table" ${STATE_DIR:+--state-dir "$STATE_DIR"} \
         2> >(tee "results/logs/h48h$n-build.log" >&2)
-    python3 scripts/bench/measure.py "verify h48h$n (100 samples)" -- "$bin" verify "$table" \
+    python3 scripts/bench/measure.py "verify h48h$n (${VERIFY_SAMPLES:-100} samples)" -- "$bin" verify "$table" \
+        --samples "${VERIFY_SAMPLES:-100}" \
         | tee "results/logs/h48h$n-verify.log"
     "$bin" info "$table" --json > "$out/h48h$n.json"
     python3 scripts/h48_results.py "$out/h48h$n.json" "results/logs/h48h$n-build.log" "results/h48h$n"
