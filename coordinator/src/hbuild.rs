@@ -135,6 +135,7 @@ fn make_levels(
         let t = Instant::now();
         let n = levels.len();
         let next = std::thread::scope(|scope| -> Result<Level> {
+            reporter.restart();
             scope.spawn(|| reporter.display_loop());
             let (prev, before) = (&levels[n - 1], n.checked_sub(2).map(|k| &levels[k]));
             let next = match makers {
@@ -401,6 +402,7 @@ fn fill_rows(
         Ok(())
     };
     std::thread::scope(|scope| -> Result<()> {
+        reporter.restart();
         scope.spawn(|| reporter.display_loop());
         let result = match makers {
             Makers::Local => todo.chunks(BATCH).try_for_each(|batch| {

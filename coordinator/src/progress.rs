@@ -108,6 +108,12 @@ impl Reporter {
         }
     }
 
+    /// Makes the reporter ready for another display loop after [`Self::finish`] (a job of
+    /// several phases shows each with its own loop). Call it before spawning the loop.
+    pub fn restart(&self) {
+        self.done.store(false, Ordering::Relaxed);
+    }
+
     /// Stops the display loop.
     pub fn finish(&self) {
         self.done.store(true, Ordering::Relaxed);

@@ -35,20 +35,17 @@ pub struct H11Rows {
     incoming: Vec<Vec<(u32, Move)>>,
 }
 
-/// Columns of a row, grouped by 16 KB region of the row's bitmap before they are used, so
-/// that the work on them hits one cache-sized part of the row at a time (random writes into a
-/// bitmap of several MB miss the cache and the TLB).
+/// Columns of a row, grouped by 128 KB region of the row's bitmap before they are sorted, so
+/// that the sorting hits one cache-sized part of the row at a time (a row's full bitmap is
+/// 8.9 MB).
 #[derive(Default)]
 struct Scatter {
     buckets: Vec<Vec<u32>>,
-    pending: usize,
     local: Vec<u64>,
 }
 
 impl Scatter {
     const REGION_BITS: u32 = 20;
-    /// At most this many columns wait in [`Scatter::push`].
-    const LIMIT: usize = 1 << 22;
 
     #[inline]
     fn queue(&mut self, c: u32) {
@@ -57,27 +54,6 @@ impl Scatter {
             self.buckets.resize_with(b + 1, Vec::new);
         }
         self.buckets[b].push(c);
-        self.pending += 1;
-    }
-
-    /// Queues bit `c` of `bits`, setting the queued bits when too many are waiting.
-    #[inline]
-    fn push(&mut self, bits: &mut [u64], c: u32) {
-        self.queue(c);
-        if self.pending >= Self::LIMIT {
-            self.flush(bits);
-        }
-    }
-
-    /// Sets every queued bit.
-    fn flush(&mut self, bits: &mut [u64]) {
-        for bucket in &mut self.buckets {
-            for &i in bucket.iter() {
-                bits[i as usize / 64] |= 1 << (i % 64);
-            }
-            bucket.clear();
-        }
-        self.pending = 0;
     }
 
     /// Appends the queued columns to `out` in increasing order, without repeats, and empties
@@ -107,7 +83,6 @@ impl Scatter {
             }
             bucket.clear();
         }
-        self.pending = 0;
     }
 }
 
@@ -275,9 +250,8 @@ impl H11Rows {
             s.keys.sort_unstable();
             s.keys.dedup();
         } else {
-            let (bits, scatter) = (s.dense.zeroed(H11_COLUMNS.div_ceil(64) as usize), &mut s.scatter);
-            self.gather(target, prev, |c| scatter.push(bits, c));
-            scatter.flush(bits);
+            let bits = s.dense.zeroed(H11_COLUMNS.div_ceil(64) as usize);
+            self.gather(target, prev, |c| bits[c as usize / 64] |= 1 << (c % 64));
             close_under(bits, &stab);
             crate::bfs::for_each_bit(bits, |c| s.keys.push(c));
         }
