@@ -3,10 +3,11 @@
 # measured (wall, CPU, peak RSS) into results/BENCHMARKS.md; the tables' exact counts go to
 # results/h48hN.json and results/h48hN.md (with the h11 level counts from the build's log).
 # Each table is written to target/bench-h48/ and deleted after it is verified (h48h11 takes
-# 60.7 GB of disk).
+# 60.7 GB of disk) unless KEEP=1.
 #
 #   scripts/bench/h48hn.sh 1 2 3
 #   STATE_DIR=DIR VERIFY_SAMPLES=20 scripts/bench/h48hn.sh 9   # keep or reuse the h11 levels in DIR
+#   KEEP=1 scripts/bench/h48hn.sh 7                             # keep target/bench-h48/h48h7.cft
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 [ $# -gt 0 ] || { echo "usage: $0 N [N ...]" >&2; exit 2; }
@@ -24,5 +25,5 @@ for n in "$@"; do
         | tee "results/logs/h48h$n-verify.log"
     "$bin" info "$table" --json > "$out/h48h$n.json"
     python3 scripts/h48_results.py "$out/h48h$n.json" "results/logs/h48h$n-build.log" "results/h48h$n"
-    rm -f "$table"
+    [ "${KEEP:-0}" = 1 ] || rm -f "$table"
 done
