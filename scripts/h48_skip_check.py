@@ -23,7 +23,6 @@ import argparse
 import json
 import mmap
 import sys
-from collections import defaultdict
 
 LINE_BYTES = 64
 SLOTS = 254
@@ -83,11 +82,8 @@ def main():
         if not 0 < m < n:
             sys.exit(f"--fold {m}: must be between 1 and {n - 1}")
         shift = n - m
-        parents = defaultdict(list)
-        for e, _, _ in listed:
-            parents[e >> shift].append(e)
         d = [0, 0, 0, 0]
-        for p in parents:
+        for p in sorted({e >> shift for e, _, _ in listed}):
             kids = range(p << shift, (p + 1) << shift)
             exact = min(value(k) for k in kids)
             theirs = min(solver.get(k, value(k)) for k in kids)
