@@ -58,8 +58,11 @@ def main():
     a = ap.parse_args()
     n = int(a.list.rsplit("h", 1)[1].split(".")[0])
     listed = read_list(a.list)
-    with open(a.table, "rb") as f:
-        blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        with open(a.table, "rb") as f:
+            blob = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{a.table}: cannot map the table: {e}")
     main = main_offset(blob[:8])
 
     def value(i):
