@@ -1,8 +1,11 @@
-//! Command-line interface of the `coordinator` binary: clap definitions and dispatch.
+//! Command-line interface of the `coordinator` binary: clap definitions, and dispatch of the
+//! validated requests ([`crate::config`]) to the jobs.
 
-use crate::enumerate::{self, EnumerateConfig};
+use crate::cluster::ClusterConfig;
+use crate::config::{BuildConfig, EnumerateConfig, Method, Metric, Space, TableFormat};
+use crate::jobs;
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -128,12 +131,6 @@ pub struct BuildArgs {
     pub cluster: ClusterArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TableFormat {
-    Cubefarm,
-    H48,
-}
-
 /// Distributing a job's levels to workers over gRPC.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ClusterArgs {
@@ -167,35 +164,36 @@ pub struct ClusterArgs {
     pub lease_secs: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Space {
-    /// The corners-only cube: 8! x 3^7 = 88,179,840 positions.
-    Corners,
-    /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
-    Edges,
-    /// The full 3x3x3 cube: 43,252,003,274,489,856,000 positions (product method, to
-    /// --max-depth).
-    Cube,
-    /// Kociemba's H = <U, D, R2, L2, F2, B2> with its 10 moves: 19,508,428,800 positions.
-    H,
-    /// H ignoring the middle-slice edges: 8! x 8! = 1,625,702,400 positions.
-    Hprime,
+impl TryFrom<ClusterArgs> for ClusterConfig {
+    type Error = anyhow::Error;
+    fn try_from(a: ClusterArgs) -> Result<Self> {
+        ClusterConfig::new(
+            a.listen,
+            a.workers,
+            a.token_file,
+            (a.tls_cert, a.tls_key),
+            a.tasks_per_level,
+            a.lease_secs,
+        )
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Method {
-    /// Breadth-first search over symmetry-reduced rows with visited bits.
-    Rows,
-    /// Products of the stored positions near start, one coset at a time (seed 004).
-    Product,
+impl TryFrom<EnumerateArgs> for EnumerateConfig {
+    type Error = anyhow::Error;
+    fn try_from(a: EnumerateArgs) -> Result<Self> {
+        let cluster = a.cluster.try_into()?;
+        let config = EnumerateConfig::new(a.space, a.metric, a.method, a.max_depth, cluster)?;
+        Ok(EnumerateConfig { json: a.json, state_dir: a.state_dir, mem_limit: a.mem_limit, ..config })
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Metric {
-    /// Half-turn (face-turn) metric.
-    Htm,
-    /// Quarter-turn metric.
-    Qtm,
+impl TryFrom<BuildArgs> for BuildConfig {
+    type Error = anyhow::Error;
+    fn try_from(a: BuildArgs) -> Result<Self> {
+        let cluster = a.cluster.try_into()?;
+        let config = BuildConfig::new(&a.tables, &a.out, a.format, cluster)?;
+        Ok(BuildConfig { mem_limit: a.mem_limit, state_dir: a.state_dir, ..config })
+    }
 }
 
 /// Parses the command line and runs it; errors print one line and exit with status 1.
@@ -216,12 +214,12 @@ fn run(cli: Cli) -> Result<()> {
         rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global()?;
     }
     match cli.command {
-        Command::Enumerate(args) => enumerate::run(EnumerateConfig::try_from(args)?),
-        Command::Build(args) => crate::tables::build(args),
-        Command::Info { file, json } => crate::tables::info(&file, json),
-        Command::Verify { file, samples } => crate::table_verify::verify(&file, samples),
+        Command::Enumerate(args) => jobs::enumerate::run(EnumerateConfig::try_from(args)?),
+        Command::Build(args) => jobs::tables::build(&BuildConfig::try_from(args)?),
+        Command::Info { file, json } => jobs::tables::info(&file, json),
+        Command::Verify { file, samples } => jobs::tables::verify(&file, samples),
         Command::Status { connect, token_file, ca } => {
-            crate::service::print_status(&connect, token_file.as_deref(), ca.as_deref())
+            crate::cluster::print_status(&connect, token_file.as_deref(), ca.as_deref())
         }
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);

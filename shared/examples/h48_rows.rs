@@ -5,7 +5,9 @@
 //!
 //!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS]
 
-use shared::h48::{base_for, H11Rows, H48Coords, Level, RowScratch};
+use shared::coord::h48::H48Coords;
+use shared::h48::{base_for, H11Rows, Level, RowScratch};
+use shared::space::RowIndex;
 use std::time::Instant;
 
 fn main() {
@@ -22,7 +24,7 @@ fn main() {
     // Evenly spread rows, class 0 (the solved class, stabilizer of 48) left out: its cost is
     // not typical.
     let rows: Vec<u32> = (0..sample).map(|k| 1 + k * (index.rows() - 1) / sample).collect();
-    let stab: Vec<usize> = (0..index.rows()).map(|r| 1 + index.space().stabilizer_maps(r).len()).collect();
+    let stab: Vec<usize> = (0..index.rows()).map(|r| 1 + index.space().stabilizer(r).len()).collect();
     println!(
         "rows with a stabilizer: {} of {}; mean stabilizer size {:.3} (the closure's factor on images)",
         stab.iter().filter(|&&n| n > 1).count(),

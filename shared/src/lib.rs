@@ -5,16 +5,24 @@
 //! - [`cube`]: positions, moves, the 48 symmetries, notation.
 //! - [`coord`]: ranks of permutations, combinations and orientations; move tables; symmetry
 //!   classes of coordinates.
+//! - [`space`]: the index spaces (rows x columns) the searches run on.
 //! - [`bfs`]: the symmetry-reduced row BFS engine and the plain reference method.
+//! - [`h48`]: the H48 solver's tables: build, files, verification.
 //! - [`product`]: product enumeration over cosets (seed 004's method), for the whole cube.
+//! - [`job`]: the job registry: every job named by one string, parsed once for coordinator and
+//!   workers.
 //! - [`report`]: enumeration results as text, markdown and JSON.
 //! - [`checksum`], [`shard`]: CRC-32, and the checked, compressed unit of work results.
+//! - [`wire`]: what tasks send and receive, over [`shard`].
 
 pub mod bfs;
 pub mod checksum;
 pub mod coord;
 pub mod cube;
 pub mod h48;
+pub mod job;
 pub mod product;
 pub mod report;
 pub mod shard;
+pub mod space;
+pub mod wire;

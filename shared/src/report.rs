@@ -2,9 +2,20 @@
 //! a table or serialized as JSON (`{"space":..,"metric":..,"order":..,"depths":[..],
 //! "elapsed_s":..,"peak_rss_bytes":..}`).
 
-use crate::bfs::DepthCounts;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
+
+/// Counts of one depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DepthCounts {
+    pub depth: u32,
+    /// Positions at this distance.
+    pub positions: u64,
+    /// Classes under the 48 symmetries M.
+    pub classes_sym: u64,
+    /// Classes under M and inversion.
+    pub classes_sym_inv: u64,
+}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Distribution {

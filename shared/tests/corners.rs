@@ -1,13 +1,14 @@
 //! The corners-only cube (8! x 3^7 = 88,179,840 positions) by the symmetry-reduced row engine,
 //! checked against the plain unreduced BFS with Burnside class counts.
 
-use shared::bfs::{self, reference, RowSpace};
+use shared::bfs::{self, reference};
 use shared::coord::corner_tetrads;
 use shared::cube::{Corners, Move, MoveSet, SplitMix64};
+use shared::space::RowSpace;
 
 const ORDER: u64 = 88_179_840;
 
-fn engine(set: MoveSet) -> Vec<bfs::DepthCounts> {
+fn engine(set: MoveSet) -> Vec<shared::report::DepthCounts> {
     let space = RowSpace::new(corner_tetrads());
     assert_eq!(space.row_count(), 3393);
     bfs::run(&space, &set.moves(), &bfs::BfsOptions::default(), |_, _| {}).unwrap()

@@ -3,9 +3,10 @@
 //! published tables (seed 004) in all three columns. One test, so the 8 GiB of state is mapped
 //! once at a time.
 
-use shared::bfs::{self, BfsOptions, RowSpace};
+use shared::bfs::{self, BfsOptions};
 use shared::coord::edge_slices;
 use shared::cube::{MoveSet, SplitMix64};
+use shared::space::RowSpace;
 
 mod common;
 use common::{expected, EDGES_HTM, EDGES_QTM};

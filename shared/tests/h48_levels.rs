@@ -5,11 +5,11 @@
 
 use shared::bfs::reference::brute_force_distribution;
 use shared::bfs::{BfsOptions, LocalExpander};
+use shared::coord::h48::H48Coords;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::h48::table::{line_count, LINE_BYTES};
-use shared::h48::{
-    bfs_depths, h48_section, merge_line, H11Rows, H48Coords, Level, RowScratch, SymProductSpace,
-};
+use shared::h48::{bfs_depths, h48_section, merge_line, H11Rows, Level, RowScratch};
+use shared::space::SymProductSpace;
 use std::sync::atomic::AtomicU64;
 
 #[test]

@@ -2,8 +2,10 @@
 //! class columns (under the 16 symmetries of H) against a brute-force search that canonicalizes
 //! whole cubes.
 
-use shared::bfs::{self, reference, BfsOptions, DepthCounts, KociembaSpace, RowIndex};
+use shared::bfs::{self, reference, BfsOptions};
 use shared::cube::{Cube, MoveSet, SplitMix64, SymmetryGroup};
+use shared::report::DepthCounts;
+use shared::space::{KociembaSpace, RowIndex};
 
 /// Seed 003: positions of H and of H' at distances 0..18 in H's moves.
 const H: [u64; 19] = [

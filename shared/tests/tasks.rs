@@ -6,23 +6,20 @@
 //! neighbour of an unvisited entry is a frontier neighbour.
 
 use rayon::prelude::*;
-use shared::bfs::task::{
-    close_rows, pull_rows, push_into_rows, FullRows, RowBits, Sources, SparseRows, Unvisited, Visited,
-    VisitedRows,
-};
-use shared::bfs::{self, BfsOptions, KociembaSpace, RowIndex, RowSpace};
+use shared::bfs::task::{pull_rows, push_into_rows, FullRows, RowBits, Sources, Visited, VisitedRows};
+use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;
+use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
-use shared::h48::{H48Coords, SymProductSpace};
-use shared::shard::{decode_words_for, encode_word_parts, ShardKey, WordPart, LEVEL_INPUT};
+use shared::shard::{decode_words_for, ShardKey, LEVEL_INPUT};
+use shared::space::{close_rows, KociembaSpace, RowIndex, RowSpace, SymProductSpace};
+use shared::wire::{SparseRows, Unvisited};
 use std::ops::Range;
 
 /// A full array as a worker receives it: the sparse payload through the shard codec.
 fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> SparseRows {
     let key = ShardKey { job: 1, task: LEVEL_INPUT, attempt: 0, level: 3 };
-    let (occupied, rows) = SparseRows::payload_parts(full, words, columns, complement);
-    let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
-    let encoded = encode_word_parts(key, &parts);
+    let encoded = SparseRows::encode(key, full, words, columns, complement);
     let row_count = full.len() / words;
     let payload = decode_words_for(&encoded, key, row_count.div_ceil(64) + full.len()).unwrap();
     SparseRows::from_payload(payload, row_count, words).unwrap()

@@ -5,12 +5,14 @@ use anyhow::{anyhow, Result};
 use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
-use shared::bfs::job::{AnyIndex, JobSpec};
-use shared::bfs::task::{level_input_name, Sources, SparseRows};
+use shared::bfs::task::Sources;
 use shared::bfs::Direction;
-use shared::h48::{base_for, wire, H11Rows, H48Coords, Level, RowScratch};
+use shared::coord::h48::H48Coords;
+use shared::h48::{base_for, H11Rows, Level, RowScratch};
+use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
+use shared::wire::{self, level_input_name, SparseRows};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -297,17 +299,15 @@ async fn run_task(
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
 ) -> Result<Vec<u8>, TaskError> {
-    if task.direction == v1::Direction::Product as i32 {
-        return run_product_task(cache, task).await;
-    }
-    if task.direction == v1::Direction::H48 as i32 {
-        return run_h48_task(client, cache, task).await;
-    }
-    let spec: JobSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
+    let spec = match task.job_spec.parse().map_err(|e: String| anyhow!(e))? {
+        JobSpec::Rows(spec) => spec,
+        JobSpec::Product(spec) => return run_product_task(cache, task, spec).await,
+        JobSpec::H48Table(h) => return run_h48_task(client, cache, task, h).await,
+    };
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
         let (index, sources) = tokio::task::spawn_blocking(move || {
-            let index = AnyIndex::build(spec.space);
+            let index = spec.build_index();
             let sources = index.sources(&spec.moves.moves());
             (index, sources)
         })
@@ -358,22 +358,21 @@ async fn run_task(
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
     };
     // The result travels as a sparse row set (its empty rows cost nothing), compressed.
-    Ok(tokio::task::spawn_blocking(move || {
-        let (occupied, rows) = SparseRows::payload_parts(&result, words_per_row, columns, false);
-        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
-        shard::encode_word_parts(key, &parts)
-    })
-    .await?)
+    Ok(tokio::task::spawn_blocking(move || SparseRows::encode(key, &result, words_per_row, columns, false))
+        .await?)
 }
 
 /// A product job's task: the counters of a range of representative cosets. It needs no input:
 /// the stored positions and coset classes are rebuilt from the job spec (once per job).
-async fn run_product_task(cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<Vec<u8>, TaskError> {
+async fn run_product_task(
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    spec: ProductSpec,
+) -> Result<Vec<u8>, TaskError> {
     let cached = cache.lock().ok().and_then(|c| c.product.clone()).filter(|(spec, _)| *spec == task.job_spec);
     let job = match cached {
         Some((_, job)) => job,
         None => {
-            let spec: ProductSpec = task.job_spec.parse().map_err(|e: String| anyhow!(e))?;
             if let Ok(mut c) = cache.lock() {
                 c.product = None;
             }
@@ -396,11 +395,6 @@ async fn run_product_task(cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<
     .await?)
 }
 
-/// The table N of an H48 job spec "h48hN".
-fn h48_table(spec: &str) -> Option<u8> {
-    spec.strip_prefix("h48h").and_then(|n| n.parse().ok()).filter(|&n| (1..=11).contains(&n))
-}
-
 /// An H48 build's task: the rows of h11 level `task.level` (from the two levels before it), or,
 /// for level base + 2, the table rows (from every level 0 ..= base + 1). The index is built
 /// once per job and the levels are downloaded once each.
@@ -408,8 +402,8 @@ async fn run_h48_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
+    h: u8,
 ) -> Result<Vec<u8>, TaskError> {
-    let h = h48_table(&task.job_spec).ok_or_else(|| anyhow!("unknown H48 job {:?}", task.job_spec))?;
     let base = base_for(h);
     let level = task.level;
     if level == 0 || level > base as u32 + 2 {
@@ -470,13 +464,13 @@ async fn run_h48_task(
                 .into_par_iter()
                 .map_init(RowScratch::default, |s, t| index.next_level_row(t, prev, before, s))
                 .collect();
-            wire::encode_level_rows(&made)
+            wire::h48::encode_level_rows(&made)
         } else {
             let made: Vec<_> = rows
                 .into_par_iter()
                 .map_init(RowScratch::default, |s, t| (t, index.table_row(t, h, &levels, s)))
                 .collect();
-            wire::encode_table_rows(&made)
+            wire::h48::encode_table_rows(&made)
         };
         shard::encode_words(key, &words)
     })

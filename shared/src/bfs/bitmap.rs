@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 pub struct BitStore {
     map: MmapMut,
     words: usize,
-    /// The backing file of a file-backed store (cleared by truncation).
+    /// The backing file of a file-backed store (cleared by punching a hole, see [`Self::clear`]).
     file: Option<File>,
 }
 

@@ -15,26 +15,16 @@
 //! test or set in a row that stays in cache while one source row is mapped through one move.
 
 use super::bitmap::BitStore;
-use super::index::{set_bit, RowCounts, RowIndex};
-use super::task::{close_rows, count_rows, pull_rows, push_into_rows, FullRows, Sources, Visited};
+use super::task::{pull_rows, push_into_rows, FullRows, Sources, Visited};
 use crate::cube::Move;
+use crate::report::DepthCounts;
+use crate::space::{close_rows, count_rows};
+use crate::space::{set_bit, RowCounts, RowIndex};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
-
-/// Counts of one depth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub struct DepthCounts {
-    pub depth: u32,
-    /// Positions at this distance.
-    pub positions: u64,
-    /// Classes under the 48 symmetries M.
-    pub classes_sym: u64,
-    /// Classes under M and inversion.
-    pub classes_sym_inv: u64,
-}
 
 /// How a level was computed, for progress display and benchmarks.
 #[derive(Clone, Copy, Debug)]

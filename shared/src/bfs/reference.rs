@@ -8,9 +8,9 @@
 //! found by first filtering corner permutations, so nothing here canonicalizes a position or
 //! shares code with the row engine beyond the cube algebra.
 
-use super::DepthCounts;
 use crate::coord::rank::{factorial, ori_rank, ori_unrank, perm_rank, perm_unrank};
 use crate::cube::{Corners, Move, Symmetry, SYMMETRY_COUNT};
+use crate::report::DepthCounts;
 use rayon::prelude::*;
 
 const ORIS: usize = 2187;

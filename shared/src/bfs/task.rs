@@ -10,20 +10,10 @@
 //! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits,
 //! and a worker receives them as the unvisited entries, which are few when pulls are chosen.
 
-use super::engine::Direction;
-use super::index::{for_each_bit, set_bit, test_bit, ColumnMapper, RowCounts, RowIndex};
+use crate::coord::ColumnMapper;
 use crate::cube::Move;
-use crate::shard::WordPart;
+use crate::space::{for_each_bit, set_bit, test_bit, RowIndex};
 use std::ops::Range;
-
-/// The name under which workers download a level's one input: the frontier of a forward level,
-/// the unvisited entries of a backward one.
-pub fn level_input_name(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Backward => "unvisited-all",
-        _ => "frontier-all",
-    }
-}
 
 /// Rows of a bit array by row number, as a task reads them: the engine's full array, or a
 /// worker's sparse copy.
@@ -104,7 +94,7 @@ pub fn pull_rows<I: RowIndex, V: VisitedRows>(
 }
 
 /// The mask of the columns in a row's last word.
-fn tail_mask(columns: u32) -> u64 {
+pub(crate) fn tail_mask(columns: u32) -> u64 {
     match columns % 64 {
         0 => u64::MAX,
         k => (1u64 << k) - 1,
@@ -155,7 +145,11 @@ impl Sources {
 }
 
 /// Which rows of a full array satisfy `occupied`, one bit per row.
-fn row_bits(full: &[u64], words_per_row: usize, occupied: impl Fn(&[u64]) -> bool + Sync) -> Vec<u64> {
+pub(crate) fn row_bits(
+    full: &[u64],
+    words_per_row: usize,
+    occupied: impl Fn(&[u64]) -> bool + Sync,
+) -> Vec<u64> {
     use rayon::prelude::*;
     let rows = full.len() / words_per_row.max(1);
     (0..rows.div_ceil(64))
@@ -205,100 +199,6 @@ impl VisitedRows for Visited<'_> {
     }
 }
 
-/// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
-/// row has entries, then the words of those rows only. A forward level sends its frontier so,
-/// a backward level its unvisited entries; early and late levels touch few rows, so neither
-/// side pays for the whole array there.
-pub struct SparseRows {
-    words_per_row: usize,
-    /// The payload: `blocks` words of row bits, then the occupied rows' words in row order.
-    payload: Vec<u64>,
-    blocks: usize,
-    /// Occupied rows before each block of 64 rows.
-    before: Vec<u32>,
-}
-
-impl SparseRows {
-    /// The payload of a full array (rows of `columns` columns), or of its complement, as the
-    /// row bits and the parts to be written after them.
-    pub fn payload_parts(
-        full: &[u64],
-        words_per_row: usize,
-        columns: u32,
-        complement: bool,
-    ) -> (Vec<u64>, Vec<WordPart<'_>>) {
-        let tail = tail_mask(columns);
-        let occupied = if complement {
-            row_bits(full, words_per_row, |row| {
-                let (last, rest) = row.split_last().expect("rows have words");
-                rest.iter().any(|&w| w != u64::MAX) || !last & tail != 0
-            })
-        } else {
-            row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0))
-        };
-        let mut parts = Vec::new();
-        for (k, &bits) in occupied.iter().enumerate() {
-            let mut b = bits;
-            while b != 0 {
-                let r = k * 64 + b.trailing_zeros() as usize;
-                b &= b - 1;
-                let row = &full[r * words_per_row..][..words_per_row];
-                parts.push(if complement { WordPart::complement(row, tail) } else { WordPart::plain(row) });
-            }
-        }
-        (occupied, parts)
-    }
-
-    /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
-    pub fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
-        let blocks = rows.div_ceil(64);
-        if payload.len() < blocks {
-            return Err(format!("row set payload of {} words is shorter than its row bits", payload.len()));
-        }
-        let tail = rows % 64;
-        if tail != 0 && payload[blocks - 1] >> tail != 0 {
-            return Err("row set payload marks rows past the end".into());
-        }
-        let mut before = Vec::with_capacity(blocks);
-        let mut n = 0u32;
-        for &bits in &payload[..blocks] {
-            before.push(n);
-            n += bits.count_ones();
-        }
-        if payload.len() != blocks + n as usize * words_per_row {
-            return Err(format!(
-                "row set payload of {} words for {n} occupied rows of {words_per_row} words",
-                payload.len()
-            ));
-        }
-        Ok(SparseRows { words_per_row, payload, blocks, before })
-    }
-}
-
-impl RowBits for SparseRows {
-    #[inline]
-    fn row(&self, r: u32) -> Option<&[u64]> {
-        let (k, bit) = (r as usize / 64, r % 64);
-        let bits = self.payload[k];
-        if bits >> bit & 1 == 0 {
-            return None;
-        }
-        let index = self.before[k] as usize + (bits & ((1u64 << bit) - 1)).count_ones() as usize;
-        Some(&self.payload[self.blocks + index * self.words_per_row..][..self.words_per_row])
-    }
-}
-
-/// A worker's copy of the unvisited entries (a [`SparseRows`] of the complement of visited).
-pub struct Unvisited<'a>(pub &'a SparseRows);
-
-impl VisitedRows for Unvisited<'_> {
-    const HOLDS_UNVISITED: bool = true;
-    #[inline]
-    fn row(&self, r: u32) -> Option<&[u64]> {
-        self.0.row(r)
-    }
-}
-
 /// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
 /// frontier entry that lands in those rows (visited entries included). Tasks owning disjoint
 /// target rows need no atomics and return nothing twice.
@@ -319,20 +219,4 @@ pub fn push_into_rows<I: RowIndex>(
             for_each_bit(bits, |c| set_bit(row, map.apply(c)));
         }
     }
-}
-/// Closes every row of `rows` (`bits` holds just those rows) under its stabilizer.
-pub fn close_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &mut [u64]) {
-    let words = (space.column_count() as usize).div_ceil(64);
-    for (r, row) in rows.zip(bits.chunks_mut(words)) {
-        space.close_row(r, row);
-    }
-}
-
-/// Counts the entries of `rows` (`bits` holds just those rows).
-pub fn count_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &[u64]) -> RowCounts {
-    let words = (space.column_count() as usize).div_ceil(64);
-    rows.zip(bits.chunks(words))
-        .filter(|(_, row)| row.iter().any(|&w| w != 0))
-        .map(|(r, row)| space.count_row(r, row))
-        .fold(RowCounts::default(), |a, b| a + b)
 }

@@ -1,15 +1,15 @@
-//! Coordinates: ranks, block coordinates, raw coordinates with move and conjugation tables, and
-//! symmetry classes.
+//! Coordinates: ranks, block coordinates, raw coordinates with move and conjugation tables,
+//! symmetry classes, and seed 000's coordinates in the H48 solver's numbering ([`h48`]).
 
 mod blocks;
-mod coordinate;
+pub mod h48;
 pub mod rank;
+mod raw;
 mod symclass;
 
 pub use blocks::{corner_layers, corner_tetrads, edge_slices, BlockLayout, Part, RowConjugation};
-pub use coordinate::{
-    cocsep, conj_lookup, conjugation_table, corner_layer_rows, move_table, BlockRowCoord, Coordinate,
-    CornerPermutation,
+pub use raw::{
+    cocsep, corner_layer_rows, BlockRowCoord, ColumnMapper, Coordinate, CornerPermutation, RawCoord,
 };
 pub use symclass::{burnside_class_count, SymClasses};
 

@@ -6,8 +6,8 @@ use crate::cube::{random_cube, Move, SplitMix64, Symmetry, SymmetryGroup};
 /// Builds the classes and checks that the table really is an action on the coordinate: the
 /// coordinate of a conjugated random position equals the table's image of its coordinate.
 fn classes_of(coord: &dyn Coordinate, group: SymmetryGroup) -> (SymClasses, u64) {
-    let table = conjugation_table(coord, group);
-    let conj = conj_lookup(&table, coord.size());
+    let tables = RawCoord::of(coord);
+    let conj = |s: Symmetry, v: u32| tables.conjugate(s, v);
     let mut rng = SplitMix64::new(11);
     for _ in 0..500 {
         let x = random_cube(&mut rng);
@@ -15,14 +15,14 @@ fn classes_of(coord: &dyn Coordinate, group: SymmetryGroup) -> (SymClasses, u64)
             assert_eq!(coord.encode(&s.conjugate(&x)), conj(s, coord.encode(&x)), "{} {s:?}", coord.name());
         }
     }
-    let classes = SymClasses::build(coord.size(), group, &conj);
-    let burnside = burnside_class_count(coord.size(), group, &conj);
+    let classes = SymClasses::build(coord.size(), group, conj);
+    let burnside = burnside_class_count(coord.size(), group, conj);
     (classes, burnside)
 }
 
 fn check_representatives(coord: &dyn Coordinate, classes: &SymClasses) {
-    let table = conjugation_table(coord, classes.group());
-    let conj = conj_lookup(&table, coord.size());
+    let tables = RawCoord::of(coord);
+    let conj = |s: Symmetry, v: u32| tables.conjugate(s, v);
     for raw in 0..coord.size() {
         let class = classes.class_of(raw);
         assert_eq!(conj(classes.to_rep(raw), raw), classes.rep(class));
@@ -70,14 +70,13 @@ fn corner_permutation_has_2768_classes_under_ud_symmetries() {
 #[test]
 fn move_tables_agree_with_cube_moves() {
     let coord = cocsep();
-    let moves: Vec<Move> = Move::all().collect();
-    let table = move_table(&coord, &moves);
+    let tables = RawCoord::of(&coord);
     let mut rng = SplitMix64::new(3);
     for _ in 0..1000 {
         let x = random_cube(&mut rng);
         let raw = coord.encode(&x);
-        for (i, m) in moves.iter().enumerate() {
-            assert_eq!(table[raw as usize * moves.len() + i], coord.encode(&x.compose(m.cube())));
+        for m in Move::all() {
+            assert_eq!(tables.apply(m, raw), coord.encode(&x.compose(m.cube())));
         }
     }
     // The solved position's coordinate is fixed by every symmetry.

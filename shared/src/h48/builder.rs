@@ -2,12 +2,13 @@
 //! coordinates used for the cocsep table (and as an independent check), and the three sections
 //! of an H48 table set.
 
-use super::coords::{solver_esep_words, CocsepTable, H48Coords, RawCoord, EO, ESEP, NO_WORD};
 use super::file::SectionInfo;
-use super::space::EoEsepSpace;
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
-use crate::bfs::{run_with, BfsError, BfsOptions, Expander, LevelReport, RowIndex};
+use crate::bfs::{run_with, BfsError, BfsOptions, Expander, LevelReport};
+use crate::coord::h48::{solver_esep_words, CocsepTable, H48Coords, EO, ESEP, NO_WORD};
+use crate::coord::RawCoord;
 use crate::cube::{Cube, Move, MoveSet};
+use crate::space::{EoEsepSpace, RowIndex};
 use rayon::prelude::*;
 
 /// Distance of every entry of an index (row-major, `DEEPER` past the depths computed) and the
@@ -51,7 +52,7 @@ impl DepthRecorder {
         let d = report.counts.depth as u8;
         let words = self.columns.div_ceil(64);
         self.values.par_chunks_mut(self.columns).zip(bits.par_chunks(words)).for_each(|(row, bits)| {
-            crate::bfs::for_each_bit(bits, |c| row[c as usize] = d);
+            crate::space::for_each_bit(bits, |c| row[c as usize] = d);
         });
     }
 

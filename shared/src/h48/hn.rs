@@ -18,12 +18,11 @@
 //! run of the table, so rows can be made in any order and written where they belong.
 
 use super::builder::base_for;
-use super::coords::{EoEsepColumns, H48Coords, EO, ESEP};
 use super::levels::{ColumnSet, Level};
-use super::space::SymProductSpace;
 use super::table::{LINE_BYTES, LINE_ENTRIES};
-use crate::bfs::{close_under, ColumnMapper, RowIndex};
+use crate::coord::h48::{EoEsepColumns, H48Coords, EO, ESEP};
 use crate::cube::Move;
+use crate::space::{close_under, RowIndex, SymProductSpace};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// h11 columns per row: 34,650 esep values x 2048 eo values.
@@ -232,7 +231,7 @@ impl H11Rows {
         if pushes == 0 {
             return ColumnSet::empty(H11_COLUMNS);
         }
-        let stab = self.space.stabilizer_maps(target);
+        let stab = self.space.stabilizer(target);
         s.keys.clear();
         if stab.is_empty() {
             let scatter = &mut s.scatter;
@@ -253,7 +252,7 @@ impl H11Rows {
             let bits = s.dense.zeroed(H11_COLUMNS.div_ceil(64) as usize);
             self.gather(target, prev, |c| bits[c as usize / 64] |= 1 << (c % 64));
             close_under(bits, &stab);
-            crate::bfs::for_each_bit(bits, |c| s.keys.push(c));
+            crate::space::for_each_bit(bits, |c| s.keys.push(c));
         }
         for old in [Some(&prev.rows[t]), before.map(|b| &b.rows[t])].into_iter().flatten() {
             if old.is_empty() {
@@ -334,7 +333,7 @@ impl H11Rows {
             counts[d] = new;
         }
         // Level base + 2: the images of level base + 1, closed under the stabilizer.
-        let stab = self.space.stabilizer_maps(target);
+        let stab = self.space.stabilizer(target);
         let b2 = s.b2.words_mut();
         // Bits set directly (measured: grouping them by region first was slower here, even
         // for h11's 8.9 MB rows).

@@ -80,7 +80,7 @@ impl ColumnSet {
             return ColumnSet { len: n, universe, low_bits: BITMAP, words, high_at: 0 };
         }
         let mut columns = Vec::with_capacity(n as usize);
-        crate::bfs::for_each_bit(bits, |c| columns.push(c));
+        crate::space::for_each_bit(bits, |c| columns.push(c));
         Self::from_sorted(&columns, universe)
     }
 
@@ -119,7 +119,7 @@ impl ColumnSet {
             return;
         }
         if self.low_bits == BITMAP {
-            crate::bfs::for_each_bit(&self.words, f);
+            crate::space::for_each_bit(&self.words, f);
             return;
         }
         let l = self.low_bits as u32;

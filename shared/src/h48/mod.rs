@@ -6,23 +6,16 @@
 //! gives exact distances; hN for N > 0 needs the exact h11 distances (docs/h48-tables.md).
 
 mod builder;
-mod coords;
 mod file;
 mod hn;
 mod levels;
 mod search;
-pub mod solver;
-mod space;
 pub mod table;
-pub mod wire;
+mod verify;
 
 pub use builder::{
     base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,
     small_sections, DepthRecorder, Depths, Section, SectionKind,
-};
-pub use coords::{
-    solver_esep_words, CocsepTable, EoEsepColumns, EoEsepMap, H48Coords, RawCoord, COCSEP, COCSEP_CLASSES,
-    EO, ESEP, NO_WORD,
 };
 pub use file::{
     main_entries, temp_path, Format, Layout, SectionInfo, TableFile, TableFileError, TableWriter, INFO_BYTES,
@@ -31,7 +24,7 @@ pub use file::{
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
 pub use search::DirectSearch;
-pub use space::{Columns, EoEsepSpace, SymProductSpace};
+pub use verify::verify;
 
 #[cfg(test)]
 mod tests;

@@ -10,7 +10,7 @@
 //! positions may end in either orientation.
 
 use super::builder::{plain_depths, plain_eoesep_depths};
-use super::coords::H48Coords;
+use crate::coord::h48::H48Coords;
 use crate::cube::{Cube, Move, MoveSet};
 use std::sync::OnceLock;
 
@@ -79,7 +79,7 @@ impl DirectSearch {
         assert!(n <= 11, "h48h{n} does not exist");
         (0..12)
             .filter(|&i| n < 11 && i + n as usize <= 11)
-            .fold(0u16, |acc, i| acc | 1 << x.edges.perm[super::solver::edge_slot(i)])
+            .fold(0u16, |acc, i| acc | 1 << x.edges.perm[crate::coord::h48::solver::edge_slot(i)])
     }
 
     /// Every edge whose piece is not in `free` is oriented.

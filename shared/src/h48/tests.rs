@@ -1,53 +1,13 @@
-//! Facts of seed 000 and independent checks of the h0 and edge fallback distances.
+//! The solver's tables against its test vectors, and independent checks of the h0 and edge
+//! fallback distances.
 
 use super::*;
-use crate::bfs::{reference::brute_force_distribution, BfsOptions, ColumnMapper, LocalExpander, RowIndex};
-use crate::coord::burnside_class_count;
-use crate::cube::{random_cube, Cube, Move, MoveSet, SplitMix64, Symmetry, SymmetryGroup};
-use crate::h48::solver;
-
-#[test]
-fn coordinate_tables_act_like_cube_moves_and_symmetries() {
-    let coords = H48Coords;
-    let (cocsep, esep) = (coords.cocsep_coord(), coords.esep_coord());
-    assert_eq!((cocsep.size, esep.size, COCSEP, ESEP, EO), (2187 * 128, 34_650, 70 * 2187, 495 * 70, 2048));
-    let eo_moves = coords.eo_moves();
-    let mut rng = SplitMix64::new(48);
-    for _ in 0..300 {
-        let x = random_cube(&mut rng);
-        for m in Move::all() {
-            let y = x.compose(m.cube());
-            assert_eq!(cocsep.apply(m, coords.cocsep(&x)), coords.cocsep(&y));
-            assert_eq!(esep.apply(m, coords.esep(&x)), coords.esep(&y));
-            assert_eq!(eo_moves[m.index() * EO as usize + coords.eo(&x) as usize], coords.eo(&y));
-        }
-        for s in Symmetry::all() {
-            let y = s.conjugate(&x);
-            assert_eq!(cocsep.conjugate(s, coords.cocsep(&x)), coords.cocsep(&y));
-            assert_eq!(esep.conjugate(s, coords.esep(&x)), coords.esep(&y));
-            assert_eq!(coords.conjugate_eoesep(s, coords.eoesep(&x)), coords.eoesep(&y));
-        }
-    }
-}
-
-#[test]
-fn class_counts_agree_with_burnside() {
-    let coords = H48Coords;
-    let esep = coords.esep_coord();
-    let classes = coords.esep_classes(&esep);
-    assert_eq!(
-        classes.class_count() as u64,
-        burnside_class_count(ESEP, SymmetryGroup::Full, |s, v| esep.conjugate(s, v))
-    );
-    // Seed 000's edge fallback table: 782 esep classes.
-    assert_eq!(classes.class_count(), 782);
-    let cocsep = coords.cocsep_table();
-    assert_eq!(cocsep.classes.class_count(), 3393);
-    // Burnside over the occurring values (the others are fixed by every symmetry: 126,846 x 48).
-    let fixed =
-        burnside_class_count(solver::COCSEP_RAW, SymmetryGroup::Full, |s, v| cocsep.coord.conjugate(s, v));
-    assert_eq!(fixed - 126_846, 3393);
-}
+use crate::bfs::{reference::brute_force_distribution, BfsOptions, LocalExpander};
+use crate::coord::h48::solver;
+use crate::coord::h48::{solver_esep_words, H48Coords, EO, ESEP};
+use crate::cube::{Cube, Move, MoveSet, SplitMix64, SymmetryGroup};
+use crate::space::RowIndex;
+use crate::space::{EoEsepSpace, SymProductSpace};
 
 /// h48-blob.md 5.4 and 9: the solver's cocsep table, its first classes and esep words.
 #[test]
@@ -187,47 +147,6 @@ fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
         let at = coords.conjugate_eoesep(s, v as u32);
         let (row, col) = (classes.class_of(e), at % EO);
         assert_eq!(depths.values[(row * EO + col) as usize], d, "raw eoesep {v}");
-    }
-}
-
-#[test]
-fn h11_columns_act_like_cube_moves_and_symmetries() {
-    let coords = H48Coords;
-    let columns = EoEsepColumns::new(&coords);
-    let mut rng = SplitMix64::new(1111);
-    for _ in 0..300 {
-        let x = random_cube(&mut rng);
-        for m in Move::all() {
-            assert_eq!(columns.apply(m, coords.eoesep(&x)), coords.eoesep(&x.compose(m.cube())));
-        }
-        for s in Symmetry::all() {
-            assert_eq!(columns.conjugate(s, coords.eoesep(&x)), coords.eoesep(&s.conjugate(&x)));
-        }
-    }
-}
-
-#[test]
-fn h11_transitions_follow_positions() {
-    let coords = H48Coords;
-    let h11 = SymProductSpace::h11(&coords);
-    // Seed 000: h11 has 3393 x 34,650 x 2048 entries.
-    assert_eq!(h11.entry_count(), 240_778_137_600);
-    let (row, column) = h11.start();
-    assert_eq!(h11.raw(row, column), (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)));
-    let mut rng = SplitMix64::new(1112);
-    for _ in 0..300 {
-        let x = random_cube(&mut rng);
-        let (row, column) = h11.locate(coords.cocsep(&x), coords.eoesep(&x));
-        // The position the entry stands for, on its row's representative.
-        let (c, e) = h11.raw(row, column);
-        let z = coords.position(c, e);
-        for m in Move::all() {
-            let (target, map) = h11.transition(row, m);
-            let y = z.compose(m.cube());
-            let (want_row, want_column) = h11.locate(coords.cocsep(&y), coords.eoesep(&y));
-            assert_eq!(target, want_row);
-            assert!(h11.variants(want_row, want_column).contains(&map.apply(column)), "move {m:?}");
-        }
     }
 }
 

@@ -4,9 +4,9 @@
 use super::coset::{enumerate_coset, CosetDepth, Scratch};
 use super::cosets::CosetSpace;
 use super::layers::Layers;
-use crate::bfs::DepthCounts;
 use crate::coord::SymClasses;
 use crate::cube::SymmetryGroup;
+use crate::report::DepthCounts;
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};

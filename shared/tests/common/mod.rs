@@ -1,6 +1,6 @@
 //! Published tables the integration tests compare against.
 
-use shared::bfs::DepthCounts;
+use shared::report::DepthCounts;
 
 /// Seed 004 (Jerry Bryan's edges-only enumeration), face turns, depths 0..=10: positions,
 /// representatives under M, under M and inversion.

@@ -1,14 +1,19 @@
-//! A job's index named by a string ("edges/htm", "hprime/h"), so that a worker can build the
-//! same index as the coordinator, and the task computations of a worker on it: both directions
-//! read the whole frontier and write only the task's own rows.
+//! The job registry: every job a coordinator runs, named by one string that the coordinator
+//! and its workers parse the same way, and the index a row job builds from it.
+//!
+//! - a row search, `SPACE/MOVES` ("edges/htm", "hprime/h", "h48h11/htm"): a BFS over an index
+//!   of [`crate::space`], cut into row-range tasks;
+//! - a product enumeration, `product/SPACE/METRIC/DEPTH` ([`ProductSpec`]): one task per range
+//!   of representative cosets;
+//! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
-use super::index::RowIndex;
-use super::kociemba::KociembaSpace;
-use super::rows::RowSpace;
-use super::task::{pull_rows, push_into_rows, Sources, SparseRows, Unvisited};
+use crate::bfs::task::{pull_rows, push_into_rows, Sources};
+use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
-use crate::h48::{EoEsepColumns, H48Coords, SymProductSpace};
+use crate::product::ProductSpec;
+use crate::space::{KociembaSpace, RowIndex, RowSpace, SymProductSpace};
+use crate::wire::{SparseRows, Unvisited};
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -46,20 +51,66 @@ impl SpaceKind {
     }
 }
 
-/// A space and its move set.
+/// A job, as the coordinator names it to workers and journals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JobSpec {
+pub enum JobSpec {
+    Rows(RowJob),
+    Product(ProductSpec),
+    /// The H48 table hN, N in 1..=11.
+    H48Table(u8),
+}
+
+impl std::fmt::Display for JobSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobSpec::Rows(r) => r.fmt(f),
+            JobSpec::Product(p) => p.fmt(f),
+            JobSpec::H48Table(h) => write!(f, "h48h{h}"),
+        }
+    }
+}
+
+impl std::str::FromStr for JobSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.starts_with("product/") {
+            return s.parse().map(JobSpec::Product);
+        }
+        if !s.contains('/') {
+            return s
+                .strip_prefix("h48h")
+                .and_then(|n| n.parse().ok())
+                .filter(|h| (1..=11).contains(h))
+                .map(JobSpec::H48Table)
+                .ok_or_else(|| {
+                    format!("unknown job {s:?} (expected SPACE/MOVES, product/..., or h48h1..h48h11)")
+                });
+        }
+        s.parse().map(JobSpec::Rows)
+    }
+}
+
+/// A row search: a space and its move set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowJob {
     pub space: SpaceKind,
     pub moves: MoveSet,
 }
 
-impl std::fmt::Display for JobSpec {
+impl RowJob {
+    /// Builds the job's index.
+    pub fn build_index(&self) -> AnyIndex {
+        AnyIndex::build(self.space)
+    }
+}
+
+impl std::fmt::Display for RowJob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.space.name(), self.moves.name())
     }
 }
 
-impl std::str::FromStr for JobSpec {
+impl std::str::FromStr for RowJob {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (space, moves) = s.split_once('/').ok_or_else(|| format!("bad job spec {s:?}"))?;
@@ -71,11 +122,11 @@ impl std::str::FromStr for JobSpec {
             .into_iter()
             .find(|m| m.name() == moves)
             .ok_or_else(|| format!("unknown move set {moves:?} in job spec"))?;
-        Ok(JobSpec { space, moves })
+        Ok(RowJob { space, moves })
     }
 }
 
-/// One of the indexes, built from a [`JobSpec`].
+/// One of the indexes, built from a [`RowJob`].
 pub enum AnyIndex {
     Corners(RowSpace<8, 3>),
     Edges(RowSpace<12, 2>),
@@ -98,7 +149,7 @@ macro_rules! with_index {
 }
 
 impl AnyIndex {
-    pub fn build(space: SpaceKind) -> AnyIndex {
+    fn build(space: SpaceKind) -> AnyIndex {
         match space {
             SpaceKind::Corners => AnyIndex::Corners(RowSpace::new(corner_tetrads())),
             SpaceKind::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
@@ -169,10 +220,22 @@ mod tests {
 
     #[test]
     fn job_specs_round_trip() {
-        for s in ["corners/htm", "edges/qtm", "h/h", "hprime/h", "h48h0/htm", "h48h11/htm"] {
+        for s in [
+            "corners/htm",
+            "edges/qtm",
+            "h/h",
+            "hprime/h",
+            "h48h0/htm",
+            "h48h11/htm",
+            "product/cube/htm/10",
+            "product/edges/qtm/8",
+            "h48h1",
+            "h48h11",
+        ] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
-        assert!("cube/htm".parse::<JobSpec>().is_err());
-        assert!("edges".parse::<JobSpec>().is_err());
+        for bad in ["cube/htm", "edges", "h48h0", "h48h12", "product/cube/htm", "product/teapot/htm/3"] {
+            assert!(bad.parse::<JobSpec>().is_err(), "{bad}");
+        }
     }
 }

@@ -1,104 +1,35 @@
-//! `coordinator build`, `info`: the H48 solver's tables (seed 000). h0 comes from the row BFS
-//! of its own (cocsep class, esep) index; h1..h11 from exact h11 levels ([`crate::hbuild`]).
-//! `verify` is in [`crate::table_verify`].
+//! `coordinator build`, `info`, `verify`: the H48 solver's tables (seed 000). h0 comes from the
+//! row BFS of its own (cocsep class, esep) index; h1..h11 from exact h11 levels
+//! ([`super::hbuild`]); the checks of `verify` are [`shared::h48::verify`].
 
-use crate::cli::{BuildArgs, ClusterArgs, TableFormat};
-use crate::enumerate::{search_levels, SearchSettings};
+use super::check_disk;
+use crate::cluster::ClusterConfig;
+use crate::config::{BuildConfig, Target};
+use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
-use anyhow::{bail, ensure, Context, Result};
-use shared::bfs::job::{JobSpec, SpaceKind};
-use shared::bfs::RowIndex;
+use anyhow::{ensure, Context, Result};
+use shared::coord::h48::H48Coords;
 use shared::cube::MoveSet;
 use shared::h48::{
-    base_for, h48_section, small_sections, DepthRecorder, Format, H48Coords, Layout, Section, SectionInfo,
-    SectionKind, SymProductSpace, TableFile, TableWriter,
+    h48_section, small_sections, DepthRecorder, Section, SectionInfo, SectionKind, TableFile, TableWriter,
 };
+use shared::job::{JobSpec, RowJob, SpaceKind};
 use shared::report::thousands;
-use std::path::{Path, PathBuf};
+use shared::space::{RowIndex, SymProductSpace};
+use std::path::Path;
 use std::time::Instant;
 
-/// The N of a table name "h48hN".
-pub fn parse_table(name: &str) -> Result<u8> {
-    name.strip_prefix("h48h")
-        .and_then(|n| n.parse().ok())
-        .filter(|&n| n <= 11)
-        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11"))
-}
-
-/// One table to write.
-pub struct Target {
-    pub h: u8,
-    pub path: PathBuf,
-    pub layout: Layout,
-}
-
-pub fn format_of(f: TableFormat) -> Format {
-    match f {
-        TableFormat::Cubefarm => Format::Cubefarm,
-        TableFormat::H48 => Format::H48,
-    }
-}
-
-/// The tables of a build, their files, and checks that they can be written.
-fn targets(args: &BuildArgs) -> Result<Vec<Target>> {
-    let mut hs: Vec<u8> = args.tables.iter().map(|t| parse_table(t)).collect::<Result<_>>()?;
-    hs.sort_unstable();
-    hs.dedup();
-    let format = format_of(args.format);
-    if hs.len() > 1 {
-        let bases: Vec<u8> = hs.iter().map(|&h| base_for(h)).collect();
-        ensure!(
-            !hs.contains(&0) && bases.iter().all(|&b| b == bases[0]),
-            "tables built in one run must share a base (h48h1..h48h3, h48h4..h48h7 or h48h8..h48h11): \
-             run the others separately"
-        );
-        ensure!(args.out.is_dir(), "with several tables --out must be an existing directory");
-    }
-    let targets: Vec<Target> = hs
-        .iter()
-        .map(|&h| {
-            let path = if hs.len() == 1 {
-                args.out.clone()
-            } else {
-                args.out.join(match format {
-                    Format::H48 => format!("h48h{h}"),
-                    Format::Cubefarm => format!("h48h{h}.cft"),
-                })
-            };
-            Target { h, path, layout: Layout::new(format, h) }
-        })
-        .collect();
-    for t in &targets {
-        if t.path.is_dir() {
-            bail!("cannot write {}: it is a directory", t.path.display());
-        }
-        let dir = match t.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        ensure!(dir.is_dir(), "cannot write {}: no directory {}", t.path.display(), dir.display());
-    }
-    Ok(targets)
-}
-
-pub fn build(args: BuildArgs) -> Result<()> {
-    let targets = targets(&args)?;
+/// Builds the tables of `config` and describes them.
+pub fn build(config: &BuildConfig) -> Result<()> {
+    let targets = &config.targets;
     let start = Instant::now();
     let written = if targets[0].h == 0 {
         let t = &targets[0];
         check_disk(std::slice::from_ref(t), 0)?;
-        build_h0(t, args.cluster.clone())?;
+        build_h0(t, config.cluster.clone())?;
         vec![t.path.clone()]
     } else {
-        let distributed = args.cluster.listen.is_some() || args.cluster.workers.is_some();
-        ensure!(!distributed || targets.len() == 1, "a distributed build makes one table per run");
-        let cluster = if distributed {
-            let tls = args.cluster.server_tls()?;
-            Some((args.cluster.clone(), tls))
-        } else {
-            None
-        };
-        crate::hbuild::build(&targets, args.mem_limit, args.state_dir.as_deref(), cluster)?;
+        super::hbuild::build(config)?;
         targets.iter().map(|t| t.path.clone()).collect()
     };
     for path in &written {
@@ -112,22 +43,6 @@ pub fn build(args: BuildArgs) -> Result<()> {
     Ok(())
 }
 
-/// Refuses outputs (and `extra` bytes of state on the first target's disk) that do not fit.
-pub fn check_disk(targets: &[Target], extra: u64) -> Result<()> {
-    let needed: u64 = targets.iter().map(|t| t.layout.total).sum::<u64>() + extra;
-    let dir = targets[0].path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if let Some(avail) = crate::resources::disk_available(dir) {
-        ensure!(
-            needed <= avail,
-            "the table files need {:.2} GB of disk on {}, only {:.2} GB is free",
-            needed as f64 / 1e9,
-            dir.display(),
-            avail as f64 / 1e9
-        );
-    }
-    Ok(())
-}
-
 /// Writes a table from in-memory sections.
 pub fn write_sections(target: &Target, cocsep: &Section, main: &Section, eoesep: &Section) -> Result<()> {
     let writer = TableWriter::create(&target.path, target.layout, false)
@@ -137,8 +52,7 @@ pub fn write_sections(target: &Target, cocsep: &Section, main: &Section, eoesep:
 }
 
 /// h0: every depth of the (cocsep class, esep) index by the row BFS (embedded or on workers).
-fn build_h0(target: &Target, cluster: ClusterArgs) -> Result<()> {
-    let tls = cluster.server_tls()?;
+fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
     let coords = H48Coords;
     let start = Instant::now();
     let space = SymProductSpace::h0(&coords);
@@ -151,11 +65,10 @@ fn build_h0(target: &Target, cluster: ClusterArgs) -> Result<()> {
     );
     let mut recorder = DepthRecorder::new(&space);
     let settings = SearchSettings {
-        job: JobSpec { space: SpaceKind::H48h0, moves: MoveSet::Htm },
+        job: JobSpec::Rows(RowJob { space: SpaceKind::H48h0, moves: MoveSet::Htm }),
         max_depth: None,
         state_dir: None,
         cluster,
-        tls,
     };
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();
@@ -170,7 +83,7 @@ fn build_h0(target: &Target, cluster: ClusterArgs) -> Result<()> {
 }
 
 /// The main table's info and lines.
-pub fn main_section(file: &TableFile) -> Result<(&SectionInfo, &[u8])> {
+fn main_section(file: &TableFile) -> Result<(&SectionInfo, &[u8])> {
     file.section(SectionKind::H48).context("the file holds no h48 table")
 }
 
@@ -232,5 +145,19 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
         "sections": file.sections.iter().map(|(s, _)| section_json(s)).collect::<Vec<_>>(),
     });
     println!("{}", serde_json::to_string_pretty(&value)?);
+    Ok(())
+}
+
+/// Runs the checks of [`shared::h48::verify`], printing each as it finishes.
+pub fn verify(path: &Path, samples: u32) -> Result<()> {
+    let start = Instant::now();
+    let file =
+        TableFile::open(path).with_context(|| format!("{} is not a valid table file", path.display()))?;
+    let failures = shared::h48::verify(&file, samples, &mut |ok, what| {
+        println!("{} {what}", if ok { "ok  " } else { "FAIL" })
+    })
+    .map_err(anyhow::Error::msg)?;
+    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
+    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
     Ok(())
 }

@@ -8,10 +8,12 @@
 //! under the state mutex while the level is published, and the expander unpublishes under the
 //! same mutex before returning, so no handler can touch them afterwards.
 
-use shared::bfs::task::{level_input_name, RowBits, SparseRows};
-use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput, RowIndex};
+use shared::bfs::task::RowBits;
+use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
-use shared::shard::{self, ShardKey, WordPart};
+use shared::shard::{self, ShardKey};
+use shared::space::RowIndex;
+use shared::wire::{level_input_name, SparseRows};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -323,9 +325,7 @@ impl Shared {
         let (words, columns) = (*words, *columns);
         let encoded = input.get_or_insert_with(|| {
             let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
-            let (occupied, rows) = SparseRows::payload_parts(source, words, columns, backward);
-            let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
-            Arc::new(shard::encode_word_parts(key, &parts))
+            Arc::new(SparseRows::encode(key, source, words, columns, backward))
         });
         Some(encoded.clone())
     }

@@ -2,13 +2,12 @@
 //! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
 //! merging bit arrays runs on blocking threads, never on tokio's.
 
-use crate::cluster::{Poll, Shared, TaskKind};
+use super::scheduler::{Poll, Shared, TaskKind};
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use shared::bfs::Direction;
 use shared::shard;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
@@ -196,7 +195,7 @@ pub const NEEDS_TLS: &str =
     "this coordinator serves TLS: connect with an https:// URL and --ca FILE (the PEM certificate to trust)";
 
 /// Serves the coordinator on `listener` (over TLS when `tls` is given) until `shutdown` resolves.
-pub async fn serve(
+pub(super) async fn run(
     listener: tokio::net::TcpListener,
     shared: Arc<Shared>,
     token: Option<Token>,
@@ -280,12 +279,6 @@ async fn sort_connections(
             }
         });
     }
-}
-
-/// Binds the listening socket (refusing non-loopback without a token).
-pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> anyhow::Result<tokio::net::TcpListener> {
-    cubefarm_proto::auth::check_listen(addr, token).map_err(anyhow::Error::msg)?;
-    tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
 }
 
 /// `coordinator status`: asks a running coordinator for its job's progress and prints it.

@@ -12,9 +12,9 @@
 //! column the stabilizer relates; `stabilizer_maps` lists those column maps so the engine can
 //! close a row after writing it.
 
-use super::index::{close_under, for_each_bit, ColumnMapper, RowCounts, RowIndex};
+use super::index::{InverseFilter, Inverses, RowIndex};
 use super::s4;
-use crate::coord::{BlockLayout, Part, SymClasses};
+use crate::coord::{BlockLayout, ColumnMapper, Part, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
@@ -254,25 +254,10 @@ where
         self.classes.class_size(row)
     }
 
-    /// The smallest column related to `column` by the row's stabilizer: the canonical column of
-    /// the position's class under the 48 symmetries.
-    #[inline]
-    pub fn canonical_column(&self, row: u32, column: u32) -> u32 {
-        self.stabilizer_maps(row).iter().map(|m| m.apply(column)).fold(column, u32::min)
-    }
-
-    /// True if the position class of (row, column) contains the inverses of its members. The
-    /// direct method: invert, locate, compare canonical columns.
-    pub fn is_self_inverse_class(&self, row: u32, column: u32) -> bool {
-        let (r, c) = self.locate(&self.position(row, column).inverse());
-        r == row && self.canonical_column(r, c) == self.canonical_column(row, column)
-    }
-
-    /// A fast pre-test for [`Self::is_self_inverse_class`] over a whole row: x^-1 can only be in
-    /// the class if its row value is one of the class's raw values, which is decided block by
-    /// block from the per-block inverse keys. `filter.candidates(column)` is false only when the
-    /// inverse is certainly in another class.
-    pub fn inverse_filter(&self, row: u32) -> InverseFilter {
+    /// A fast pre-test of self-inverse classes over a whole row: x^-1 can only be in the class
+    /// if its row value is one of the class's raw values, which is decided block by block from
+    /// the per-block inverse keys.
+    pub fn inverse_filter(&self, row: u32) -> BlockFilter {
         let start = self.member_start[row as usize] as usize;
         let end = self.member_start[row as usize + 1] as usize;
         let member_keys: Vec<[u16; 3]> =
@@ -294,19 +279,19 @@ where
                 *table = [u64::MAX; 24];
             }
         }
-        InverseFilter { blocks: self.blocks(), compat }
+        BlockFilter { blocks: self.blocks(), compat }
     }
 }
 
 /// See [`RowSpace::inverse_filter`].
-pub struct InverseFilter {
+pub struct BlockFilter {
     blocks: usize,
     compat: [[u64; 24]; 3],
 }
 
-impl InverseFilter {
+impl InverseFilter for BlockFilter {
     #[inline]
-    pub fn candidate(&self, column: u32) -> bool {
+    fn candidate(&self, column: u32) -> bool {
         let d = ColumnMap::digits(self.blocks, column);
         self.compat[0][d[0] as usize] & self.compat[1][d[1] as usize] & self.compat[2][d[2] as usize] != 0
     }
@@ -354,6 +339,8 @@ where
     Pieces<N, O>: Part,
 {
     type Mapper<'a> = Contributions;
+    type Symmetric<'a> = ColumnMap;
+    type Filter<'a> = BlockFilter;
 
     fn row_count(&self) -> u32 {
         RowSpace::row_count(self)
@@ -377,26 +364,19 @@ where
         (t.target, t.map.contributions())
     }
 
-    fn close_row(&self, row: u32, bits: &mut [u64]) {
-        close_under(bits, self.stabilizer_maps(row));
+    fn row_weight(&self, row: u32) -> u64 {
+        self.class_size(row) as u64
     }
 
-    /// Positions weigh each entry by the row's class size; classes under M are canonical
-    /// columns; self-inverse classes are found by the block-wise filter, then confirmed.
-    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
-        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
-        let filter = self.inverse_filter(row);
-        let symmetric = !self.stabilizer_maps(row).is_empty();
-        let mut counts =
-            RowCounts { entries, positions: entries * self.class_size(row) as u64, ..Default::default() };
-        for_each_bit(bits, |c| {
-            if !symmetric || self.canonical_column(row, c) == c {
-                counts.classes += 1;
-                if filter.candidate(c) && self.is_self_inverse_class(row, c) {
-                    counts.self_inverse += 1;
-                }
-            }
-        });
-        counts
+    fn stabilizer(&self, row: u32) -> Vec<ColumnMap> {
+        self.stabilizer_maps(row).to_vec()
+    }
+
+    fn inverses(&self, row: u32) -> Inverses<BlockFilter> {
+        Inverses::Test(self.inverse_filter(row))
+    }
+
+    fn locate_inverse(&self, row: u32, column: u32) -> (u32, u32) {
+        self.locate(&self.position(row, column).inverse())
     }
 }

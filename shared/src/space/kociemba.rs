@@ -13,29 +13,26 @@
 //! them, so a column map is two table lookups per part. Class columns here count classes under
 //! those 16 symmetries (H is not invariant under all 48).
 
-use super::index::{close_under, for_each_bit, set_bit, ColumnMapper, RowCounts, RowIndex};
+use super::index::{set_bit, AnyColumn, ClassRows, Inverses, RowIndex};
 use crate::coord::rank::{factorial, perm_rank, perm_unrank};
-use crate::coord::SymClasses;
-use crate::cube::{Corners, Cube, Edges, Move, MoveSet, SymmetryGroup};
+use crate::coord::{ColumnMapper, SymClasses};
+use crate::cube::{Corners, Cube, Edges, Move, MoveSet, Symmetry, SymmetryGroup};
 
 const UD: usize = 40320;
 
 /// H (with the slice edges) or H' (without).
 pub struct KociembaSpace {
     with_slice: bool,
-    classes: SymClasses,
+    /// Rows, their targets per move slot and their stabilizers.
+    rows: ClassRows,
     moves: Vec<Move>,
     /// Index of each face turn in `moves`, or `u8::MAX` when it is not a move of H.
     move_slot: [u8; Move::COUNT],
-    /// Per (row, move slot): target row and the symmetry to its representative.
-    targets: Vec<(u32, u8)>,
     /// rank(ud . move) per move slot, then rank(s ud s^-1) per symmetry.
     right8: Vec<u16>,
     conj8: Vec<u16>,
     right4: Vec<[u8; 24]>,
     conj4: Vec<[u8; 24]>,
-    /// Non-identity stabilizer members of each row's representative.
-    stabilizers: Vec<Vec<u8>>,
     /// Whether the inverse of the representative corner permutation lies in the same class.
     inverse_in_class: Vec<bool>,
     /// With the slice edges: one bit per column, set when the column's edge permutation is odd.
@@ -78,16 +75,6 @@ impl KociembaSpace {
             move_slot[m.index()] = i as u8;
         }
         let rows = classes.class_count() as u32;
-        let targets = (0..rows)
-            .flat_map(|r| {
-                let rep = corners_of(classes.rep(r));
-                let classes = &classes;
-                moves.iter().map(move |m| {
-                    let raw = perm_rank(&rep.compose(&m.cube().corners).perm);
-                    (classes.class_of(raw), classes.to_rep(raw).0)
-                })
-            })
-            .collect();
         let right8 = moves
             .iter()
             .flat_map(|m| {
@@ -110,15 +97,6 @@ impl KociembaSpace {
             .members()
             .map(|s| std::array::from_fn(|c| edge_ranks(&s.conjugate_edges(&edges_of(0, c as u32))).1 as u8))
             .collect();
-        let stabilizers = (0..rows)
-            .map(|r| {
-                group
-                    .members()
-                    .filter(|s| s.0 != 0 && classes.stabilizer(r) >> s.index() & 1 == 1)
-                    .map(|s| s.0)
-                    .collect()
-            })
-            .collect();
         let inverse_in_class = (0..rows)
             .map(|r| classes.class_of(perm_rank(&corners_of(classes.rep(r)).inverse().perm)) == r)
             .collect();
@@ -137,18 +115,19 @@ impl KociembaSpace {
         } else {
             Vec::new()
         };
+        let class_rows = ClassRows::build(classes, &moves, |m, raw| {
+            perm_rank(&corners_of(raw).compose(&m.cube().corners).perm)
+        });
         KociembaSpace {
             odd_columns,
             with_slice,
-            classes,
+            rows: class_rows,
             moves,
             move_slot,
-            targets,
             right8,
             conj8,
             right4,
             conj4,
-            stabilizers,
             inverse_in_class,
         }
     }
@@ -176,12 +155,13 @@ impl KociembaSpace {
         }
     }
 
-    fn symmetry_map(&self, s: u8) -> KociembaMap<'_> {
+    /// `s` is a member of the UD-axis group, whose member `k` is `Symmetry(k)`.
+    fn symmetry_map(&self, s: Symmetry) -> KociembaMap<'_> {
         KociembaMap {
             first8: None,
-            then8: &self.conj8[s as usize * UD..][..UD],
+            then8: &self.conj8[s.index() * UD..][..UD],
             first4: None,
-            then4: &self.conj4[s as usize],
+            then4: &self.conj4[s.index()],
             slice: self.with_slice,
         }
     }
@@ -189,21 +169,14 @@ impl KociembaSpace {
     /// The position at (row, column) as a cube (slice edges solved in H').
     pub fn position(&self, row: u32, column: u32) -> Cube {
         let per = self.columns_per_ud();
-        Cube { corners: corners_of(self.classes.rep(row)), edges: edges_of(column / per, column % per) }
+        Cube { corners: corners_of(self.rows.classes.rep(row)), edges: edges_of(column / per, column % per) }
     }
 
     fn locate(&self, x: &Cube) -> (u32, u32) {
         let raw = perm_rank(&x.corners.perm);
-        let s = self.classes.to_rep(raw);
+        let s = self.rows.classes.to_rep(raw);
         let (ud, slice) = edge_ranks(&s.conjugate_edges(&x.edges));
-        (self.classes.class_of(raw), if self.with_slice { ud * 24 + slice } else { ud })
-    }
-
-    fn canonical_column(&self, row: u32, column: u32) -> u32 {
-        self.stabilizers[row as usize]
-            .iter()
-            .map(|&s| self.symmetry_map(s).apply(column))
-            .fold(column, u32::min)
+        (self.rows.classes.class_of(raw), if self.with_slice { ud * 24 + slice } else { ud })
     }
 }
 
@@ -233,9 +206,11 @@ impl ColumnMapper for KociembaMap<'_> {
 
 impl RowIndex for KociembaSpace {
     type Mapper<'a> = KociembaMap<'a>;
+    type Symmetric<'a> = KociembaMap<'a>;
+    type Filter<'a> = AnyColumn;
 
     fn row_count(&self) -> u32 {
-        self.classes.class_count() as u32
+        self.rows.row_count()
     }
 
     fn column_count(&self) -> u32 {
@@ -255,17 +230,31 @@ impl RowIndex for KociembaSpace {
     fn transition(&self, row: u32, m: Move) -> (u32, KociembaMap<'_>) {
         let slot = self.move_slot[m.index()] as usize;
         assert!(slot < self.moves.len(), "{m} is not a move of H");
-        let (target, s) = self.targets[row as usize * self.moves.len() + slot];
+        let (target, s) = self.rows.target(row, slot);
         let mut map = self.symmetry_map(s);
         map.first8 = Some(&self.right8[slot * UD..][..UD]);
         map.first4 = Some(&self.right4[slot]);
         (target, map)
     }
 
-    fn close_row(&self, row: u32, bits: &mut [u64]) {
-        let maps: Vec<KociembaMap> =
-            self.stabilizers[row as usize].iter().map(|&s| self.symmetry_map(s)).collect();
-        close_under(bits, &maps);
+    fn row_weight(&self, row: u32) -> u64 {
+        self.rows.class_size(row)
+    }
+
+    fn stabilizer(&self, row: u32) -> Vec<KociembaMap<'_>> {
+        self.rows.stabilizer(row).iter().map(|&s| self.symmetry_map(s)).collect()
+    }
+
+    fn inverses(&self, row: u32) -> Inverses<AnyColumn> {
+        if self.inverse_in_class[row as usize] {
+            Inverses::Test(AnyColumn)
+        } else {
+            Inverses::Never
+        }
+    }
+
+    fn locate_inverse(&self, row: u32, column: u32) -> (u32, u32) {
+        self.locate(&self.position(row, column).inverse())
     }
 
     fn mark_unreachable(&self, row: u32, bits: &mut [u64]) {
@@ -273,32 +262,9 @@ impl RowIndex for KociembaSpace {
             return;
         }
         // Corner and edge parities agree in H: the other half of the columns is never reached.
-        let odd_row = corners_of(self.classes.rep(row)).parity();
+        let odd_row = corners_of(self.rows.classes.rep(row)).parity();
         for (b, &odd) in bits.iter_mut().zip(&self.odd_columns) {
             *b |= if odd_row { !odd } else { odd };
         }
-    }
-
-    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
-        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
-        let mut counts = RowCounts {
-            entries,
-            positions: entries * self.classes.class_size(row) as u64,
-            ..Default::default()
-        };
-        let symmetric = !self.stabilizers[row as usize].is_empty();
-        let may_self_invert = self.inverse_in_class[row as usize];
-        for_each_bit(bits, |c| {
-            if !symmetric || self.canonical_column(row, c) == c {
-                counts.classes += 1;
-                if may_self_invert {
-                    let (r, c2) = self.locate(&self.position(row, c).inverse());
-                    if r == row && self.canonical_column(r, c2) == c {
-                        counts.self_inverse += 1;
-                    }
-                }
-            }
-        });
-        counts
     }
 }

@@ -1,4 +1,4 @@
-//! Seed 000's coordinates, in the H48 solver's own numbering ([`super::solver`]):
+//! Seed 000's coordinates, in the H48 solver's own numbering ([`solver`]):
 //!
 //! - *cocsep*: corner orientation and which tetrad's piece sits at each corner position, as
 //!   the solver's raw value 128 x co + csep (0 .. 279,935, of which 153,090 occur);
@@ -13,11 +13,11 @@
 //! conjugation, which [`RawCoord`] tabulates. Classes and their numbering follow the solver
 //! (h48-blob.md 5.2, 7.1), so table rows are the solver's rows.
 
-use super::solver::{self, cocsep_occurs, solver_move, solver_sym, sym_index, COCSEP_RAW};
-use crate::bfs::ColumnMapper;
-use crate::coord::SymClasses;
+pub mod solver;
+
+use super::{RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
-use rayon::prelude::*;
+use solver::{cocsep_occurs, solver_move, solver_sym, sym_index, COCSEP_RAW};
 
 /// Number of esep values: C(12,4) x C(8,4).
 pub const ESEP: u32 = 34_650;
@@ -29,51 +29,6 @@ pub const COCSEP: u32 = 153_090;
 pub const COCSEP_CLASSES: u32 = 3393;
 /// A word of the cocsep table for a value that does not occur.
 pub const NO_WORD: u32 = u32::MAX;
-
-/// A raw coordinate with its move table (all 18 face turns) and conjugation table.
-pub struct RawCoord {
-    pub size: u32,
-    moves: Vec<u32>,
-    conj: Vec<u32>,
-}
-
-impl RawCoord {
-    pub fn build(
-        size: u32,
-        apply_move: impl Fn(Move, u32) -> u32 + Sync,
-        conjugate: impl Fn(Symmetry, u32) -> u32 + Sync,
-    ) -> Self {
-        let moves = Move::all()
-            .flat_map(|m| (0..size).into_par_iter().map(|v| apply_move(m, v)).collect::<Vec<_>>())
-            .collect();
-        let conj = Symmetry::all()
-            .flat_map(|s| (0..size).into_par_iter().map(|v| conjugate(s, v)).collect::<Vec<_>>())
-            .collect();
-        RawCoord { size, moves, conj }
-    }
-
-    /// The value of `x m` for any x with value `v`.
-    #[inline]
-    pub fn apply(&self, m: Move, v: u32) -> u32 {
-        self.moves[m.index() * self.size as usize + v as usize]
-    }
-
-    /// The value of `s x s^-1` for any x with value `v`.
-    #[inline]
-    pub fn conjugate(&self, s: Symmetry, v: u32) -> u32 {
-        self.conj[s.index() * self.size as usize + v as usize]
-    }
-
-    /// The move table row of `m`: entry v is `apply(m, v)`.
-    pub fn move_row(&self, m: Move) -> &[u32] {
-        &self.moves[m.index() * self.size as usize..][..self.size as usize]
-    }
-
-    /// The conjugation table row of `s`.
-    pub fn conj_row(&self, s: Symmetry) -> &[u32] {
-        &self.conj[s.index() * self.size as usize..][..self.size as usize]
-    }
-}
 
 /// The cocsep coordinate with the solver's classes: per raw value the word `class << 16 |
 /// ttrep << 8 | depth` of the solver's cocsep table (`NO_WORD` where the value does not occur).
@@ -324,9 +279,9 @@ pub struct EoEsepMap<'a> {
     flips: &'a [u16],
 }
 
-impl ColumnMapper for EoEsepMap<'_> {
+impl EoEsepMap<'_> {
     #[inline]
-    fn apply(&self, column: u32) -> u32 {
+    pub fn apply(&self, column: u32) -> u32 {
         let (mut e, mut o) = ((column / EO) as usize, (column % EO) as usize);
         if let Some((esep, eo)) = self.moves {
             (e, o) = (esep[e] as usize, eo[o] as usize);
@@ -335,3 +290,6 @@ impl ColumnMapper for EoEsepMap<'_> {
         self.esep_conj[e] * EO + o as u32
     }
 }
+
+#[cfg(test)]
+mod tests;

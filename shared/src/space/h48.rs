@@ -13,9 +13,9 @@
 //! Both are coset spaces, where the inverse of an entry is not defined: the engine's last
 //! class column then repeats the class column, and nothing reports it.
 
-use super::coords::{EoEsepColumns, EoEsepMap, H48Coords, RawCoord, EO, ESEP};
-use crate::bfs::{ColumnMapper, RowCounts, RowIndex};
-use crate::coord::SymClasses;
+use super::index::{AnyColumn, ClassRows, Inverses, RowIndex};
+use crate::coord::h48::{EoEsepColumns, EoEsepMap, H48Coords, EO, ESEP};
+use crate::coord::{ColumnMapper, RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry};
 use rayon::prelude::*;
 
@@ -31,63 +31,6 @@ impl ColumnMapper for TableMap<'_> {
     fn apply(&self, column: u32) -> u32 {
         let c = self.first.map_or(column, |t| t[column as usize]);
         self.then[c as usize]
-    }
-}
-
-/// Per (row, move): the target row and the symmetry to its representative; per row: the
-/// non-identity members of the representative's stabilizer.
-struct RowMoves {
-    classes: SymClasses,
-    targets: Vec<(u32, u8)>,
-    stabilizers: Vec<Vec<u8>>,
-}
-
-impl RowMoves {
-    fn build(classes: SymClasses, apply: impl Fn(Move, u32) -> u32 + Sync) -> Self {
-        let rows = classes.class_count() as u32;
-        let targets = (0..rows)
-            .into_par_iter()
-            .flat_map_iter(|r| {
-                let rep = classes.rep(r);
-                let (classes, apply) = (&classes, &apply);
-                Move::all().map(move |m| {
-                    let raw = apply(m, rep);
-                    (classes.class_of(raw), classes.to_rep(raw).0)
-                })
-            })
-            .collect();
-        let stabilizers = (0..rows)
-            .map(|r| {
-                Symmetry::all()
-                    .filter(|s| s.0 != 0 && classes.stabilizer(r) >> s.index() & 1 == 1)
-                    .map(|s| s.0)
-                    .collect()
-            })
-            .collect();
-        RowMoves { classes, targets, stabilizers }
-    }
-
-    #[inline]
-    fn target(&self, row: u32, m: Move) -> (u32, Symmetry) {
-        let (t, s) = self.targets[row as usize * Move::COUNT + m.index()];
-        (t, Symmetry(s))
-    }
-
-    fn counts(&self, row: u32, bits: &[u64], canonical: impl Fn(u32) -> u32) -> RowCounts {
-        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
-        let classes = if self.stabilizers[row as usize].is_empty() {
-            entries
-        } else {
-            let mut n = 0;
-            crate::bfs::for_each_bit(bits, |c| n += (canonical(c) == c) as u64);
-            n
-        };
-        RowCounts {
-            entries,
-            positions: entries * self.classes.class_size(row) as u64,
-            classes,
-            self_inverse: classes,
-        }
     }
 }
 
@@ -133,14 +76,14 @@ impl Columns for EoEsepColumns {
 /// Rows: classes of coordinate A under the 48 symmetries; columns: raw values of B.
 pub struct SymProductSpace<C = RawCoord> {
     columns: C,
-    moves: RowMoves,
+    moves: ClassRows,
     start: (u32, u32),
 }
 
 impl<C: Columns> SymProductSpace<C> {
     /// `solved` = (A, B) of the solved cube; `classes` are A's classes.
     pub fn new(rows: &RawCoord, classes: SymClasses, columns: C, solved: (u32, u32)) -> Self {
-        let moves = RowMoves::build(classes, |m, v| rows.apply(m, v));
+        let moves = ClassRows::build(classes, &Move::all().collect::<Vec<_>>(), |m, v| rows.apply(m, v));
         let s = moves.classes.to_rep(solved.0);
         let start = (moves.classes.class_of(solved.0), columns.conjugated(s).apply(solved.1));
         SymProductSpace { columns, moves, start }
@@ -161,27 +104,10 @@ impl<C: Columns> SymProductSpace<C> {
         (self.moves.classes.rep(row), column)
     }
 
-    fn canonical_column(&self, row: u32, column: u32) -> u32 {
-        self.moves.stabilizers[row as usize]
-            .iter()
-            .map(|&s| self.columns.conjugated(Symmetry(s)).apply(column))
-            .fold(column, u32::min)
-    }
-
-    /// The column maps of the non-identity members of `row`'s stabilizer.
-    pub fn stabilizer_maps(&self, row: u32) -> Vec<C::Map<'_>> {
-        self.moves.stabilizers[row as usize].iter().map(|&s| self.columns.conjugated(Symmetry(s))).collect()
-    }
-
     /// Every column of `row` that stands for the same position class as `column`.
     pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
-        let mut v: Vec<u32> = std::iter::once(column)
-            .chain(
-                self.moves.stabilizers[row as usize]
-                    .iter()
-                    .map(|&s| self.columns.conjugated(Symmetry(s)).apply(column)),
-            )
-            .collect();
+        let mut v: Vec<u32> =
+            std::iter::once(column).chain(self.stabilizer(row).iter().map(|m| m.apply(column))).collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -231,9 +157,17 @@ impl<C: Columns> RowIndex for SymProductSpace<C> {
         = C::Map<'a>
     where
         C: 'a;
+    type Symmetric<'a>
+        = C::Map<'a>
+    where
+        C: 'a;
+    type Filter<'a>
+        = AnyColumn
+    where
+        C: 'a;
 
     fn row_count(&self) -> u32 {
-        self.moves.classes.class_count() as u32
+        self.moves.row_count()
     }
     fn column_count(&self) -> u32 {
         self.columns.size()
@@ -246,18 +180,20 @@ impl<C: Columns> RowIndex for SymProductSpace<C> {
     }
     #[inline]
     fn transition(&self, row: u32, m: Move) -> (u32, C::Map<'_>) {
-        let (target, s) = self.moves.target(row, m);
+        let (target, s) = self.moves.target(row, m.index());
         (target, self.columns.moved(m, s))
     }
-    fn close_row(&self, row: u32, bits: &mut [u64]) {
-        let maps: Vec<C::Map<'_>> = self.moves.stabilizers[row as usize]
-            .iter()
-            .map(|&s| self.columns.conjugated(Symmetry(s)))
-            .collect();
-        crate::bfs::close_under(bits, &maps);
+    fn row_weight(&self, row: u32) -> u64 {
+        self.moves.class_size(row)
     }
-    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
-        self.moves.counts(row, bits, |c| self.canonical_column(row, c))
+    fn stabilizer(&self, row: u32) -> Vec<C::Map<'_>> {
+        self.moves.stabilizer(row).iter().map(|&s| self.columns.conjugated(s)).collect()
+    }
+    fn inverses(&self, _: u32) -> Inverses<AnyColumn> {
+        Inverses::Undefined
+    }
+    fn locate_inverse(&self, _: u32, _: u32) -> (u32, u32) {
+        unreachable!("a coset space has no inverses")
     }
 }
 
@@ -274,7 +210,7 @@ impl ColumnMapper for FullMap<'_> {
 
 /// Rows: esep classes (782); columns: eo (2048). The space of seed 000's edge fallback table.
 pub struct EoEsepSpace {
-    moves: RowMoves,
+    moves: ClassRows,
     /// Per (row, move): the column table.
     maps: Vec<u16>,
     /// Per row, per stabilizer member (in `moves.stabilizers` order): the column table.
@@ -286,8 +222,10 @@ impl EoEsepSpace {
     pub fn new(coords: &H48Coords) -> Self {
         let esep = coords.esep_coord();
         let eo_moves = coords.eo_moves();
-        let moves = RowMoves::build(coords.esep_classes(&esep), |m, v| esep.apply(m, v));
-        let rows = moves.classes.class_count() as u32;
+        let moves = ClassRows::build(coords.esep_classes(&esep), &Move::all().collect::<Vec<_>>(), |m, v| {
+            esep.apply(m, v)
+        });
+        let rows = moves.row_count();
         let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
         let maps = (0..rows)
             .into_par_iter()
@@ -295,7 +233,7 @@ impl EoEsepSpace {
                 let rep = moves.classes.rep(r);
                 let (moves, esep, eo_moves) = (&moves, &esep, &eo_moves);
                 Move::all().flat_map(move |m| {
-                    let (_, s) = moves.target(r, m);
+                    let (_, s) = moves.target(r, m.index());
                     let e = esep.apply(m, rep);
                     (0..EO).map(move |o| conj_eo(s, e, eo_moves[m.index() * EO as usize + o as usize]))
                 })
@@ -304,10 +242,7 @@ impl EoEsepSpace {
         let stabilizer_maps = (0..rows)
             .map(|r| {
                 let rep = moves.classes.rep(r);
-                moves.stabilizers[r as usize]
-                    .iter()
-                    .flat_map(|&s| (0..EO).map(move |o| conj_eo(Symmetry(s), rep, o)))
-                    .collect()
+                moves.stabilizer(r).iter().flat_map(|&s| (0..EO).map(move |o| conj_eo(s, rep, o))).collect()
             })
             .collect();
         let solved = coords.eoesep(&Cube::SOLVED);
@@ -319,23 +254,15 @@ impl EoEsepSpace {
     pub fn classes(&self) -> &SymClasses {
         &self.moves.classes
     }
-
-    fn stabilizer_map(&self, row: u32, k: usize) -> FullMap<'_> {
-        FullMap(&self.stabilizer_maps[row as usize][k * EO as usize..][..EO as usize])
-    }
-
-    fn canonical_column(&self, row: u32, column: u32) -> u32 {
-        (0..self.moves.stabilizers[row as usize].len())
-            .map(|k| self.stabilizer_map(row, k).apply(column))
-            .fold(column, u32::min)
-    }
 }
 
 impl RowIndex for EoEsepSpace {
     type Mapper<'a> = FullMap<'a>;
+    type Symmetric<'a> = FullMap<'a>;
+    type Filter<'a> = AnyColumn;
 
     fn row_count(&self) -> u32 {
-        self.moves.classes.class_count() as u32
+        self.moves.row_count()
     }
     fn column_count(&self) -> u32 {
         EO
@@ -348,16 +275,58 @@ impl RowIndex for EoEsepSpace {
     }
     #[inline]
     fn transition(&self, row: u32, m: Move) -> (u32, FullMap<'_>) {
-        let (target, _) = self.moves.target(row, m);
+        let (target, _) = self.moves.target(row, m.index());
         let k = row as usize * Move::COUNT + m.index();
         (target, FullMap(&self.maps[k * EO as usize..][..EO as usize]))
     }
-    fn close_row(&self, row: u32, bits: &mut [u64]) {
-        let maps: Vec<FullMap> =
-            (0..self.moves.stabilizers[row as usize].len()).map(|k| self.stabilizer_map(row, k)).collect();
-        crate::bfs::close_under(bits, &maps);
+    fn row_weight(&self, row: u32) -> u64 {
+        self.moves.class_size(row)
     }
-    fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
-        self.moves.counts(row, bits, |c| self.canonical_column(row, c))
+    fn stabilizer(&self, row: u32) -> Vec<FullMap<'_>> {
+        self.stabilizer_maps[row as usize].chunks(EO as usize).map(FullMap).collect()
+    }
+    fn inverses(&self, _: u32) -> Inverses<AnyColumn> {
+        Inverses::Undefined
+    }
+    fn locate_inverse(&self, _: u32, _: u32) -> (u32, u32) {
+        unreachable!("a coset space has no inverses")
+    }
+}
+
+impl ColumnMapper for EoEsepMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        EoEsepMap::apply(self, column)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::{random_cube, SplitMix64};
+
+    #[test]
+    fn h11_transitions_follow_positions() {
+        let coords = H48Coords;
+        let h11 = SymProductSpace::h11(&coords);
+        // Seed 000: h11 has 3393 x 34,650 x 2048 entries.
+        assert_eq!(h11.entry_count(), 240_778_137_600);
+        let (row, column) = h11.start();
+        assert_eq!(h11.raw(row, column), (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)));
+        let mut rng = SplitMix64::new(1112);
+        for _ in 0..300 {
+            let x = random_cube(&mut rng);
+            let (row, column) = h11.locate(coords.cocsep(&x), coords.eoesep(&x));
+            // The position the entry stands for, on its row's representative.
+            let (c, e) = h11.raw(row, column);
+            let z = coords.position(c, e);
+            for m in Move::all() {
+                let (target, map) = h11.transition(row, m);
+                let y = z.compose(m.cube());
+                let (want_row, want_column) = h11.locate(coords.cocsep(&y), coords.eoesep(&y));
+                assert_eq!(target, want_row);
+                assert!(h11.variants(want_row, want_column).contains(&map.apply(column)), "move {m:?}");
+            }
+        }
     }
 }

@@ -1,64 +1,68 @@
-//! `coordinator verify`: checks of an H48 table file that do not trust the builder: checksums
-//! (cubefarm), the 2-bit values recounted against the header, the padding, every line minimum
-//! against the values of its line, h0 entry by entry against a fresh BFS, the cocsep and edge
-//! fallback sections against a fresh build, and random entries against a direct search of
-//! their position (an IDA* over whole cubes that shares no code with the builders).
+//! Checks of an H48 table file that do not trust the builder: checksums (cubefarm), the 2-bit
+//! values recounted against the header, the padding, every line minimum against the values of
+//! its line, h0 entry by entry against a fresh BFS, the cocsep and edge fallback sections
+//! against a fresh build, and random entries against a direct search of their position (an
+//! IDA* over whole cubes that shares no code with the builders).
 
-use crate::tables::main_section;
-use anyhow::{ensure, Context, Result};
+use super::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
+use super::{bfs_depths, small_sections, DirectSearch, Format, SectionInfo, SectionKind, TableFile};
+use crate::bfs::{BfsOptions, LocalExpander};
+use crate::coord::h48::{H48Coords, EO, ESEP};
+use crate::cube::{MoveSet, SplitMix64};
+use crate::report::thousands;
+use crate::space::SymProductSpace;
 use rayon::prelude::*;
-use shared::bfs::{BfsOptions, LocalExpander};
-use shared::cube::{MoveSet, SplitMix64};
-use shared::h48::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
-use shared::h48::{
-    bfs_depths, small_sections, DirectSearch, H48Coords, SectionInfo, SectionKind, SymProductSpace,
-    TableFile, EO,
-};
-use shared::report::thousands;
-use std::path::Path;
-use std::time::Instant;
 
-/// One verification finding.
-fn check(ok: bool, what: String, failures: &mut Vec<String>) {
-    println!("{} {what}", if ok { "ok  " } else { "FAIL" });
-    if !ok {
-        failures.push(what);
+/// The findings of [`verify`] as they are made: each check's outcome and description.
+pub struct Findings<'a> {
+    report: &'a mut dyn FnMut(bool, &str),
+    failures: Vec<String>,
+}
+
+impl Findings<'_> {
+    fn check(&mut self, ok: bool, what: String) {
+        (self.report)(ok, &what);
+        if !ok {
+            self.failures.push(what);
+        }
     }
 }
 
-pub fn verify(path: &Path, samples: u32) -> Result<()> {
-    let start = Instant::now();
-    let file =
-        TableFile::open(path).with_context(|| format!("{} is not a valid table file", path.display()))?;
-    println!(
-        "ok   {} layout{}",
-        file.format.name(),
-        if file.format == shared::h48::Format::Cubefarm {
-            ", checksums of 3 sections"
-        } else {
-            " (no checksums)"
-        }
+/// Verifies an opened table file with `samples` random entries against the direct search,
+/// calling `report` with every check as it finishes; returns the failed checks' descriptions.
+pub fn verify(
+    file: &TableFile,
+    samples: u32,
+    report: &mut dyn FnMut(bool, &str),
+) -> Result<Vec<String>, String> {
+    let mut findings = Findings { report, failures: Vec::new() };
+    findings.check(
+        true,
+        format!(
+            "{} layout{}",
+            file.format.name(),
+            if file.format == Format::Cubefarm { ", checksums of 3 sections" } else { " (no checksums)" }
+        ),
     );
-    let (main, lines) = main_section(&file)?;
+    let (main, lines) = file.section(SectionKind::H48).ok_or("the file holds no h48 table")?;
     let range = file
         .sections
         .iter()
         .find(|(s, _)| s.kind == SectionKind::H48)
         .map(|(_, r)| r.clone())
         .expect("a main section");
-    let mut failures = Vec::new();
-    check(
+    let failures = &mut findings;
+    failures.check(
         line_count(main.entries) as usize * LINE_BYTES == lines.len(),
         format!(
             "{} lines of 64 bytes for {} entries",
             thousands(line_count(main.entries)),
             thousands(main.entries)
         ),
-        &mut failures,
     );
-    let (recount, padding_ok, bad_minima) = scan_lines(&file, main, range);
-    check(main.buckets == Some(recount), format!("2-bit values recounted: {recount:?}"), &mut failures);
-    check(padding_ok, "the last line's padding reads 3".into(), &mut failures);
+    let (recount, padding_ok, bad_minima) = scan_lines(file, main, range);
+    failures.check(main.buckets == Some(recount), format!("2-bit values recounted: {recount:?}"));
+    failures.check(padding_ok, "the last line's padding reads 3".into());
     if !main.depth_counts.is_empty() {
         let from_depths: [u64; 4] = std::array::from_fn(|k| {
             main.depth_counts
@@ -69,30 +73,26 @@ pub fn verify(path: &Path, samples: u32) -> Result<()> {
                 .sum::<u64>()
                 + if k == 3 { main.deeper } else { 0 }
         });
-        check(from_depths == recount, "2-bit values agree with the exact depth counts".into(), &mut failures);
+        failures.check(from_depths == recount, "2-bit values agree with the exact depth counts".into());
     }
-    check(
+    failures.check(
         bad_minima == 0,
         format!("every line minimum agrees with its line's values ({bad_minima} differ)"),
-        &mut failures,
     );
     let coords = H48Coords;
     if main.h == 0 {
-        verify_h0_entries(main, lines, &coords, &mut failures)?;
+        verify_h0_entries(main, lines, &coords, failures)?;
     }
-    verify_samples(main, lines, &coords, samples, &mut failures);
-    let rebuilt = small_sections(&coords).map_err(|e| anyhow::anyhow!(e))?;
+    verify_samples(main, lines, &coords, samples, failures);
+    let rebuilt = small_sections(&coords).map_err(|e| e.to_string())?;
     for fresh in rebuilt {
         let stored = file.section(fresh.kind);
-        check(
+        failures.check(
             stored.is_some_and(|(_, data)| data == fresh.data.as_slice()),
             format!("{} equals a fresh build", fresh.kind.name(0)),
-            &mut failures,
         );
     }
-    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
-    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
-    Ok(())
+    Ok(findings.failures)
 }
 
 /// The four 2-bit counts over the real entries, whether the padding reads 3, and the number of
@@ -154,16 +154,16 @@ fn verify_h0_entries(
     main: &SectionInfo,
     lines: &[u8],
     coords: &H48Coords,
-    failures: &mut Vec<String>,
-) -> Result<()> {
+    failures: &mut Findings,
+) -> Result<(), String> {
     let space = SymProductSpace::h0(coords);
     let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
-        .map_err(|e| anyhow::anyhow!(e))?;
+        .map_err(|e| e.to_string())?;
     let bad_entries = (0..main.entries)
         .into_par_iter()
         .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))
         .count();
-    check(bad_entries == 0, format!("every entry equals a fresh BFS ({bad_entries} differ)"), failures);
+    failures.check(bad_entries == 0, format!("every entry equals a fresh BFS ({bad_entries} differ)"));
     let bad_minima = (0..line_count(main.entries) as usize)
         .filter(|&l| {
             let chunk = &depths.values[l * LINE_ENTRIES..((l + 1) * LINE_ENTRIES).min(depths.values.len())];
@@ -171,9 +171,9 @@ fn verify_h0_entries(
             line_min(lines, l) != min
         })
         .count();
-    check(bad_minima == 0, format!("every line minimum equals a fresh BFS ({bad_minima} differ)"), failures);
+    failures.check(bad_minima == 0, format!("every line minimum equals a fresh BFS ({bad_minima} differ)"));
     if !main.depth_counts.is_empty() {
-        check(main.depth_counts == depths.counts, "exact depth counts equal a fresh BFS".into(), failures);
+        failures.check(main.depth_counts == depths.counts, "exact depth counts equal a fresh BFS".into());
     }
     Ok(())
 }
@@ -185,12 +185,12 @@ fn verify_samples(
     lines: &[u8],
     coords: &H48Coords,
     samples: u32,
-    failures: &mut Vec<String>,
+    failures: &mut Findings,
 ) {
     let (base, h) = (main.base, main.h);
     let search = DirectSearch::default();
     let classes = coords.cocsep_table().classes;
-    let per_row = (shared::h48::ESEP as u64) << h;
+    let per_row = (ESEP as u64) << h;
     let mut rng = SplitMix64::new(0x48 + h as u64);
     let picks: Vec<u64> = (0..samples).map(|_| rng.below(main.entries)).collect();
     let wrong: Vec<String> = picks
@@ -207,11 +207,10 @@ fn verify_samples(
         })
         .collect();
     for w in &wrong {
-        tracing::error!("{w}");
+        (failures.report)(false, w);
     }
-    check(
+    failures.check(
         wrong.is_empty(),
         format!("{samples} random entries against a direct search ({} wrong)", wrong.len()),
-        failures,
     );
 }

@@ -6,14 +6,15 @@
 //! each finished chunk's counters are journaled, and the same command run again after a kill
 //! computes only the chunks still missing.
 
-use crate::enumerate::{with_cluster, EnumerateConfig};
+use crate::cluster::with_cluster;
+use crate::config::EnumerateConfig;
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{anyhow, Context, Result};
-use shared::bfs::DepthCounts;
 use shared::product::{ProductJob, ProductSpec};
 use shared::report::thousands;
+use shared::report::DepthCounts;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -99,8 +100,8 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     };
     std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
-        let result = if cluster.listen.is_some() || cluster.workers.is_some() {
-            with_cluster(cluster, config.tls.clone(), spec.to_string(), &reporter, |shared| {
+        let result = if cluster.distributed() {
+            with_cluster(cluster, spec.to_string(), &reporter, |shared| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
                     shared.run_cosets(chunk, range, job.words_per_task(), done).map_err(|e| anyhow!(e))

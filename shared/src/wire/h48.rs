@@ -1,37 +1,11 @@
 //! What the tasks of a distributed hN build return: a level task the new level's rows (as the
-//! level store holds them), a table task its finished table rows. Both travel as whole words
-//! (the shard codec's unit) holding a byte length and the bytes. Decoding checks every size
-//! against what the task's rows can hold, so a damaged or hostile result is refused, not
-//! trusted.
+//! level store holds them), a table task its finished table rows. Both travel as bytes framed
+//! as words ([`to_words`]).
 
-use super::builder::base_for;
-use super::hn::{RowLines, H11_COLUMNS};
-use super::levels::ColumnSet;
-use super::table::{LINE_BYTES, LINE_ENTRIES};
+use super::{from_words, to_words};
+use crate::h48::table::{LINE_BYTES, LINE_ENTRIES};
+use crate::h48::{base_for, ColumnSet, RowLines, H11_COLUMNS};
 use std::io::Read;
-
-/// Bytes as words: the length, then the bytes, zero-padded.
-pub fn to_words(bytes: &[u8]) -> Vec<u64> {
-    let mut words = Vec::with_capacity(1 + bytes.len().div_ceil(8));
-    words.push(bytes.len() as u64);
-    words.extend(bytes.chunks(8).map(|c| {
-        let mut b = [0u8; 8];
-        b[..c.len()].copy_from_slice(c);
-        u64::from_le_bytes(b)
-    }));
-    words
-}
-
-/// The bytes of [`to_words`].
-pub fn from_words(words: &[u64]) -> Result<Vec<u8>, String> {
-    let (&len, rest) = words.split_first().ok_or("an empty result")?;
-    if len.div_ceil(8) != rest.len() as u64 {
-        return Err(format!("a result claims {len} bytes in {} words", rest.len()));
-    }
-    let mut bytes: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
-    bytes.truncate(len as usize);
-    Ok(bytes)
-}
 
 pub fn encode_level_rows(rows: &[ColumnSet]) -> Vec<u64> {
     let mut bytes = Vec::new();
@@ -74,7 +48,7 @@ pub fn decode_table_rows(
 ) -> Result<Vec<(u32, RowLines)>, String> {
     let bytes = from_words(words)?;
     let mut input = bytes.as_slice();
-    let per_row = (super::coords::ESEP as u64) << h;
+    let per_row = (crate::coord::h48::ESEP as u64) << h;
     let depths = base_for(h) as usize + 3;
     let read_u64 = |input: &mut &[u8]| -> Result<u64, String> {
         let mut b = [0u8; 8];

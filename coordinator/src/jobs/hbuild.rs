@@ -3,21 +3,24 @@
 //! as they are made and every batch of finished rows is journaled after its lines are on disk,
 //! so a killed build resumes without redoing them.
 
-use crate::cli::ClusterArgs;
-use crate::cluster::{Refusal, Shared};
+use super::check_disk;
+use crate::cluster::{with_cluster, Refusal, Shared};
+use crate::config::{BuildConfig, Target};
 use crate::journal::RedbJournal;
 use crate::output::peak_rss_bytes;
 use crate::progress::Reporter;
 use crate::resources::{check_memory, disk_available};
-use crate::tables::{check_disk, Target};
 use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
+use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, main_entries, merge_line, small_sections, wire, ColumnSet, H11Rows, H48Coords, Level, RowLines,
-    RowScratch, Section, SectionInfo, SectionKind, TableWriter, ESEP, H11_COLUMNS,
+    base_for, main_entries, merge_line, small_sections, ColumnSet, H11Rows, Level, RowLines, RowScratch,
+    Section, SectionInfo, SectionKind, TableWriter, H11_COLUMNS,
 };
+use shared::job::JobSpec;
 use shared::report::thousands;
+use shared::wire;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,14 +36,11 @@ enum Makers<'a> {
     Workers(&'a Shared),
 }
 
-/// Builds `targets` (tables of one base): embedded, or with `cluster` on workers (one table
-/// per run; the same bytes).
-pub fn build(
-    targets: &[Target],
-    mem_limit: Option<u64>,
-    state_dir: Option<&Path>,
-    cluster: Option<(ClusterArgs, Option<tonic::transport::ServerTlsConfig>)>,
-) -> Result<()> {
+/// Builds the tables of `config` (of one base, h >= 1): embedded, or on workers (one table per
+/// run; the same bytes).
+pub fn build(config: &BuildConfig) -> Result<()> {
+    let (targets, mem_limit, state_dir) =
+        (&config.targets[..], config.mem_limit, config.state_dir.as_deref());
     let base = base_for(targets[0].h);
     check_disk(targets, 0)?;
     let journal = match state_dir {
@@ -72,12 +72,11 @@ pub fn build(
         }
         Ok(())
     };
-    match cluster {
-        None => run(Makers::Local),
-        Some((args, tls)) => {
-            let spec = format!("h48h{}", targets[0].h);
-            crate::enumerate::with_cluster(&args, tls, spec, &reporter, |shared| run(Makers::Workers(shared)))
-        }
+    if config.cluster.distributed() {
+        let spec = JobSpec::H48Table(targets[0].h).to_string();
+        with_cluster(&config.cluster, spec, &reporter, |shared| run(Makers::Workers(shared)))
+    } else {
+        run(Makers::Local)
     }
 }
 
@@ -167,7 +166,7 @@ fn level_on_workers(shared: &Shared, index: &H11Rows, d: u8, done: &AtomicU64) -
     let all: Vec<u32> = (0..index.rows()).collect();
     shared
         .run_items(d as u32, &all, index.rows(), done, |range, words| {
-            let made = wire::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
+            let made = wire::h48::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
             for (r, set) in range.zip(made) {
                 rows[r as usize] = Some(set);
             }
@@ -424,7 +423,7 @@ fn fill_rows(
                     index.rows(),
                     &reporter.progress.rows_done,
                     |range, words| {
-                        let made = wire::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
+                        let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
                         accept(made).map_err(|e| Refusal::Fatal(format!("{e:#}")))
                     },
                 )

@@ -1,0 +1,212 @@
+//! The cluster runtime: a job's tasks served to gRPC workers. [`scheduler`] holds the tasks,
+//! leases and results of the running level ([`Shared`]); [`service`] is the gRPC service over it,
+//! the only module that speaks tonic's types; [`serve`] runs the service on a listener, and
+//! [`with_cluster`] runs a job with the service (and any in-process workers) around it.
+
+pub mod scheduler;
+pub mod service;
+
+pub use scheduler::{ClusterExpander, Refusal, Shared, TaskKind};
+pub use service::print_status;
+
+use crate::progress::Reporter;
+use anyhow::{bail, Result};
+use cubefarm_proto::auth::Token;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// TLS material for the workers' listener, loaded and checked when the request is validated.
+#[derive(Clone)]
+pub struct Tls(tonic::transport::ServerTlsConfig);
+
+impl Tls {
+    pub fn load(cert: &Path, key: &Path) -> Result<Tls> {
+        cubefarm_proto::tls::server_config(cert, key).map(Tls).map_err(anyhow::Error::msg)
+    }
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tls")
+    }
+}
+
+/// Where a job's tasks run: embedded (no listener, no in-process workers), or served to workers.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    pub listen: Option<SocketAddr>,
+    /// In-process workers to start.
+    pub workers: u32,
+    pub token_file: Option<PathBuf>,
+    pub tls: Option<Tls>,
+    pub tasks_per_level: u32,
+    pub lease_secs: u64,
+}
+
+impl ClusterConfig {
+    /// Checks the flags and loads the TLS material now, so that a bad file fails before any work.
+    pub fn new(
+        listen: Option<SocketAddr>,
+        workers: Option<u32>,
+        token_file: Option<PathBuf>,
+        tls: (Option<PathBuf>, Option<PathBuf>),
+        tasks_per_level: u32,
+        lease_secs: u64,
+    ) -> Result<Self> {
+        let tls = match tls {
+            (None, None) => None,
+            (Some(_), None) => bail!("--tls-cert needs --tls-key FILE, the certificate's private key"),
+            (None, Some(_)) => bail!("--tls-key needs --tls-cert FILE, the certificate it belongs to"),
+            (Some(_), Some(_)) if listen.is_none() => {
+                bail!("--tls-cert and --tls-key need --listen ADDR (they secure the workers' listener)")
+            }
+            (Some(cert), Some(key)) => Some(Tls::load(&cert, &key)?),
+        };
+        Ok(ClusterConfig {
+            listen,
+            workers: workers.unwrap_or(0),
+            token_file,
+            tls,
+            tasks_per_level,
+            lease_secs,
+        })
+    }
+
+    /// The embedded default: every task on this process's threads.
+    pub fn embedded() -> Self {
+        ClusterConfig {
+            listen: None,
+            workers: 0,
+            token_file: None,
+            tls: None,
+            tasks_per_level: 64,
+            lease_secs: 600,
+        }
+    }
+
+    /// Whether tasks go to workers (a listener, or in-process workers).
+    pub fn distributed(&self) -> bool {
+        self.listen.is_some() || self.workers > 0
+    }
+}
+
+/// What a listener serves: the job's scheduler, the token workers must present, and TLS.
+#[derive(Clone)]
+pub struct ServeConfig {
+    pub shared: Arc<Shared>,
+    pub token: Option<Token>,
+    pub tls: Option<Tls>,
+}
+
+/// Serves `config` on `listener` until `shutdown` resolves. Returns the bound address at once,
+/// with the server's future (to spawn on a tokio runtime).
+pub fn serve(
+    config: ServeConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = Result<()>>)> {
+    let addr = listener.local_addr()?;
+    let server = async move {
+        service::run(listener, config.shared, config.token, config.tls.map(|t| t.0), shutdown)
+            .await
+            .map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))
+    };
+    Ok((addr, server))
+}
+
+/// Binds the listening socket (refusing non-loopback without a token).
+pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> Result<tokio::net::TcpListener> {
+    cubefarm_proto::auth::check_listen(addr, token).map_err(anyhow::Error::msg)?;
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
+}
+
+/// Serves workers over gRPC (and starts the in-process ones) while `job` runs on this thread
+/// with the scheduler; returns the job's result once the workers have been dismissed.
+pub fn with_cluster<T>(
+    cluster: &ClusterConfig,
+    job_spec: String,
+    reporter: &Reporter,
+    job: impl FnOnce(&Shared) -> Result<T>,
+) -> Result<T> {
+    let token =
+        cubefarm_proto::auth::load_token(cluster.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
+    let listener = runtime.block_on(bind(addr, token.as_ref()))?;
+    let shared = Arc::new(Shared::new(
+        1,
+        job_spec,
+        std::time::Duration::from_secs(cluster.lease_secs),
+        cluster.tasks_per_level as usize,
+    ));
+    let status = shared.clone();
+    reporter.set_extra(move || {
+        let (_, total, done, running, workers, _) = status.status();
+        format!("tasks {done}/{total} done, {running} leased, {workers} live workers")
+    });
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = move || {
+        let mut stopped = stopped.clone();
+        async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        }
+    };
+    let config = ServeConfig { shared: shared.clone(), token: token.clone(), tls: cluster.tls.clone() };
+    let (local, server) = serve(config.clone(), listener, until_stopped())?;
+    tracing::info!("serving workers on {local}");
+    if cluster.tls.is_some() {
+        tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
+    }
+    let mut servers = vec![runtime.spawn(server)];
+    let inproc = cluster.workers;
+    // In-process workers reach a TLS coordinator through a second, plain loopback listener:
+    // they hold no CA, and their traffic never leaves this process.
+    let inproc_addr = if cluster.tls.is_some() && inproc > 0 {
+        let plain = runtime.block_on(bind("127.0.0.1:0".parse()?, token.as_ref()))?;
+        let (addr, server) = serve(ServeConfig { tls: None, ..config }, plain, until_stopped())?;
+        servers.push(runtime.spawn(server));
+        addr
+    } else {
+        local
+    };
+    // Without --listen no other worker can come: a failed in-process worker ends the job
+    // instead of leaving it waiting for leases nobody will take.
+    let alone = cluster.listen.is_none();
+    let workers: Vec<_> = (0..inproc)
+        .map(|i| {
+            let config = worker::client::WorkerConfig {
+                coordinator: format!("http://{inproc_addr}"),
+                ca: None,
+                token: token.clone(),
+                name: format!("in-process-{i}"),
+                protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+            };
+            let shared = shared.clone();
+            runtime.spawn(async move {
+                let result = worker::client::run_worker(config).await;
+                if let Err(e) = &result {
+                    tracing::error!("in-process worker {i} failed: {e:#}");
+                    if alone {
+                        shared.abort(format!("in-process worker {i} failed: {e:#}"));
+                    }
+                }
+                result
+            })
+        })
+        .collect();
+    let result = job(&shared);
+    shared.finish();
+    for w in workers {
+        if let Err(e) = runtime.block_on(w) {
+            tracing::error!("in-process worker panicked: {e}");
+        }
+    }
+    // Give remote workers a moment to hear that the job is done.
+    shared.wait_for_goodbyes(std::time::Duration::from_secs(3));
+    let _ = stop.send(true);
+    for server in servers {
+        runtime.block_on(server)??;
+    }
+    result
+}

@@ -1,0 +1,215 @@
+//! Validated requests: what the command line asked for, checked once (flag combinations, files,
+//! directories, TLS material) before any work, in plain values the jobs read.
+
+use crate::cluster::ClusterConfig;
+use anyhow::{bail, ensure, Context, Result};
+use shared::cube::MoveSet;
+use shared::h48::{base_for, Format, Layout};
+use shared::job::SpaceKind;
+use std::path::{Path, PathBuf};
+
+/// The spaces `enumerate` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Space {
+    /// The corners-only cube: 8! x 3^7 = 88,179,840 positions.
+    Corners,
+    /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
+    Edges,
+    /// The full 3x3x3 cube: 43,252,003,274,489,856,000 positions (product method, to
+    /// --max-depth).
+    Cube,
+    /// Kociemba's H = <U, D, R2, L2, F2, B2> with its 10 moves: 19,508,428,800 positions.
+    H,
+    /// H ignoring the middle-slice edges: 8! x 8! = 1,625,702,400 positions.
+    Hprime,
+}
+
+impl Space {
+    /// The space as the row BFS knows it (the cube has no row index).
+    pub fn row_space(self) -> Option<SpaceKind> {
+        match self {
+            Space::Corners => Some(SpaceKind::Corners),
+            Space::Edges => Some(SpaceKind::Edges),
+            Space::H => Some(SpaceKind::H),
+            Space::Hprime => Some(SpaceKind::Hprime),
+            Space::Cube => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row_space().map_or("cube", SpaceKind::name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// Breadth-first search over symmetry-reduced rows with visited bits.
+    Rows,
+    /// Products of the stored positions near start, one coset at a time (seed 004).
+    Product,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Metric {
+    /// Half-turn (face-turn) metric.
+    Htm,
+    /// Quarter-turn metric.
+    Qtm,
+}
+
+impl Metric {
+    pub fn move_set(self) -> MoveSet {
+        match self {
+            Metric::Htm => MoveSet::Htm,
+            Metric::Qtm => MoveSet::Qtm,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    Cubefarm,
+    H48,
+}
+
+impl TableFormat {
+    pub fn format(self) -> Format {
+        match self {
+            TableFormat::Cubefarm => Format::Cubefarm,
+            TableFormat::H48 => Format::H48,
+        }
+    }
+}
+
+/// A validated enumeration request.
+#[derive(Debug, Clone)]
+pub struct EnumerateConfig {
+    pub space: Space,
+    pub method: Method,
+    pub moves: MoveSet,
+    pub max_depth: Option<u32>,
+    pub json: Option<PathBuf>,
+    /// Keep the search's bit arrays in files here instead of anonymous memory.
+    pub state_dir: Option<PathBuf>,
+    pub mem_limit: Option<u64>,
+    pub cluster: ClusterConfig,
+}
+
+impl EnumerateConfig {
+    /// Chooses the move set and method, and refuses combinations that do not apply.
+    pub fn new(
+        space: Space,
+        metric: Option<Metric>,
+        method: Option<Method>,
+        max_depth: Option<u32>,
+        cluster: ClusterConfig,
+    ) -> Result<Self> {
+        let moves = match (space, metric) {
+            (Space::H | Space::Hprime, Some(_)) => {
+                bail!("{} uses the 10 moves of H; --metric does not apply", space.name())
+            }
+            (Space::H | Space::Hprime, None) => MoveSet::KociembaH,
+            (_, metric) => metric.unwrap_or(Metric::Htm).move_set(),
+        };
+        let method = match (space, method) {
+            (Space::Cube, None | Some(Method::Product)) => Method::Product,
+            (Space::Cube, Some(Method::Rows)) => {
+                bail!("the cube is too big for the row BFS; use --method product")
+            }
+            (Space::Edges, Some(method)) => method,
+            (_, None | Some(Method::Rows)) => Method::Rows,
+            (_, Some(Method::Product)) => {
+                bail!("--method product is for the cube and edges, not {}", space.name())
+            }
+        };
+        if method == Method::Product {
+            ensure!(
+                max_depth.is_some(),
+                "the product method needs --max-depth N (it stores the positions up to depth N/2)"
+            );
+        }
+        Ok(EnumerateConfig {
+            space,
+            method,
+            moves,
+            max_depth,
+            json: None,
+            state_dir: None,
+            mem_limit: None,
+            cluster,
+        })
+    }
+}
+
+/// One table to write.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub h: u8,
+    pub path: PathBuf,
+    pub layout: Layout,
+}
+
+/// A validated `build` request.
+#[derive(Clone, Debug)]
+pub struct BuildConfig {
+    /// The tables, all of one base.
+    pub targets: Vec<Target>,
+    pub mem_limit: Option<u64>,
+    /// Where the h11 levels and the journal of finished table rows are kept.
+    pub state_dir: Option<PathBuf>,
+    pub cluster: ClusterConfig,
+}
+
+/// The N of a table name "h48hN".
+pub fn parse_table(name: &str) -> Result<u8> {
+    name.strip_prefix("h48h")
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n <= 11)
+        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11"))
+}
+
+impl BuildConfig {
+    /// The tables named, their files (`out` is a directory when there are several), and checks
+    /// that they can be written.
+    pub fn new(tables: &[String], out: &Path, format: TableFormat, cluster: ClusterConfig) -> Result<Self> {
+        let mut hs: Vec<u8> = tables.iter().map(|t| parse_table(t)).collect::<Result<_>>()?;
+        hs.sort_unstable();
+        hs.dedup();
+        let format = format.format();
+        if hs.len() > 1 {
+            let bases: Vec<u8> = hs.iter().map(|&h| base_for(h)).collect();
+            ensure!(
+                !hs.contains(&0) && bases.iter().all(|&b| b == bases[0]),
+                "tables built in one run must share a base (h48h1..h48h3, h48h4..h48h7 or h48h8..h48h11): \
+                 run the others separately"
+            );
+            ensure!(out.is_dir(), "with several tables --out must be an existing directory");
+            ensure!(!cluster.distributed(), "a distributed build makes one table per run");
+        }
+        let targets: Vec<Target> = hs
+            .iter()
+            .map(|&h| {
+                let path = if hs.len() == 1 {
+                    out.to_path_buf()
+                } else {
+                    out.join(match format {
+                        Format::H48 => format!("h48h{h}"),
+                        Format::Cubefarm => format!("h48h{h}.cft"),
+                    })
+                };
+                Target { h, path, layout: Layout::new(format, h) }
+            })
+            .collect();
+        for t in &targets {
+            if t.path.is_dir() {
+                bail!("cannot write {}: it is a directory", t.path.display());
+            }
+            let dir = match t.path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            ensure!(dir.is_dir(), "cannot write {}: no directory {}", t.path.display(), dir.display());
+        }
+        Ok(BuildConfig { targets, mem_limit: None, state_dir: None, cluster })
+    }
+}

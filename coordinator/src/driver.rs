@@ -1,0 +1,100 @@
+//! The search driver: runs a row search embedded or on workers, with the journal that lets a
+//! killed search resume after its last finished level, and live progress on stderr.
+
+use crate::cluster::{with_cluster, ClusterConfig, ClusterExpander};
+use crate::journal::RedbJournal;
+use crate::progress::Reporter;
+use anyhow::Result;
+use shared::bfs::{self, BfsOptions, Direction, LevelReport};
+use shared::cube::Move;
+use shared::job::JobSpec;
+use shared::report::DepthCounts;
+use shared::space::RowIndex;
+use std::path::PathBuf;
+
+/// What a search needs besides its index: the job's name for workers, limits and placement.
+pub struct SearchSettings {
+    pub job: JobSpec,
+    pub max_depth: Option<u32>,
+    pub state_dir: Option<PathBuf>,
+    pub cluster: ClusterConfig,
+}
+
+/// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
+/// each new level's report and entries (levels restored from a journal are not replayed).
+pub fn search_levels<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    config: &SearchSettings,
+    mut on_level: impl FnMut(&LevelReport, &[u64]),
+) -> Result<Vec<DepthCounts>> {
+    let reporter = Reporter::new(space.row_count() as u64);
+    let journal = match &config.state_dir {
+        Some(dir) => {
+            let identity =
+                format!("{} rows={} columns={}", config.job, space.row_count(), space.column_count());
+            Some(RedbJournal::open(dir, &identity)?)
+        }
+        None => None,
+    };
+    let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
+    if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
+        tracing::info!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
+        for r in &finished {
+            reporter.level_done(&LevelReport {
+                counts: r.counts,
+                entries: r.entries,
+                direction: Direction::Start,
+                seconds: 0.0,
+            });
+        }
+    }
+    let options = BfsOptions {
+        max_depth: config.max_depth,
+        state_dir: config.state_dir.clone(),
+        progress: Some(&reporter.progress),
+        journal: journal.as_ref().map(|j| &j.0 as &dyn shared::bfs::Journal),
+        resume: finished.last().copied(),
+        resumed_counts: finished.iter().map(|r| r.counts).collect(),
+    };
+    let distributed = config.cluster.distributed();
+    let depths = std::thread::scope(|scope| {
+        scope.spawn(|| reporter.display_loop());
+        let result = if distributed {
+            run_distributed(space, moves, config, &options, &reporter, &mut on_level)
+        } else {
+            bfs::run(space, moves, &options, |level, bits| {
+                reporter.level_done(level);
+                on_level(level, bits);
+            })
+            .map_err(|e| anyhow::anyhow!(e))
+        };
+        reporter.finish();
+        result
+    })?;
+    Ok(depths)
+}
+
+/// Runs a search with a [`ClusterExpander`] inside [`with_cluster`].
+fn run_distributed<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    config: &SearchSettings,
+    options: &BfsOptions,
+    reporter: &Reporter,
+    on_level: &mut impl FnMut(&LevelReport, &[u64]),
+) -> Result<Vec<DepthCounts>> {
+    with_cluster(&config.cluster, config.job.to_string(), reporter, |shared| {
+        bfs::run_with(space, moves, options, &ClusterExpander { shared }, |level, bits| {
+            reporter.level_done(level);
+            on_level(level, bits);
+            let (out, inn) = shared.traffic();
+            tracing::info!(
+                "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
+                out as f64 / 1048576.0,
+                inn as f64 / 1048576.0
+            );
+        })
+        .map_err(|e| anyhow::anyhow!(e))
+    })
+}

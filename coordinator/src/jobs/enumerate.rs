@@ -1,0 +1,127 @@
+//! `coordinator enumerate`: runs an exact enumeration and prints (and optionally saves) the
+//! distribution.
+
+use crate::config::{EnumerateConfig, Method, Space};
+use crate::driver::{search_levels, SearchSettings};
+use crate::output::{peak_rss_bytes, OutputFile};
+use crate::resources;
+use anyhow::{ensure, Result};
+use shared::bfs;
+use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
+use shared::cube::{Move, Pieces};
+use shared::job::{JobSpec, RowJob};
+use shared::product::{ProductSpace, ProductSpec};
+use shared::report::{thousands, DepthCounts, Distribution};
+use shared::space::{KociembaSpace, RowIndex, RowSpace};
+use std::time::Instant;
+
+/// Runs the enumeration, prints the table on stdout and progress on stderr.
+pub fn run(config: EnumerateConfig) -> Result<()> {
+    let json = config.json.as_deref().map(OutputFile::prepare).transpose()?;
+    if let Some(dir) = &config.state_dir {
+        ensure!(dir.is_dir(), "--state-dir {} is not a directory", dir.display());
+    }
+    let distribution = compute(&config)?;
+    print!("{}", distribution.to_text());
+    println!(
+        "elapsed {:.2} s, peak RSS {:.1} MiB",
+        distribution.elapsed_s,
+        distribution.peak_rss_bytes as f64 / 1048576.0
+    );
+    if let Some(out) = json {
+        let mut text = serde_json::to_string(&distribution)?;
+        text.push('\n');
+        out.write(text.as_bytes())?;
+        tracing::info!("wrote {}", out.path().display());
+    }
+    Ok(())
+}
+
+/// Computes the distribution of a space, reporting progress on stderr.
+pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
+    let start = Instant::now();
+    let moves = config.moves.moves();
+    let (order, mut depths) = match (config.space, config.method) {
+        (Space::Cube, _) => product(ProductSpace::Cube, config)?,
+        (Space::Edges, Method::Product) => product(ProductSpace::Edges, config)?,
+        (Space::Corners, _) => run_rows(corner_tetrads(), &moves, config)?,
+        (Space::Edges, Method::Rows) => run_rows(edge_slices(), &moves, config)?,
+        (Space::H | Space::Hprime, _) => {
+            let space = KociembaSpace::new(config.space == Space::H);
+            tracing::info!("classes are counted under the 16 symmetries that preserve H");
+            (space.order() as u128, search(&space, &moves, config)?)
+        }
+    };
+    // A resumed job's journal may reach deeper than this run's --max-depth.
+    if let Some(m) = config.max_depth {
+        depths.truncate(m as usize + 1);
+    }
+    let distribution = Distribution {
+        space: config.space.name().to_string(),
+        metric: config.moves.name().to_string(),
+        order,
+        depths,
+        elapsed_s: start.elapsed().as_secs_f64(),
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    if config.max_depth.is_none() {
+        ensure!(
+            distribution.is_complete(),
+            "internal check failed: positions sum to {} but the space has {}",
+            distribution.total_positions(),
+            order
+        );
+    }
+    Ok(distribution)
+}
+
+/// Runs the product enumeration of a space.
+fn product(space: ProductSpace, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
+    let max_depth = config.max_depth.expect("the product method has a --max-depth");
+    super::product::run(ProductSpec { space, moves: config.moves, max_depth }, config)
+}
+
+/// Builds the row space of a block layout (after checking the memory it will take) and runs
+/// the search on it.
+fn run_rows<const N: usize, const O: u8>(
+    layout: BlockLayout<N, O>,
+    moves: &[Move],
+    config: &EnumerateConfig,
+) -> Result<(u128, Vec<DepthCounts>)>
+where
+    Pieces<N, O>: Part,
+{
+    let start = Instant::now();
+    let classes = RowSpace::build_classes(&layout);
+    let rows = classes.class_count() as u64;
+    let state = bfs::state_bytes(rows, layout.column_count() as u64);
+    let index = RowSpace::<N, O>::memory_bytes(&classes);
+    let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
+    tracing::info!(
+        "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
+        start.elapsed().as_secs_f64(),
+        thousands(rows),
+        thousands(layout.column_count() as u64),
+        index as f64 / (1u64 << 30) as f64,
+        state as f64 / (1u64 << 30) as f64,
+        if config.state_dir.is_some() { " (on disk)" } else { "" }
+    );
+    resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
+    let space = RowSpace::with_classes(layout, classes);
+    tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
+    Ok((space.order() as u128, search(&space, moves, config)?))
+}
+
+/// Runs the search with live progress on stderr.
+fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Vec<DepthCounts>> {
+    let settings = SearchSettings {
+        job: JobSpec::Rows(RowJob {
+            space: config.space.row_space().expect("a row space"),
+            moves: config.moves,
+        }),
+        max_depth: config.max_depth,
+        state_dir: config.state_dir.clone(),
+        cluster: config.cluster.clone(),
+    };
+    search_levels(space, moves, &settings, |_, _| {})
+}

@@ -1,0 +1,133 @@
+//! Raw coordinates: a position's place in `0..size` for some part of its state, and
+//! [`RawCoord`], its tables of the 18 face turns and the 48 symmetries acting on it.
+
+use super::blocks::{corner_layers, corner_tetrads, BlockLayout, Part};
+use super::rank::{factorial, perm_rank, perm_unrank};
+use crate::cube::{Corners, Cube, Move, Pieces, Symmetry};
+use rayon::prelude::*;
+
+/// A function from positions onto `0..size` that is constant on the cosets of some subgroup.
+pub trait Coordinate: Sync {
+    fn name(&self) -> &str;
+    fn size(&self) -> u32;
+    fn encode(&self, x: &Cube) -> u32;
+    /// Some position with this coordinate value.
+    fn decode(&self, raw: u32) -> Cube;
+}
+
+/// The row value of a [`BlockLayout`] as a coordinate (e.g. seed 000's cocsep).
+pub struct BlockRowCoord<const N: usize, const O: u8> {
+    pub name: &'static str,
+    pub layout: BlockLayout<N, O>,
+}
+
+impl<const N: usize, const O: u8> Coordinate for BlockRowCoord<N, O>
+where
+    Pieces<N, O>: Part,
+{
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn size(&self) -> u32 {
+        self.layout.row_count()
+    }
+    fn encode(&self, x: &Cube) -> u32 {
+        self.layout.row(Pieces::<N, O>::of(x))
+    }
+    fn decode(&self, raw: u32) -> Cube {
+        self.layout.decode(raw, 0).into_cube()
+    }
+}
+
+/// cocsep: corner tetrad separation and corner orientation, 70 x 3^7 values (seed 000).
+pub fn cocsep() -> BlockRowCoord<8, 3> {
+    BlockRowCoord { name: "cocsep", layout: corner_tetrads() }
+}
+
+/// nxopt's corner rows: which corners are in the U layer, and corner orientation (seed 002).
+pub fn corner_layer_rows() -> BlockRowCoord<8, 3> {
+    BlockRowCoord { name: "corner-layers", layout: corner_layers() }
+}
+
+/// The corner permutation, 8! values.
+pub struct CornerPermutation;
+
+impl Coordinate for CornerPermutation {
+    fn name(&self) -> &str {
+        "corner-permutation"
+    }
+    fn size(&self) -> u32 {
+        factorial(8)
+    }
+    fn encode(&self, x: &Cube) -> u32 {
+        perm_rank(&x.corners.perm)
+    }
+    fn decode(&self, raw: u32) -> Cube {
+        let mut corners = Corners::IDENTITY;
+        perm_unrank(raw, &mut corners.perm);
+        corners.into_cube()
+    }
+}
+
+/// A raw coordinate with its move table (all 18 face turns) and conjugation table.
+pub struct RawCoord {
+    pub size: u32,
+    moves: Vec<u32>,
+    conj: Vec<u32>,
+}
+
+impl RawCoord {
+    pub fn build(
+        size: u32,
+        apply_move: impl Fn(Move, u32) -> u32 + Sync,
+        conjugate: impl Fn(Symmetry, u32) -> u32 + Sync,
+    ) -> Self {
+        let moves = Move::all()
+            .flat_map(|m| (0..size).into_par_iter().map(|v| apply_move(m, v)).collect::<Vec<_>>())
+            .collect();
+        let conj = Symmetry::all()
+            .flat_map(|s| (0..size).into_par_iter().map(|v| conjugate(s, v)).collect::<Vec<_>>())
+            .collect();
+        RawCoord { size, moves, conj }
+    }
+
+    /// The value of `x m` for any x with value `v`.
+    #[inline]
+    pub fn apply(&self, m: Move, v: u32) -> u32 {
+        self.moves[m.index() * self.size as usize + v as usize]
+    }
+
+    /// The value of `s x s^-1` for any x with value `v`.
+    #[inline]
+    pub fn conjugate(&self, s: Symmetry, v: u32) -> u32 {
+        self.conj[s.index() * self.size as usize + v as usize]
+    }
+
+    /// The move table row of `m`: entry v is `apply(m, v)`.
+    pub fn move_row(&self, m: Move) -> &[u32] {
+        &self.moves[m.index() * self.size as usize..][..self.size as usize]
+    }
+
+    /// The conjugation table row of `s`.
+    pub fn conj_row(&self, s: Symmetry) -> &[u32] {
+        &self.conj[s.index() * self.size as usize..][..self.size as usize]
+    }
+}
+
+impl RawCoord {
+    /// The tables of a [`Coordinate`], from positions with each value.
+    pub fn of(coord: &dyn Coordinate) -> Self {
+        let on = |v: u32, f: &dyn Fn(Cube) -> Cube| coord.encode(&f(coord.decode(v)));
+        RawCoord::build(
+            coord.size(),
+            |m, v| on(v, &|x| x.compose(m.cube())),
+            |s, v| on(v, &|x| s.conjugate(&x)),
+        )
+    }
+}
+
+/// A map of coordinate values (a move or a symmetry acting on a coordinate), as the search's
+/// inner loops apply it to columns.
+pub trait ColumnMapper {
+    fn apply(&self, column: u32) -> u32;
+}

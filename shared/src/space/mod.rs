@@ -1,0 +1,24 @@
+//! Index spaces: the rows x columns a search runs on. Rows are symmetry classes of one
+//! coordinate, columns the rest of a position; per (row, move) an index gives the target row
+//! and a column map, per row the stabilizer's column maps. [`RowIndex`] is what the engines in
+//! `bfs` and `h48` read; one file per family of spaces implements it.
+//!
+//! - [`index`]: the trait and what every index shares (closure, canonical columns, counts,
+//!   class rows of a raw coordinate).
+//! - [`blocks`]: block rows (corners, edges: DESIGN section 3).
+//! - [`kociemba`]: Kociemba's H and H' (seed 003).
+//! - [`h48`]: the product spaces of the H48 tables (seed 000).
+
+pub mod blocks;
+pub mod h48;
+pub mod index;
+pub mod kociemba;
+mod s4;
+
+pub use blocks::{ColumnMap, Contributions, RowSpace, Transition};
+pub use h48::{Columns, EoEsepSpace, SymProductSpace};
+pub use index::{
+    close_rows, close_under, count_rows, for_each_bit, set_bit, test_bit, AnyColumn, ClassRows,
+    InverseFilter, Inverses, RowCounts, RowIndex,
+};
+pub use kociemba::KociembaSpace;
