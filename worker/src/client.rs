@@ -389,7 +389,7 @@ async fn run_product_task(
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     Ok(tokio::task::spawn_blocking(move || {
-        let words = job.to_words(&job.run(begin as u32..end as u32, None));
+        let words = wire::product::encode_counts(&job.run(begin as u32..end as u32, None));
         shard::encode_word_parts(key, &[WordPart::plain(&words)])
     })
     .await?)

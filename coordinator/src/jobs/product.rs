@@ -15,6 +15,7 @@ use anyhow::{anyhow, Context, Result};
 use shared::product::{ProductJob, ProductSpec};
 use shared::report::thousands;
 use shared::report::DepthCounts;
+use shared::wire;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -104,20 +105,23 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
             with_cluster(cluster, spec.to_string(), &reporter, |shared| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    shared.run_cosets(chunk, range, job.words_per_task(), done).map_err(|e| anyhow!(e))
+                    shared
+                        .run_cosets(chunk, range, wire::product::words_per_task(&job), done)
+                        .map_err(|e| anyhow!(e))
                 })?;
                 let (out, inn) = shared.traffic();
                 tracing::info!("traffic: {out} bytes of inputs to workers, {inn} bytes of results back");
                 Ok(())
             })
         } else {
-            run_chunks(&mut |_, range| Ok(job.to_words(&job.run(range, Some(done)))))
+            run_chunks(&mut |_, range| Ok(wire::product::encode_counts(&job.run(range, Some(done)))))
         };
         reporter.finish();
         result
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
-    let counts = job.merge(&job.from_words(0..job.task_count(), &words).map_err(|e| anyhow!(e))?);
+    let counts =
+        job.merge(&wire::product::decode_counts(&job, 0..job.task_count(), &words).map_err(|e| anyhow!(e))?);
     let seconds = start.elapsed().as_secs_f64();
     for (d, c) in counts.depths.iter().enumerate() {
         let ratio = counts.products[d] as f64 / counts.rep_positions[d].max(1) as f64;

@@ -81,11 +81,8 @@ pub struct ProductJob {
     pub layers: Layers,
     pub classes: SymClasses,
     /// The representative coset of each class, in class order: task `i` is coset `reps[i]`.
-    reps: Vec<u32>,
+    pub reps: Vec<u32>,
 }
-
-/// Words a coset's counts take on the wire: four per depth.
-const WORDS_PER_DEPTH: usize = 4;
 
 impl ProductJob {
     pub fn build(spec: ProductSpec) -> ProductJob {
@@ -120,53 +117,6 @@ impl ProductJob {
     pub fn merge(&self, results: &[(u32, Vec<CosetDepth>)]) -> ProductCounts {
         merge(&self.classes, results, self.spec.max_depth)
     }
-
-    /// Words per task on the wire.
-    pub fn words_per_task(&self) -> usize {
-        (self.spec.max_depth as usize + 1) * WORDS_PER_DEPTH
-    }
-
-    /// The counts of consecutive tasks as words: for each task, for each depth, positions,
-    /// classes, self-inverse classes and products.
-    pub fn to_words(&self, results: &[(u32, Vec<CosetDepth>)]) -> Vec<u64> {
-        results
-            .iter()
-            .flat_map(|(_, depths)| {
-                depths.iter().flat_map(|d| [d.positions, d.classes, d.self_inverse, d.products])
-            })
-            .collect()
-    }
-
-    /// Inverse of [`Self::to_words`] for tasks `range`; refuses words of the wrong length.
-    pub fn from_words(
-        &self,
-        range: Range<u32>,
-        words: &[u64],
-    ) -> Result<Vec<(u32, Vec<CosetDepth>)>, String> {
-        let per_task = self.words_per_task();
-        if range.end > self.task_count() || words.len() != range.len() * per_task {
-            return Err(format!(
-                "counts of {} words for tasks {range:?} of {} (expected {per_task} per task)",
-                words.len(),
-                self.task_count()
-            ));
-        }
-        Ok(range
-            .zip(words.chunks_exact(per_task))
-            .map(|(task, w)| {
-                let depths = w
-                    .chunks_exact(WORDS_PER_DEPTH)
-                    .map(|d| CosetDepth {
-                        positions: d[0],
-                        classes: d[1],
-                        self_inverse: d[2],
-                        products: d[3],
-                    })
-                    .collect();
-                (self.reps[task as usize], depths)
-            })
-            .collect())
-    }
 }
 
 #[cfg(test)]
@@ -187,17 +137,5 @@ mod tests {
         ] {
             assert!(bad.parse::<ProductSpec>().is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn counts_survive_the_wire_and_bad_lengths_are_refused() {
-        let job =
-            ProductJob::build(ProductSpec { space: ProductSpace::Cube, moves: MoveSet::Htm, max_depth: 4 });
-        let results = job.run(3..7, None);
-        let words = job.to_words(&results);
-        assert_eq!(job.from_words(3..7, &words), Ok(results));
-        assert!(job.from_words(3..8, &words).is_err());
-        assert!(job.from_words(3..7, &words[1..]).is_err());
-        assert!(job.from_words(job.task_count() - 1..job.task_count() + 3, &words).is_err());
     }
 }

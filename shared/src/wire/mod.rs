@@ -1,10 +1,12 @@
 //! What tasks send and receive, over the checked, compressed [`crate::shard`] codec: the level
 //! inputs and results of row searches as sparse row sets ([`SparseRows`]), bytes framed as
-//! words, and the level rows and table rows of H48 builds ([`h48`]). Every decoder checks the
+//! words, the counters of product tasks ([`product`]), and the level rows and table rows of H48
+//! builds ([`h48`]). Every decoder checks the
 //! sizes it is given against what the task can hold, so a damaged or hostile message is
 //! refused, not trusted.
 
 pub mod h48;
+pub mod product;
 mod sparse;
 
 pub use sparse::{SparseRows, Unvisited};
