@@ -299,10 +299,12 @@ async fn run_task(
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
 ) -> Result<Vec<u8>, TaskError> {
-    let spec = match task.job_spec.parse().map_err(|e: String| anyhow!(e))? {
-        JobSpec::Rows(spec) => spec,
-        JobSpec::Product(spec) => return run_product_task(cache, task, spec).await,
-        JobSpec::H48Table(h) => return run_h48_task(client, cache, task, h).await,
+    let kind = v1::TaskKind::try_from(task.kind).map_err(|_| anyhow!("unknown task kind {}", task.kind))?;
+    let spec = match (task.job_spec.parse().map_err(|e: String| anyhow!(e))?, kind) {
+        (JobSpec::Rows(spec), v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward) => spec,
+        (JobSpec::Product(spec), v1::TaskKind::Product) => return run_product_task(cache, task, spec).await,
+        (JobSpec::H48Table(h), v1::TaskKind::H48) => return run_h48_task(client, cache, task, h).await,
+        (spec, kind) => return Err(TaskError::Other(anyhow!("a {kind:?} task of job {spec}"))),
     };
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
@@ -330,7 +332,7 @@ async fn run_task(
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
-    let forward = task.direction == v1::Direction::Forward as i32;
+    let forward = kind == v1::TaskKind::RowsForward;
     let cached = cache.lock().ok().and_then(|c| c.level_input.clone()).filter(|(l, _)| *l == task.level);
     let input = match cached {
         Some((_, f)) => f,

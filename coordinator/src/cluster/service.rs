@@ -69,11 +69,11 @@ impl v1::coordinator_server::Coordinator for Service {
                     row_end: lease.rows.end as u64,
                     lease_ms: self.shared.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
-                    direction: match lease.kind {
-                        TaskKind::Rows(Direction::Backward) => v1::Direction::Backward as i32,
-                        TaskKind::Rows(_) => v1::Direction::Forward as i32,
-                        TaskKind::Cosets => v1::Direction::Product as i32,
-                        TaskKind::H48 => v1::Direction::H48 as i32,
+                    kind: match lease.kind {
+                        TaskKind::Rows(Direction::Backward) => v1::TaskKind::RowsBackward as i32,
+                        TaskKind::Rows(_) => v1::TaskKind::RowsForward as i32,
+                        TaskKind::Cosets => v1::TaskKind::Product as i32,
+                        TaskKind::H48 => v1::TaskKind::H48 as i32,
                     },
                 }),
                 done: false,
