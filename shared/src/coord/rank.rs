@@ -77,15 +77,18 @@ pub fn perm_rank(p: &[u8]) -> u32 {
     rank
 }
 
-/// Inverse of [`perm_rank`]: writes the permutation of rank `rank` into `out`.
+/// Inverse of [`perm_rank`]: writes the permutation of rank `rank` into `out` (at most 12
+/// elements). No allocation: the search counts call it per entry.
+#[inline]
 pub fn perm_unrank(mut rank: u32, out: &mut [u8]) {
     let n = out.len();
-    let mut unused: Vec<u8> = (0..n as u8).collect();
+    let mut unused: [u8; 12] = std::array::from_fn(|i| i as u8);
     for (i, slot) in out.iter_mut().enumerate() {
-        let f = factorial(n - 1 - i);
+        let f = FACTORIALS[n - 1 - i];
         let digit = (rank / f) as usize;
         rank %= f;
-        *slot = unused.remove(digit);
+        *slot = unused[digit];
+        unused.copy_within(digit + 1..n - i, digit);
     }
 }
 
