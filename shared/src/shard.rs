@@ -55,6 +55,8 @@ pub enum ShardError {
     Decompress(String),
     #[error("shard is for {found:?}, expected {expected:?}")]
     WrongTask { found: ShardKey, expected: ShardKey },
+    #[error("shard claims {claimed} bytes, the task can produce at most {limit}")]
+    TooLarge { claimed: u64, limit: u64 },
 }
 
 fn config() -> impl bincode::config::Config {
@@ -240,6 +242,12 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
+/// The most bytes an encoded shard of at most `max_words` words can take: its header and zstd's
+/// worst case for the payload. A peer that sends more is refused before it is buffered.
+pub fn max_shard_bytes(max_words: usize) -> u64 {
+    header_len() as u64 + zstd::zstd_safe::compress_bound(max_words * 8) as u64
+}
+
 /// [`decode_for`] of a payload of at most `max_len` 64-bit words, decompressed straight into the
 /// words (no intermediate byte copy: a frontier can be gigabytes).
 pub fn decode_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<Vec<u64>, ShardError> {
@@ -294,11 +302,15 @@ impl WordsDecoder {
             if header.key != self.expected {
                 return Err(ShardError::WrongTask { found: header.key, expected: self.expected });
             }
-            if header.raw_len % 8 != 0 || header.raw_len > self.max_len as u64 * 8 {
-                return Err(ShardError::Decompress(format!(
-                    "{} bytes, expected at most {} words",
-                    header.raw_len, self.max_len
-                )));
+            if header.raw_len > self.max_len as u64 * 8 {
+                return Err(ShardError::TooLarge { claimed: header.raw_len, limit: self.max_len as u64 * 8 });
+            }
+            let payload_limit = max_shard_bytes(self.max_len) - hl as u64;
+            if header.payload_len > payload_limit {
+                return Err(ShardError::TooLarge { claimed: header.payload_len, limit: payload_limit });
+            }
+            if header.raw_len % 8 != 0 {
+                return Err(ShardError::Decompress(format!("{} bytes are not whole words", header.raw_len)));
             }
             self.words = vec![0u64; header.raw_len as usize / 8];
             self.header = Some(header);
@@ -378,7 +390,7 @@ mod tests {
         let shard = encode_words(KEY, &words);
         assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
         assert_eq!(decode_words_for(&shard, KEY, 6000), Ok(words.clone()));
-        assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::Decompress(_))));
+        assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::TooLarge { .. })));
         let parts = [&words[..10], &[], &words[10..]].map(WordPart::plain);
         assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts), KEY, 5000), Ok(words.clone()));
         // Complemented parts: every word inverted, the last one masked.
@@ -399,7 +411,7 @@ mod tests {
         assert_eq!(d.finish().as_deref(), Ok(&big[..]));
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(decode_for(&shard, KEY), Ok(bytes));
-        assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 0), Err(ShardError::Decompress(_))));
+        assert!(matches!(decode_words_for(&encode(KEY, b"odd"), KEY, 1), Err(ShardError::Decompress(_))));
         // Fed in pieces of every size, as a download arrives.
         for piece in [1, 7, 64, 1000] {
             let mut d = WordsDecoder::new(KEY, 5000);
@@ -419,6 +431,29 @@ mod tests {
             let result = d.push(&bad).and_then(|()| d.finish().map(|_| ()));
             assert!(result.is_err(), "flip at {at} accepted");
         }
+    }
+
+    #[test]
+    fn sizes_beyond_the_task_are_refused_before_allocating() {
+        // A header claiming 2^40 raw bytes (8 TiB) must be refused from the header alone.
+        let shard = encode_words(KEY, &[1, 2, 3]);
+        let hl = header_len();
+        let (header, payload) = checked(&shard).unwrap();
+        let mut forged = encode_header(&Header { raw_len: 1 << 40, ..header });
+        forged.extend_from_slice(payload);
+        let limit = 1000 * 8;
+        assert_eq!(
+            decode_words_for(&forged, KEY, 1000),
+            Err(ShardError::TooLarge { claimed: 1 << 40, limit })
+        );
+        // So is a payload longer than zstd's worst case for the most words the task can return.
+        let long = encode_header(&Header { payload_len: 1 << 40, ..header });
+        assert!(matches!(decode_words_for(&long, KEY, 1000), Err(ShardError::TooLarge { .. })));
+        // And a result larger than the task's limit, honestly encoded.
+        let big = encode_words(KEY, &vec![7u64; 1001]);
+        assert!(matches!(decode_words_for(&big, KEY, 1000), Err(ShardError::TooLarge { .. })));
+        assert_eq!(decode_words_for(&big, KEY, 1001), Ok(vec![7u64; 1001]));
+        assert!(shard.len() as u64 <= max_shard_bytes(3) && hl < shard.len());
     }
 
     #[test]

@@ -67,8 +67,24 @@ enum Work {
     /// coset of the task, kept until the level ends.
     Cosets { words_per_task: usize, results: Vec<Vec<u64>> },
     /// Row tasks of an H48 build: each result waits here until the job's thread takes it
-    /// (see [`Shared::run_items`]).
-    Items { results: Vec<Option<Vec<u64>>> },
+    /// (see [`Shared::run_items`]); a row's result takes at most `max_words_per_row` words.
+    Items { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
+}
+
+/// Hands out again the tasks whose lease has expired.
+fn requeue_expired(tasks: &mut [Task]) {
+    let now = Instant::now();
+    for (i, t) in tasks.iter_mut().enumerate() {
+        if let TaskState::Leased { worker, deadline } = t.state {
+            if deadline < now {
+                tracing::warn!(
+                    "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
+                    t.attempt
+                );
+                t.state = TaskState::Pending;
+            }
+        }
+    }
 }
 
 /// The kind of a leased task.
@@ -85,6 +101,15 @@ pub enum Refusal {
     Bad(String),
     /// The job cannot go on (e.g. its output cannot be written).
     Fatal(String),
+}
+
+/// What an upload for a task of the running level may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct UploadLimit {
+    pub job: u64,
+    pub depth: u32,
+    /// The most words the task's result can take.
+    pub max_words: usize,
 }
 
 /// What a worker is asked to do.
@@ -330,6 +355,33 @@ impl Shared {
         Some(encoded.clone())
     }
 
+    /// The limit of an upload for `task` of the running level, or `None` if the level has no
+    /// such task.
+    pub fn upload_limit(&self, task: u64) -> Option<UploadLimit> {
+        let s = self.lock();
+        let level = s.level.as_ref()?;
+        let rows = level.tasks.get(task as usize)?.rows.len();
+        let max_words = match &level.work {
+            Work::Rows { words, .. } => rows.div_ceil(64) + rows * words,
+            Work::Cosets { words_per_task, .. } => rows * words_per_task,
+            Work::Items { max_words_per_row, .. } => {
+                shared::wire::h48::max_task_words(rows, *max_words_per_row)
+            }
+        };
+        Some(UploadLimit { job: s.job, depth: level.depth, max_words })
+    }
+
+    /// Hands `task` out again at once if its attempt `attempt` is still leased (its holder sent
+    /// a result that was refused).
+    pub fn return_lease(&self, task: u64, attempt: u32) {
+        let mut s = self.lock();
+        let Some(t) = s.level.as_mut().and_then(|l| l.tasks.get_mut(task as usize)) else { return };
+        if t.attempt == attempt && matches!(t.state, TaskState::Leased { .. }) {
+            t.state = TaskState::Pending;
+            self.changed.notify_all();
+        }
+    }
+
     /// Merges a task's result. A row task's is its rows as a sparse row set (see
     /// [`SparseRows`]; `words` is its payload), each occupied row ORed into `next` minus
     /// `visited` (forward results include visited entries; backward ones hold only new ones).
@@ -368,7 +420,7 @@ impl Shared {
                     }
                 }
             }
-            Work::Items { results } => {
+            Work::Items { results, .. } => {
                 results[task as usize] = Some(words);
             }
             Work::Cosets { words_per_task, results } => {
@@ -450,15 +502,17 @@ impl Shared {
     }
 
     /// Runs the row tasks of an H48 build's level `level` over `rows` (increasing; of a space
-    /// of `total` rows): each task's result goes to `take(rows, words)` on this thread as soon
-    /// as it arrives (outside the scheduler's lock). A result `take` refuses as bad is logged and
-    /// its task handed out again; a fatal refusal ends the level with its reason. `done` counts
-    /// rows taken.
+    /// of `total` rows), each row's result at most `max_words_per_row` words: each task's result
+    /// goes to `take(rows, words)` on this thread as soon as it arrives (outside the scheduler's
+    /// lock). A result `take` refuses as bad is logged and its task handed out again; a fatal
+    /// refusal ends the level with its reason. `done` counts rows taken.
+    #[allow(clippy::too_many_arguments)]
     pub fn run_items(
         &self,
         level: u32,
         rows: &[u32],
         total: u32,
+        max_words_per_row: usize,
         done: &AtomicU64,
         mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
     ) -> Result<(), String> {
@@ -476,7 +530,8 @@ impl Shared {
         }
         let results = vec![None; tasks.len()];
         let mut s = self.lock();
-        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work: Work::Items { results } });
+        let work = Work::Items { results, max_words_per_row };
+        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work });
         self.changed.notify_all();
         let mut taken = 0usize;
         loop {
@@ -485,7 +540,7 @@ impl Shared {
                 return Err(why);
             }
             let lvl = s.level.as_mut().expect("published");
-            let Work::Items { results } = &mut lvl.work else { unreachable!("an H48 level stays one") };
+            let Work::Items { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
             let ready: Vec<(usize, Vec<u64>)> =
                 results.iter_mut().enumerate().filter_map(|(i, r)| r.take().map(|w| (i, w))).collect();
             if !ready.is_empty() {
@@ -521,18 +576,7 @@ impl Shared {
             if lvl.remaining == 0 && taken == lvl.tasks.len() {
                 break;
             }
-            let now = Instant::now();
-            for (i, t) in lvl.tasks.iter_mut().enumerate() {
-                if let TaskState::Leased { worker, deadline } = t.state {
-                    if deadline < now {
-                        tracing::warn!(
-                            "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
-                            t.attempt
-                        );
-                        t.state = TaskState::Pending;
-                    }
-                }
-            }
+            requeue_expired(&mut lvl.tasks);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         s.level = None;
@@ -563,18 +607,7 @@ impl Shared {
             if lvl.remaining == 0 {
                 break;
             }
-            let now = Instant::now();
-            for (i, t) in lvl.tasks.iter_mut().enumerate() {
-                if let TaskState::Leased { worker, deadline } = t.state {
-                    if deadline < now {
-                        tracing::warn!(
-                            "lease of task {i} (attempt {}) by worker {worker} expired; re-queued",
-                            t.attempt
-                        );
-                        t.state = TaskState::Pending;
-                    }
-                }
-            }
+            requeue_expired(&mut lvl.tasks);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(s.level.take().expect("published").work)

@@ -7,7 +7,7 @@ use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use shared::bfs::Direction;
-use shared::shard;
+use shared::shard::{self, ShardError, ShardKey};
 use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
@@ -90,37 +90,69 @@ impl v1::coordinator_server::Coordinator for Service {
         Ok(Response::new(v1::RenewLeaseReply { ok, lease_ms: self.shared.lease_time.as_millis() as u64 }))
     }
 
+    /// Receives a task's result. Every size the peer states is bounded by what the task can
+    /// produce: a stream longer than the largest shard of the task's largest result, or a shard
+    /// whose header claims more, is refused with `INVALID_ARGUMENT` before it is buffered or
+    /// allocated, and the task is handed out again.
     async fn upload_shard(
         &self,
         request: Request<Streaming<v1::ShardChunk>>,
     ) -> Result<Response<v1::UploadShardReply>, Status> {
         let mut stream = request.into_inner();
+        let Some(first) = stream.next().await else {
+            return Err(Status::invalid_argument("an empty upload"));
+        };
+        let mut chunk = first?;
+        let (task, attempt) = (chunk.task_id, chunk.attempt);
+        let stale = |received: u64| {
+            Ok(Response::new(v1::UploadShardReply {
+                accepted: false,
+                message: "stale or duplicate result ignored".into(),
+                bytes_received: received,
+            }))
+        };
+        let Some(limit) = self.shared.upload_limit(task) else { return stale(chunk.data.len() as u64) };
+        let refuse = |why: String| {
+            self.shared.return_lease(task, attempt);
+            tracing::warn!("refused the result of task {task} (attempt {attempt}): {why}");
+            Err(Status::invalid_argument(why))
+        };
+        let max_bytes = shard::max_shard_bytes(limit.max_words);
         let mut bytes = Vec::new();
-        let mut ids = None;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk?;
+        loop {
             if chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("shard chunks out of order"));
             }
-            ids.get_or_insert((chunk.task_id, chunk.attempt));
+            if bytes.len() as u64 + chunk.data.len() as u64 > max_bytes {
+                return refuse(format!(
+                    "an upload of more than {max_bytes} bytes, the most the task's result can take"
+                ));
+            }
             bytes.extend_from_slice(&chunk.data);
             if chunk.last {
                 break;
             }
+            match stream.next().await {
+                Some(next) => chunk = next?,
+                None => break,
+            }
         }
         let shared = self.shared.clone();
         let received = bytes.len() as u64;
-        let result = tokio::task::spawn_blocking(move || -> Result<bool, String> {
-            let (key, payload) = shard::decode(&bytes).map_err(|e| e.to_string())?;
-            if payload.len() % 8 != 0 {
-                return Err(format!("result of {} bytes is not whole words", payload.len()));
-            }
-            let words =
-                payload.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
-            shared.complete(key.level, key.task, words, received)
+        let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
+        let decoded = tokio::task::spawn_blocking(move || {
+            shard::decode_words_for(&bytes, expected, limit.max_words)
+                .map(|words| shared.complete(limit.depth, task, words, received))
         })
         .await
         .map_err(blocking_error)?;
+        let result = match decoded {
+            Err(e @ ShardError::TooLarge { .. }) => return refuse(e.to_string()),
+            // A result of an earlier level for a task number the running level also has.
+            Err(ShardError::WrongTask { found, .. }) if found.level != limit.depth => return stale(received),
+            Err(e) => Err(e.to_string()),
+            Ok(merged) => merged,
+        };
         match result {
             Ok(merged) => Ok(Response::new(v1::UploadShardReply {
                 accepted: merged,
@@ -128,7 +160,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 bytes_received: received,
             })),
             Err(message) => {
-                tracing::warn!("rejected shard of task {:?}: {message}", ids.map(|i| i.0));
+                tracing::warn!("rejected shard of task {task}: {message}");
                 Err(Status::data_loss(format!("shard rejected: {message}")))
             }
         }

@@ -165,7 +165,7 @@ fn level_on_workers(shared: &Shared, index: &H11Rows, d: u8, done: &AtomicU64) -
     let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
     let all: Vec<u32> = (0..index.rows()).collect();
     shared
-        .run_items(d as u32, &all, index.rows(), done, |range, words| {
+        .run_items(d as u32, &all, index.rows(), wire::h48::max_level_row_words(), done, |range, words| {
             let made = wire::h48::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
             for (r, set) in range.zip(made) {
                 rows[r as usize] = Some(set);
@@ -421,6 +421,7 @@ fn fill_rows(
                     base_for(h) as u32 + 2,
                     &todo,
                     index.rows(),
+                    wire::h48::max_table_row_words(h),
                     &reporter.progress.rows_done,
                     |range, words| {
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;

@@ -7,6 +7,26 @@ use crate::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use crate::h48::{base_for, ColumnSet, RowLines, H11_COLUMNS};
 use std::io::Read;
 
+/// The most words one row of a level task takes: a level row is never stored larger than its
+/// bitmap, plus its 25 bytes of sizes.
+pub fn max_level_row_words() -> usize {
+    (25 + (H11_COLUMNS as usize).div_ceil(64) * 8).div_ceil(8)
+}
+
+/// The most words one row of an hN table task takes: its place, counts and lines.
+pub fn max_table_row_words(h: u8) -> usize {
+    let per_row = (crate::coord::h48::ESEP as usize) << h;
+    let lines = per_row / LINE_ENTRIES + 2;
+    let depths = base_for(h) as usize + 3;
+    (4 + 8 + 1 + (depths + 1) * 8 + 8 + lines * LINE_BYTES).div_ceil(8)
+}
+
+/// The most words a task of `rows` rows returns, each at most `per_row` words: the rows and the
+/// length word of [`to_words`].
+pub fn max_task_words(rows: usize, per_row: usize) -> usize {
+    1 + rows * per_row
+}
+
 pub fn encode_level_rows(rows: &[ColumnSet]) -> Vec<u64> {
     let mut bytes = Vec::new();
     ColumnSet::write_rows(rows, &mut bytes).expect("writing to memory");
@@ -118,6 +138,9 @@ mod tests {
         };
         let table = vec![(4u32, line(4)), (5, line(5))];
         assert_eq!(decode_table_rows(&encode_table_rows(&table), h, 4..6).unwrap(), table);
+        assert!(encode_table_rows(&table).len() <= max_task_words(2, max_table_row_words(h)));
+        let dense = ColumnSet::from_sorted(&(0..H11_COLUMNS).step_by(3).collect::<Vec<_>>(), H11_COLUMNS);
+        assert!(encode_level_rows(&[dense.clone(), dense]).len() <= max_task_words(2, max_level_row_words()));
         assert!(decode_table_rows(&encode_table_rows(&table), h, 5..7).is_err(), "rows out of place");
         let mut short = table.clone();
         short[1].1.bytes.pop();
