@@ -4,11 +4,11 @@
 //! the (cocsep class, esep) index makes: a different index, engine and packer.
 
 use shared::bfs::reference::brute_force_distribution;
-use shared::bfs::{BfsOptions, LocalExpander};
+use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
 use shared::coord::h48::H48Coords;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::h48::table::{line_count, LINE_BYTES};
-use shared::h48::{bfs_depths, h48_section, merge_line, H11Rows, Level, RowScratch};
+use shared::h48::{h48_section, merge_line, H11Rows, Level, RowScratch};
 use shared::space::SymProductSpace;
 use std::sync::atomic::AtomicU64;
 

@@ -8,11 +8,10 @@ use crate::config::{BuildConfig, Target};
 use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
 use anyhow::{ensure, Context, Result};
+use shared::bfs::DepthRecorder;
 use shared::coord::h48::H48Coords;
 use shared::cube::MoveSet;
-use shared::h48::{
-    h48_section, small_sections, DepthRecorder, Section, SectionInfo, SectionKind, TableFile, TableWriter,
-};
+use shared::h48::{h48_section, small_sections, Section, SectionInfo, SectionKind, TableFile, TableWriter};
 use shared::job::{JobSpec, RowJob, SpaceKind};
 use shared::report::thousands;
 use shared::space::{RowIndex, SymProductSpace};

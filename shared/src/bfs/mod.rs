@@ -1,11 +1,13 @@
 //! Breadth-first enumeration over symmetry-reduced row spaces, and a slow reference method.
 
 mod bitmap;
+mod depths;
 mod engine;
 pub mod reference;
 pub mod task;
 
 pub use bitmap::BitStore;
+pub use depths::{bfs_depths, DepthRecorder, Depths, DEEPER};
 pub use engine::{
     run, run_with, state_bytes, BfsError, BfsOptions, Direction, Expander, Journal, LevelInput, LevelRecord,
     LevelReport, LocalExpander, Progress,

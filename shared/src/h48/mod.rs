@@ -14,8 +14,8 @@ pub mod table;
 mod verify;
 
 pub use builder::{
-    base_for, bfs_depths, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths,
-    small_sections, DepthRecorder, Depths, Section, SectionKind,
+    base_for, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths, small_sections,
+    Section, SectionKind,
 };
 pub use file::{
     main_entries, temp_path, Format, Layout, SectionInfo, TableFile, TableFileError, TableWriter, INFO_BYTES,

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 pub const LINE_BYTES: usize = 64;
 pub const LINE_ENTRIES: usize = 254;
 /// A per-entry distance that was not reached within the depths computed.
-pub const DEEPER: u8 = u8::MAX;
+pub use crate::bfs::DEEPER;
 
 /// Bucket of a distance: 0..=3 as above; `DEEPER` counts as at least base + 3 only when the
 /// search went to base + 2 at least (the caller's duty).

@@ -2,7 +2,7 @@
 //! fallback distances.
 
 use super::*;
-use crate::bfs::{reference::brute_force_distribution, BfsOptions, LocalExpander};
+use crate::bfs::{bfs_depths, reference::brute_force_distribution, BfsOptions, Depths, LocalExpander};
 use crate::coord::h48::solver;
 use crate::coord::h48::{solver_esep_words, H48Coords, EO, ESEP};
 use crate::cube::{Cube, Move, MoveSet, SplitMix64, SymmetryGroup};

@@ -5,8 +5,8 @@
 //! IDA* over whole cubes that shares no code with the builders).
 
 use super::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
-use super::{bfs_depths, small_sections, DirectSearch, Format, SectionInfo, SectionKind, TableFile};
-use crate::bfs::{BfsOptions, LocalExpander};
+use super::{small_sections, DirectSearch, Format, SectionInfo, SectionKind, TableFile};
+use crate::bfs::{bfs_depths, BfsOptions, LocalExpander};
 use crate::coord::h48::{H48Coords, EO, ESEP};
 use crate::cube::{MoveSet, SplitMix64};
 use crate::report::thousands;
