@@ -21,6 +21,7 @@ pub mod coord;
 pub mod cube;
 pub mod h48;
 pub mod job;
+pub mod phase2;
 pub mod product;
 pub mod report;
 pub mod shard;

@@ -2,6 +2,7 @@
 //! symmetry classes, and seed 000's coordinates in the H48 solver's numbering ([`h48`]).
 
 mod blocks;
+pub mod cubepos;
 pub mod h48;
 pub mod rank;
 mod raw;

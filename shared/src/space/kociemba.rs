@@ -155,8 +155,14 @@ impl KociembaSpace {
         }
     }
 
-    /// `s` is a member of the UD-axis group, whose member `k` is `Symmetry(k)`.
-    fn symmetry_map(&self, s: Symmetry) -> KociembaMap<'_> {
+    /// The rows: classes of the corner permutation rank under the 16 symmetries of H.
+    pub fn classes(&self) -> &SymClasses {
+        &self.rows.classes
+    }
+
+    /// The column map of conjugation by `s`, a member of the UD-axis group (whose member `k` is
+    /// `Symmetry(k)`).
+    pub fn symmetry_map(&self, s: Symmetry) -> KociembaMap<'_> {
         KociembaMap {
             first8: None,
             then8: &self.conj8[s.index() * UD..][..UD],

@@ -1,0 +1,35 @@
+//! Rokicki's phase-2 table against seed 003: its rows weighted by the size of their corner class
+//! give H''s distribution (distances 0 and 1 share value 0, 16 and more value 15), and the
+//! checksum cube20src stores is its algorithm over the bytes written.
+
+use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, FILE_BYTES};
+use shared::space::KociembaSpace;
+
+/// Seed 003: positions of H' at distances 0..18 in H's moves.
+const H_PRIME: [u64; 19] = [
+    1, 10, 67, 420, 2335, 12260, 61038, 291004, 1327429, 5821374, 24141784, 89480354, 262907144, 485409604,
+    508704668, 232904952, 14508468, 129376, 112,
+];
+
+#[test]
+fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
+    let space = KociembaSpace::new(false);
+    let depths =
+        bfs_depths(&space, space.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let built = phase2::build(&space, &depths);
+    let mut want = [0u64; 16];
+    for (d, &n) in H_PRIME.iter().enumerate() {
+        want[value_of(d as u8) as usize] += n;
+    }
+    assert_eq!(weighted_value_counts(&built.table, &built.class_sizes), want);
+    assert_eq!(built.class_sizes.iter().map(|&s| s as u64).sum::<u64>(), 40320);
+    assert_eq!(built.value_counts.iter().sum::<u64>(), 2768 * 40320);
+    assert_eq!(built.depth_counts.iter().sum::<u64>(), 2768 * 40320);
+    // The solved position: row 0 (corner coordinate 0), column 0.
+    assert_eq!(entry(&built.table, 0), 0);
+    let file = built.file_bytes();
+    assert_eq!(file.len(), FILE_BYTES);
+    let stored = i32::from_le_bytes(file[FILE_BYTES - 4..].try_into().unwrap());
+    assert_eq!(stored, checksum(&file[..FILE_BYTES - 4]));
+}
