@@ -13,6 +13,7 @@ use crate::bfs::Depths;
 use crate::coord::cubepos::{corner_coord, corners_by_coord, edges_by_coord, PHASE2_VALUES};
 use crate::coord::rank::perm_rank;
 use crate::coord::ColumnMapper;
+use crate::report::Findings;
 use crate::space::{KociembaSpace, RowIndex};
 use rayon::prelude::*;
 
@@ -135,4 +136,151 @@ pub fn weighted_value_counts(table: &[u8], class_sizes: &[u32]) -> [u64; 16] {
         out.iter_mut().zip(counts).for_each(|(o, c)| *o += c * size as u64);
     }
     out
+}
+
+/// An exact search of H' distances that shares nothing with the row BFS: IDA* over (corner
+/// permutation, U/D edge permutation) ranks with move tables of H's 10 moves, bounded below by
+/// the distances of the two permutations alone (each from a plain BFS over its 8! values).
+pub struct H2Search {
+    moves: usize,
+    corner_moves: Vec<u16>,
+    edge_moves: Vec<u16>,
+    corner_depth: Vec<u8>,
+    edge_depth: Vec<u8>,
+}
+
+impl Default for H2Search {
+    fn default() -> Self {
+        use crate::coord::rank::perm_unrank;
+        use crate::cube::{Corners, Edges, MoveSet};
+        let moves = MoveSet::KociembaH.moves();
+        let corner_moves: Vec<u16> = (0..PHASE2_VALUES)
+            .flat_map(|r| {
+                let mut x = Corners::IDENTITY;
+                perm_unrank(r, &mut x.perm);
+                moves
+                    .iter()
+                    .map(move |m| perm_rank(&x.compose(&m.cube().corners).perm) as u16)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let edge_moves: Vec<u16> = (0..PHASE2_VALUES)
+            .flat_map(|r| {
+                let mut x = Edges::IDENTITY;
+                perm_unrank(r, &mut x.perm[..8]);
+                moves
+                    .iter()
+                    .map(move |m| perm_rank(&x.compose(&m.cube().edges).perm[..8]) as u16)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let n = moves.len();
+        let depth = |table: &[u16]| {
+            let mut d = vec![u8::MAX; COLUMNS];
+            d[0] = 0;
+            let mut frontier = vec![0usize];
+            let mut level = 0;
+            while !frontier.is_empty() {
+                level += 1;
+                let mut next = Vec::new();
+                for v in frontier {
+                    for &w in &table[v * n..][..n] {
+                        if d[w as usize] == u8::MAX {
+                            d[w as usize] = level;
+                            next.push(w as usize);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            d
+        };
+        let (corner_depth, edge_depth) = (depth(&corner_moves), depth(&edge_moves));
+        H2Search { moves: n, corner_moves, edge_moves, corner_depth, edge_depth }
+    }
+}
+
+impl H2Search {
+    /// The distance in H' of the position with corner rank `c` and U/D edge rank `e` (ranks of
+    /// our position -> cubie arrays).
+    pub fn distance(&self, c: u32, e: u32) -> u8 {
+        let mut bound = self.bound(c as usize, e as usize);
+        loop {
+            if self.search(c as usize, e as usize, 0, bound) {
+                return bound;
+            }
+            bound += 1;
+        }
+    }
+
+    fn bound(&self, c: usize, e: usize) -> u8 {
+        self.corner_depth[c].max(self.edge_depth[e])
+    }
+
+    fn search(&self, c: usize, e: usize, g: u8, bound: u8) -> bool {
+        if c == 0 && e == 0 {
+            return true;
+        }
+        if g + self.bound(c, e) > bound {
+            return false;
+        }
+        (0..self.moves).any(|m| {
+            let (c2, e2) = (self.corner_moves[c * self.moves + m], self.edge_moves[e * self.moves + m]);
+            self.search(c2 as usize, e2 as usize, g + 1, bound)
+        })
+    }
+}
+
+/// Checks a phase-2 table file without trusting the builder: its length and checksum, its values
+/// weighted by class size summing to the order of H', and `samples` random entries against
+/// [`H2Search`]; each check goes to `report` as it finishes. Returns the failed checks.
+pub fn verify(file: &[u8], samples: u32, report: &mut dyn FnMut(bool, &str)) -> Vec<String> {
+    use crate::cube::SplitMix64;
+    let mut findings = Findings::new(report);
+    if file.len() != FILE_BYTES {
+        findings.check(false, format!("{} bytes, a phase-2 table file has {FILE_BYTES}", file.len()));
+        return findings.into_failures();
+    }
+    let (table, stored) = file.split_at(TABLE_BYTES);
+    let stored = i32::from_le_bytes(stored.try_into().expect("4 bytes"));
+    let computed = checksum(table);
+    findings.check(stored == computed, format!("checksum {stored} (computed {computed})"));
+    let space = KociembaSpace::new(false);
+    let minima = row_minima(&space);
+    let classes = space.classes();
+    let corners = corners_by_coord();
+    let sizes: Vec<u32> = minima
+        .iter()
+        .map(|&c| classes.class_size(classes.class_of(perm_rank(&corners[c as usize].perm))))
+        .collect();
+    let weighted = weighted_value_counts(table, &sizes);
+    findings.check(
+        weighted.iter().sum::<u64>() == 40320 * 40320,
+        format!("values weighted by class size: {weighted:?}, summing to 8! x 8!"),
+    );
+    findings.check(entry(table, 0) == 0, "the solved position reads 0".into());
+    let search = H2Search::default();
+    let edges = edges_by_coord();
+    let mut rng = SplitMix64::new(2768);
+    let picks: Vec<(usize, usize)> =
+        (0..samples).map(|_| (rng.below(ROWS as u64) as usize, rng.below(COLUMNS as u64) as usize)).collect();
+    let wrong: Vec<String> = picks
+        .par_iter()
+        .filter_map(|&(row, column)| {
+            let c = perm_rank(&corners[minima[row] as usize].perm);
+            let e = perm_rank(&edges[column].perm[..8]);
+            let d = search.distance(c, e);
+            let v = entry(table, row * COLUMNS + column);
+            (v != value_of(d))
+                .then(|| format!("row {row} column {column} reads {v}, a direct search says {d}"))
+        })
+        .collect();
+    for w in &wrong {
+        findings.note(false, w);
+    }
+    findings.check(
+        wrong.is_empty(),
+        format!("{samples} random entries against a direct search ({} wrong)", wrong.len()),
+    );
+    findings.into_failures()
 }

@@ -114,3 +114,33 @@ mod tests {
         assert_eq!(thousands(43_252_003_274_489_856_000u128), "43,252,003,274,489,856,000");
     }
 }
+
+/// The findings of a verification as they are made: each check's outcome and description go to
+/// `report` at once (a long verification shows its progress), the failed ones are kept.
+pub struct Findings<'a> {
+    report: &'a mut dyn FnMut(bool, &str),
+    failures: Vec<String>,
+}
+
+impl<'a> Findings<'a> {
+    pub fn new(report: &'a mut dyn FnMut(bool, &str)) -> Self {
+        Findings { report, failures: Vec::new() }
+    }
+
+    /// Reports a check and keeps it if it failed.
+    pub fn check(&mut self, ok: bool, what: String) {
+        (self.report)(ok, &what);
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+
+    /// Reports a detail of a check without counting it as one.
+    pub fn note(&mut self, ok: bool, what: &str) {
+        (self.report)(ok, what);
+    }
+
+    pub fn into_failures(self) -> Vec<String> {
+        self.failures
+    }
+}

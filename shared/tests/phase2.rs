@@ -3,8 +3,9 @@
 //! checksum cube20src stores is its algorithm over the bytes written.
 
 use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
-use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, FILE_BYTES};
-use shared::space::KociembaSpace;
+use shared::cube::SplitMix64;
+use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, H2Search, FILE_BYTES};
+use shared::space::{KociembaSpace, RowIndex};
 
 /// Seed 003: positions of H' at distances 0..18 in H's moves.
 const H_PRIME: [u64; 19] = [
@@ -32,4 +33,26 @@ fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
     assert_eq!(file.len(), FILE_BYTES);
     let stored = i32::from_le_bytes(file[FILE_BYTES - 4..].try_into().unwrap());
     assert_eq!(stored, checksum(&file[..FILE_BYTES - 4]));
+}
+
+#[test]
+fn verify_passes_a_built_table_and_refuses_a_damaged_one_and_the_direct_search_agrees_with_the_bfs() {
+    let space = KociembaSpace::new(false);
+    let depths =
+        bfs_depths(&space, space.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let search = H2Search::default();
+    let mut rng = SplitMix64::new(3);
+    for _ in 0..40 {
+        let (row, column) = (rng.below(2768) as u32, rng.below(40320) as u32);
+        let x = space.position(row, column);
+        let c = shared::coord::rank::perm_rank(&x.corners.perm);
+        let e = shared::coord::rank::perm_rank(&x.edges.perm[..8]);
+        let d = depths.values[(row * space.column_count() + column) as usize];
+        assert_eq!(search.distance(c, e), d, "row {row} column {column}");
+    }
+    let mut file = phase2::build(&space, &depths).file_bytes();
+    assert_eq!(phase2::verify(&file, 30, &mut |_, _| {}), Vec::<String>::new());
+    file[1000] ^= 0x10;
+    let failures = phase2::verify(&file, 0, &mut |_, _| {});
+    assert!(failures.iter().any(|f| f.starts_with("checksum")), "{failures:?}");
 }

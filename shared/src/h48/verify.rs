@@ -9,24 +9,9 @@ use super::{small_sections, DirectSearch, Format, SectionInfo, SectionKind, Tabl
 use crate::bfs::{bfs_depths, BfsOptions, LocalExpander};
 use crate::coord::h48::{H48Coords, EO, ESEP};
 use crate::cube::{MoveSet, SplitMix64};
-use crate::report::thousands;
+use crate::report::{thousands, Findings};
 use crate::space::SymProductSpace;
 use rayon::prelude::*;
-
-/// The findings of [`verify`] as they are made: each check's outcome and description.
-pub struct Findings<'a> {
-    report: &'a mut dyn FnMut(bool, &str),
-    failures: Vec<String>,
-}
-
-impl Findings<'_> {
-    fn check(&mut self, ok: bool, what: String) {
-        (self.report)(ok, &what);
-        if !ok {
-            self.failures.push(what);
-        }
-    }
-}
 
 /// Verifies an opened table file with `samples` random entries against the direct search,
 /// calling `report` with every check as it finishes; returns the failed checks' descriptions.
@@ -35,7 +20,7 @@ pub fn verify(
     samples: u32,
     report: &mut dyn FnMut(bool, &str),
 ) -> Result<Vec<String>, String> {
-    let mut findings = Findings { report, failures: Vec::new() };
+    let mut findings = Findings::new(report);
     findings.check(
         true,
         format!(
@@ -92,7 +77,7 @@ pub fn verify(
             format!("{} equals a fresh build", fresh.kind.name(0)),
         );
     }
-    Ok(findings.failures)
+    Ok(findings.into_failures())
 }
 
 /// The four 2-bit counts over the real entries, whether the padding reads 3, and the number of
@@ -207,7 +192,7 @@ fn verify_samples(
         })
         .collect();
     for w in &wrong {
-        (failures.report)(false, w);
+        failures.note(false, w);
     }
     failures.check(
         wrong.is_empty(),
