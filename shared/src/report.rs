@@ -101,20 +101,6 @@ impl Distribution {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0u64), "0");
-        assert_eq!(thousands(999u64), "999");
-        assert_eq!(thousands(1000u64), "1,000");
-        assert_eq!(thousands(88_179_840u64), "88,179,840");
-        assert_eq!(thousands(43_252_003_274_489_856_000u128), "43,252,003,274,489,856,000");
-    }
-}
-
 /// The findings of a verification as they are made: each check's outcome and description go to
 /// `report` at once (a long verification shows its progress), the failed ones are kept.
 pub struct Findings<'a> {
@@ -142,5 +128,19 @@ impl<'a> Findings<'a> {
 
     pub fn into_failures(self) -> Vec<String> {
         self.failures
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0u64), "0");
+        assert_eq!(thousands(999u64), "999");
+        assert_eq!(thousands(1000u64), "1,000");
+        assert_eq!(thousands(88_179_840u64), "88,179,840");
+        assert_eq!(thousands(43_252_003_274_489_856_000u128), "43,252,003,274,489,856,000");
     }
 }
