@@ -2,7 +2,7 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{BuildConfig, EnumerateConfig, Method, Metric, Space, TableFormat};
+use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, Metric, Space, TableFormat};
 use crate::jobs;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -26,18 +26,19 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
-    /// Build H48 solver tables (seed 000): h48h0 .. h48h11, each with the cocsep and edge
-    /// fallback tables, in the project's layout or the solver's own bytes.
+    /// Build pruning tables: the H48 solver's h48h0 .. h48h11 (seed 000), each with the cocsep
+    /// and edge fallback tables, in the project's layout or the solver's own bytes; or Rokicki's
+    /// phase-2 table `phase2` (seed 003) in cube20src's bytes.
     Build(BuildArgs),
-    /// Describe a table file (cubefarm or h48 layout).
+    /// Describe a table file (cubefarm or h48 layout, or a phase-2 table).
     Info {
         file: PathBuf,
         /// Print a JSON object (kind, h, base, entries, bytes, buckets, depth_counts, deeper).
         #[arg(long)]
         json: bool,
     },
-    /// Check a table file: checksums, recounted 2-bit values, every entry and line minimum against
-    /// a fresh BFS, and random entries against a direct search of their position.
+    /// Check a table file: checksums, recounted values, line minima (H48; h0 entry by entry
+    /// against a fresh BFS), and random entries against a direct search of their position.
     Verify {
         file: PathBuf,
         /// Random entries to check by direct search.
@@ -103,8 +104,8 @@ pub struct EnumerateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The table(s): h48h0 .. h48h11. Tables of the same base (h1..h3, h4..h7, h8..h11) share
-    /// one search and may be built in one run.
+    /// The table(s): h48h0 .. h48h11, or phase2. H48 tables of the same base (h1..h3, h4..h7,
+    /// h8..h11) share one search and may be built in one run.
     #[arg(required = true, num_args = 1..)]
     pub tables: Vec<String>,
 
@@ -113,10 +114,9 @@ pub struct BuildArgs {
     #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
 
-    /// File layout: cubefarm (versioned header, checksums, exact depth counts) or h48 (exactly
-    /// the blob the H48 solver generates and loads).
-    #[arg(long, value_enum, default_value_t = TableFormat::Cubefarm)]
-    pub format: TableFormat,
+    /// File layout (default: cubefarm for H48 tables, cube20src for phase2).
+    #[arg(long, value_enum)]
+    pub format: Option<TableFormat>,
 
     /// Refuse a build that needs more memory than this (e.g. 16G).
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
@@ -187,12 +187,18 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
     }
 }
 
-impl TryFrom<BuildArgs> for BuildConfig {
+impl TryFrom<BuildArgs> for BuildJob {
     type Error = anyhow::Error;
     fn try_from(a: BuildArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
-        let config = BuildConfig::new(&a.tables, &a.out, a.format, cluster)?;
-        Ok(BuildConfig { mem_limit: a.mem_limit, state_dir: a.state_dir, ..config })
+        Ok(match BuildJob::new(&a.tables, &a.out, a.format, cluster)? {
+            BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig {
+                mem_limit: a.mem_limit,
+                state_dir: a.state_dir,
+                ..*config
+            })),
+            phase2 => phase2,
+        })
     }
 }
 
@@ -215,8 +221,15 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Enumerate(args) => jobs::enumerate::run(EnumerateConfig::try_from(args)?),
-        Command::Build(args) => jobs::tables::build(&BuildConfig::try_from(args)?),
+        Command::Build(args) => match BuildJob::try_from(args)? {
+            BuildJob::H48(config) => jobs::tables::build(&config),
+            BuildJob::Phase2(path) => jobs::phase2::build(&path),
+        },
+        Command::Info { file, json } if jobs::phase2::is_phase2(&file) => jobs::phase2::info(&file, json),
         Command::Info { file, json } => jobs::tables::info(&file, json),
+        Command::Verify { file, samples } if jobs::phase2::is_phase2(&file) => {
+            jobs::phase2::verify(&file, samples)
+        }
         Command::Verify { file, samples } => jobs::tables::verify(&file, samples),
         Command::Status { connect, token_file, ca } => {
             crate::cluster::print_status(&connect, token_file.as_deref(), ca.as_deref())

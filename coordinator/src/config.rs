@@ -68,17 +68,12 @@ impl Metric {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TableFormat {
+    /// The project's layout: versioned header, checksums, exact depth counts (H48 tables).
     Cubefarm,
+    /// Exactly the blob the H48 solver generates and loads.
     H48,
-}
-
-impl TableFormat {
-    pub fn format(self) -> Format {
-        match self {
-            TableFormat::Cubefarm => Format::Cubefarm,
-            TableFormat::H48 => Format::H48,
-        }
-    }
+    /// Exactly cube20src's p2p1h.dat: the table and its checksum (phase2).
+    Cube20src,
 }
 
 /// A validated enumeration request.
@@ -165,17 +160,56 @@ pub fn parse_table(name: &str) -> Result<u8> {
     name.strip_prefix("h48h")
         .and_then(|n| n.parse().ok())
         .filter(|&n| n <= 11)
-        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11"))
+        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11 or phase2"))
+}
+
+/// A validated `build` request: H48 tables, or Rokicki's phase-2 table.
+#[derive(Clone, Debug)]
+pub enum BuildJob {
+    H48(Box<BuildConfig>),
+    /// The phase-2 table in cube20src's bytes, to this path.
+    Phase2(PathBuf),
+}
+
+impl BuildJob {
+    /// Tells the table kinds apart and checks what applies to each.
+    pub fn new(
+        tables: &[String],
+        out: &Path,
+        format: Option<TableFormat>,
+        cluster: ClusterConfig,
+    ) -> Result<Self> {
+        if !tables.iter().any(|t| t == "phase2") {
+            let format = match format.unwrap_or(TableFormat::Cubefarm) {
+                TableFormat::Cubefarm => Format::Cubefarm,
+                TableFormat::H48 => Format::H48,
+                TableFormat::Cube20src => bail!("--format cube20src is for the phase2 table"),
+            };
+            return BuildConfig::new(tables, out, format, cluster).map(|c| BuildJob::H48(Box::new(c)));
+        }
+        ensure!(tables.len() == 1, "phase2 is built on its own: run the H48 tables separately");
+        match format.unwrap_or(TableFormat::Cube20src) {
+            TableFormat::Cube20src => {}
+            TableFormat::Cubefarm => {
+                bail!("phase2 is written in cube20src's layout only (--format cube20src)")
+            }
+            TableFormat::H48 => bail!("--format h48 is for the H48 tables"),
+        }
+        ensure!(
+            !cluster.distributed(),
+            "phase2 builds in this process (it takes seconds): drop --listen and --workers"
+        );
+        Ok(BuildJob::Phase2(out.to_path_buf()))
+    }
 }
 
 impl BuildConfig {
     /// The tables named, their files (`out` is a directory when there are several), and checks
     /// that they can be written.
-    pub fn new(tables: &[String], out: &Path, format: TableFormat, cluster: ClusterConfig) -> Result<Self> {
+    pub fn new(tables: &[String], out: &Path, format: Format, cluster: ClusterConfig) -> Result<Self> {
         let mut hs: Vec<u8> = tables.iter().map(|t| parse_table(t)).collect::<Result<_>>()?;
         hs.sort_unstable();
         hs.dedup();
-        let format = format.format();
         if hs.len() > 1 {
             let bases: Vec<u8> = hs.iter().map(|&h| base_for(h)).collect();
             ensure!(

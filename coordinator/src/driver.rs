@@ -56,6 +56,7 @@ pub fn search_levels<I: RowIndex>(
         journal: journal.as_ref().map(|j| &j.0 as &dyn shared::bfs::Journal),
         resume: finished.last().copied(),
         resumed_counts: finished.iter().map(|r| r.counts).collect(),
+        positions_only: false,
     };
     let distributed = config.cluster.distributed();
     let depths = std::thread::scope(|scope| {

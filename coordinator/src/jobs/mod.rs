@@ -1,8 +1,9 @@
 //! The jobs the command line runs, each from its validated config: enumerations by the row BFS
-//! or by products, and the H48 table builds with `info` and `verify`.
+//! or by products, the H48 table builds and Rokicki's phase-2 table, with `info` and `verify`.
 
 pub mod enumerate;
 mod hbuild;
+pub mod phase2;
 mod product;
 pub mod tables;
 

@@ -18,7 +18,7 @@ use super::bitmap::BitStore;
 use super::task::{pull_rows, push_into_rows, FullRows, Sources, Visited};
 use crate::cube::Move;
 use crate::report::DepthCounts;
-use crate::space::{close_rows, count_rows};
+use crate::space::{close_rows, count_positions, count_rows};
 use crate::space::{set_bit, RowCounts, RowIndex};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -76,6 +76,9 @@ pub struct BfsOptions<'a> {
     pub resume: Option<LevelRecord>,
     /// Counts of the levels before `resume` (reported again through the result).
     pub resumed_counts: Vec<DepthCounts>,
+    /// Count entries and positions only, not classes (their columns read 0): for a table
+    /// build, which needs distances, not class counts.
+    pub positions_only: bool,
 }
 
 /// What is known durably after a level: its counts, its entries, and which of the two slot
@@ -219,7 +222,7 @@ pub fn run_with<I: RowIndex>(
             let (row0, col0) = space.start();
             set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
             close_under_stabilizers(space, frontier.words_mut(), words);
-            let mut report = level_counts(space, frontier.words(), words, 0);
+            let mut report = level_counts(space, frontier.words(), words, 0, options.positions_only);
             report.seconds = start.elapsed().as_secs_f64();
             record(options, &visited, frontier, &report, report.entries, 0)?;
             on_level(&report, frontier.words());
@@ -251,7 +254,7 @@ pub fn run_with<I: RowIndex>(
             close_under_stabilizers(space, next.words_mut(), words);
         }
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
-        report = level_counts(space, next.words(), words, depth);
+        report = level_counts(space, next.words(), words, depth, options.positions_only);
         report.direction = direction;
         report.seconds = start.elapsed().as_secs_f64();
         slot = 1 - slot;
@@ -359,13 +362,23 @@ fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usiz
 
 /// Counts the entries of one depth (see [`RowIndex::count_row`]); classes under symmetry and
 /// inversion are (classes + self-inverse classes) / 2.
-fn level_counts<I: RowIndex>(space: &I, bits: &[u64], words: usize, depth: u32) -> LevelReport {
+fn level_counts<I: RowIndex>(
+    space: &I,
+    bits: &[u64],
+    words: usize,
+    depth: u32,
+    positions_only: bool,
+) -> LevelReport {
     let total = bits
         .par_chunks(words * ROW_CHUNK)
         .enumerate()
         .map(|(k, rows)| {
-            let first = (k * ROW_CHUNK) as u32;
-            count_rows(space, first..first + (rows.len() / words) as u32, rows)
+            let rows_range = (k * ROW_CHUNK) as u32..(k * ROW_CHUNK + rows.len() / words) as u32;
+            if positions_only {
+                count_positions(space, rows_range, rows)
+            } else {
+                count_rows(space, rows_range, rows)
+            }
         })
         .reduce(RowCounts::default, |a, b| a + b);
     let (classes, self_inverse) = (total.classes, total.self_inverse);

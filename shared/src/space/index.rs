@@ -191,6 +191,17 @@ pub fn count_rows<I: RowIndex>(space: &I, rows: Range<u32>, bits: &[u64]) -> Row
         .fold(RowCounts::default(), |a, b| a + b)
 }
 
+/// Counts the entries of `rows` and the positions they stand for, not their classes.
+pub fn count_positions<I: RowIndex>(space: &I, rows: Range<u32>, bits: &[u64]) -> RowCounts {
+    let words = (space.column_count() as usize).div_ceil(64);
+    rows.zip(bits.chunks(words))
+        .map(|(r, row)| {
+            let entries: u64 = row.iter().map(|w| w.count_ones() as u64).sum();
+            RowCounts { entries, positions: entries * space.row_weight(r), ..Default::default() }
+        })
+        .fold(RowCounts::default(), |a, b| a + b)
+}
+
 /// Rows that are the symmetry classes of a raw coordinate: per (row, move) the target row and
 /// the symmetry that brings the image to its representative, per row the non-identity members
 /// of its stabilizer.

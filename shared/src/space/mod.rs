@@ -18,7 +18,7 @@ mod s4;
 pub use blocks::{ColumnMap, Contributions, RowSpace, Transition};
 pub use h48::{Columns, EoEsepSpace, SymProductSpace};
 pub use index::{
-    close_rows, close_under, count_rows, for_each_bit, set_bit, test_bit, AnyColumn, ClassRows,
-    InverseFilter, Inverses, RowCounts, RowIndex,
+    close_rows, close_under, count_positions, count_rows, for_each_bit, set_bit, test_bit, AnyColumn,
+    ClassRows, InverseFilter, Inverses, RowCounts, RowIndex,
 };
 pub use kociemba::KociembaSpace;
