@@ -2,7 +2,7 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, Metric, Space, TableFormat};
+use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, Metric, NxoptBuild, Space, TableFormat};
 use crate::jobs;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -104,8 +104,8 @@ pub struct EnumerateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct BuildArgs {
-    /// The table(s): h48h0 .. h48h11, or phase2. H48 tables of the same base (h1..h3, h4..h7,
-    /// h8..h11) share one search and may be built in one run.
+    /// The table(s): h48h0 .. h48h11, phase2, or nxopt-EO1EP1 .. nxopt-EO3EP4. H48 tables of the
+    /// same base (h1..h3, h4..h7, h8..h11) share one search and may be built in one run.
     #[arg(required = true, num_args = 1..)]
     pub tables: Vec<String>,
 
@@ -114,7 +114,7 @@ pub struct BuildArgs {
     #[arg(long, value_name = "PATH")]
     pub out: PathBuf,
 
-    /// File layout (default: cubefarm for H48 tables, cube20src for phase2).
+    /// File layout (default: cubefarm for H48 tables, cube20src for phase2, nxopt for nxopt).
     #[arg(long, value_enum)]
     pub format: Option<TableFormat>,
 
@@ -122,8 +122,9 @@ pub struct BuildArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
     pub mem_limit: Option<u64>,
 
-    /// Keep the h11 levels and a journal of finished table rows here (h48h1..h48h11), so a
-    /// killed build resumes where it stopped.
+    /// Keep the h11 levels and a journal of finished table rows here (h48h1..h48h11), or the
+    /// bit arrays of an nxopt build (which then needs less memory), so a killed H48 build
+    /// resumes where it stopped.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
@@ -197,6 +198,11 @@ impl TryFrom<BuildArgs> for BuildJob {
                 state_dir: a.state_dir,
                 ..*config
             })),
+            BuildJob::Nxopt(job) => BuildJob::Nxopt(Box::new(NxoptBuild {
+                mem_limit: a.mem_limit,
+                state_dir: a.state_dir,
+                ..*job
+            })),
             phase2 => phase2,
         })
     }
@@ -224,11 +230,18 @@ fn run(cli: Cli) -> Result<()> {
         Command::Build(args) => match BuildJob::try_from(args)? {
             BuildJob::H48(config) => jobs::tables::build(&config),
             BuildJob::Phase2(path) => jobs::phase2::build(&path),
+            BuildJob::Nxopt(job) => jobs::nxopt::build(&job),
         },
         Command::Info { file, json } if jobs::phase2::is_phase2(&file) => jobs::phase2::info(&file, json),
+        Command::Info { file, json } if jobs::nxopt::kind_of(&file).is_some() => {
+            jobs::nxopt::info(&file, jobs::nxopt::kind_of(&file).expect("checked"), json)
+        }
         Command::Info { file, json } => jobs::tables::info(&file, json),
         Command::Verify { file, samples } if jobs::phase2::is_phase2(&file) => {
             jobs::phase2::verify(&file, samples)
+        }
+        Command::Verify { file, samples } if jobs::nxopt::kind_of(&file).is_some() => {
+            jobs::nxopt::verify(&file, jobs::nxopt::kind_of(&file).expect("checked"), samples)
         }
         Command::Verify { file, samples } => jobs::tables::verify(&file, samples),
         Command::Status { connect, token_file, ca } => {

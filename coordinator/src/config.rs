@@ -3,6 +3,7 @@
 
 use crate::cluster::ClusterConfig;
 use anyhow::{bail, ensure, Context, Result};
+use shared::coord::nxopt::NxoptKind;
 use shared::cube::MoveSet;
 use shared::h48::{base_for, Format, Layout};
 use shared::job::SpaceKind;
@@ -36,8 +37,8 @@ impl Space {
         }
     }
 
-    pub fn name(self) -> &'static str {
-        self.row_space().map_or("cube", SpaceKind::name)
+    pub fn name(self) -> String {
+        self.row_space().map_or("cube".into(), SpaceKind::name)
     }
 }
 
@@ -74,6 +75,8 @@ pub enum TableFormat {
     H48,
     /// Exactly cube20src's p2p1h.dat: the table and its checksum (phase2).
     Cube20src,
+    /// Exactly nxopt's nxopth<x><y>b.dat: its 4-byte header and the table (nxopt-EOxEPy).
+    Nxopt,
 }
 
 /// A validated enumeration request.
@@ -160,15 +163,32 @@ pub fn parse_table(name: &str) -> Result<u8> {
     name.strip_prefix("h48h")
         .and_then(|n| n.parse().ok())
         .filter(|&n| n <= 11)
-        .with_context(|| format!("unknown table {name:?}: expected h48h0 .. h48h11 or phase2"))
+        .with_context(|| format!("unknown table {name:?}: expected {}", table_names()))
 }
 
-/// A validated `build` request: H48 tables, or Rokicki's phase-2 table.
+/// Every table name `build` accepts, for messages.
+pub fn table_names() -> String {
+    let nxopt: Vec<String> = NxoptKind::all().iter().map(|k| format!("nxopt-{}", k.name())).collect();
+    format!("h48h0 .. h48h11, phase2, {}", nxopt.join(", "))
+}
+
+/// A validated `build` request: H48 tables, Rokicki's phase-2 table, or an nxopt table.
 #[derive(Clone, Debug)]
 pub enum BuildJob {
     H48(Box<BuildConfig>),
     /// The phase-2 table in cube20src's bytes, to this path.
     Phase2(PathBuf),
+    Nxopt(Box<NxoptBuild>),
+}
+
+/// A validated nxopt build.
+#[derive(Clone, Debug)]
+pub struct NxoptBuild {
+    pub kind: NxoptKind,
+    pub out: PathBuf,
+    pub state_dir: Option<PathBuf>,
+    pub mem_limit: Option<u64>,
+    pub cluster: ClusterConfig,
 }
 
 impl BuildJob {
@@ -179,11 +199,28 @@ impl BuildJob {
         format: Option<TableFormat>,
         cluster: ClusterConfig,
     ) -> Result<Self> {
+        if let Some(name) = tables.iter().find(|t| t.to_ascii_lowercase().starts_with("nxopt-")) {
+            let kind = NxoptKind::parse(&name["nxopt-".len()..])
+                .with_context(|| format!("unknown table {name:?}: expected {}", table_names()))?;
+            ensure!(tables.len() == 1, "{name} is built on its own: run the other tables separately");
+            match format.unwrap_or(TableFormat::Nxopt) {
+                TableFormat::Nxopt => {}
+                other => bail!("nxopt tables are written in nxopt's layout only, not {other:?}"),
+            }
+            return Ok(BuildJob::Nxopt(Box::new(NxoptBuild {
+                kind,
+                out: out.to_path_buf(),
+                state_dir: None,
+                mem_limit: None,
+                cluster,
+            })));
+        }
         if !tables.iter().any(|t| t == "phase2") {
             let format = match format.unwrap_or(TableFormat::Cubefarm) {
                 TableFormat::Cubefarm => Format::Cubefarm,
                 TableFormat::H48 => Format::H48,
                 TableFormat::Cube20src => bail!("--format cube20src is for the phase2 table"),
+                TableFormat::Nxopt => bail!("--format nxopt is for the nxopt tables"),
             };
             return BuildConfig::new(tables, out, format, cluster).map(|c| BuildJob::H48(Box::new(c)));
         }
@@ -194,6 +231,7 @@ impl BuildJob {
                 bail!("phase2 is written in cube20src's layout only (--format cube20src)")
             }
             TableFormat::H48 => bail!("--format h48 is for the H48 tables"),
+            TableFormat::Nxopt => bail!("--format nxopt is for the nxopt tables"),
         }
         ensure!(
             !cluster.distributed(),

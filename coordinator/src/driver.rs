@@ -18,6 +18,8 @@ pub struct SearchSettings {
     pub max_depth: Option<u32>,
     pub state_dir: Option<PathBuf>,
     pub cluster: ClusterConfig,
+    /// Count entries and positions only, not classes (for table builds).
+    pub positions_only: bool,
 }
 
 /// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
@@ -56,7 +58,7 @@ pub fn search_levels<I: RowIndex>(
         journal: journal.as_ref().map(|j| &j.0 as &dyn shared::bfs::Journal),
         resume: finished.last().copied(),
         resumed_counts: finished.iter().map(|r| r.counts).collect(),
-        positions_only: false,
+        positions_only: config.positions_only,
     };
     let distributed = config.cluster.distributed();
     let depths = std::thread::scope(|scope| {

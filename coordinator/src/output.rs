@@ -48,6 +48,67 @@ impl OutputFile {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// A file of `len` bytes under the temporary name, mapped for writing in place (a table
+    /// larger than memory is written back by the kernel as it fills); [`MappedOutput::finish`]
+    /// syncs and renames it, dropping it unfinished removes it.
+    pub fn map(&self, len: u64) -> Result<MappedOutput> {
+        let result = (|| -> std::io::Result<memmap2::MmapMut> {
+            let f =
+                fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&self.temp)?;
+            f.set_len(len)?;
+            // SAFETY: the file is this process's own temporary file, not shared with anyone.
+            unsafe { memmap2::MmapMut::map_mut(&f) }
+        })();
+        match result {
+            Ok(map) => Ok(MappedOutput { map: Some(map), out: self.clone() }),
+            Err(e) => {
+                fs::remove_file(&self.temp).ok();
+                Err(e).with_context(|| format!("cannot write {}", self.path.display()))
+            }
+        }
+    }
+}
+
+/// An output file being written in place; see [`OutputFile::map`].
+pub struct MappedOutput {
+    map: Option<memmap2::MmapMut>,
+    out: OutputFile,
+}
+
+impl MappedOutput {
+    /// Flushes the mapping, syncs the file and renames it onto the final name.
+    pub fn finish(mut self) -> Result<()> {
+        let map = self.map.take().expect("finished once");
+        let result = (|| -> std::io::Result<()> {
+            map.flush()?;
+            drop(map);
+            File::open(&self.out.temp)?.sync_all()?;
+            fs::rename(&self.out.temp, &self.out.path)
+        })();
+        result.with_context(|| format!("cannot write {}", self.out.path.display()))
+    }
+}
+
+impl std::ops::Deref for MappedOutput {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.map.as_deref().expect("not finished")
+    }
+}
+
+impl std::ops::DerefMut for MappedOutput {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        self.map.as_deref_mut().expect("not finished")
+    }
+}
+
+impl Drop for MappedOutput {
+    fn drop(&mut self) {
+        if self.map.take().is_some() {
+            fs::remove_file(&self.out.temp).ok();
+        }
+    }
 }
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`; 0 where unavailable).

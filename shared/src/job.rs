@@ -9,10 +9,11 @@
 
 use crate::bfs::task::{pull_rows, push_into_rows, Sources};
 use crate::coord::h48::{EoEsepColumns, H48Coords};
+use crate::coord::nxopt::NxoptKind;
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
-use crate::space::{KociembaSpace, RowIndex, RowSpace, SymProductSpace};
+use crate::space::{nxopt_space, KociembaSpace, RowIndex, RowSpace, SymProductSpace};
 use crate::wire::{SparseRows, Unvisited};
 use std::ops::Range;
 
@@ -27,6 +28,8 @@ pub enum SpaceKind {
     H48h0,
     /// Seed 000's h11 coordinate: cocsep classes x eoesep (every hN table derives from it).
     H48h11,
+    /// Seed 002's nxopt table EOx EPy: corner classes x the table's edge coordinate.
+    Nxopt(NxoptKind),
 }
 
 impl SpaceKind {
@@ -39,15 +42,24 @@ impl SpaceKind {
         SpaceKind::H48h11,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            SpaceKind::Corners => "corners",
-            SpaceKind::Edges => "edges",
-            SpaceKind::H => "h",
-            SpaceKind::Hprime => "hprime",
-            SpaceKind::H48h0 => "h48h0",
-            SpaceKind::H48h11 => "h48h11",
+            SpaceKind::Corners => "corners".into(),
+            SpaceKind::Edges => "edges".into(),
+            SpaceKind::H => "h".into(),
+            SpaceKind::Hprime => "hprime".into(),
+            SpaceKind::H48h0 => "h48h0".into(),
+            SpaceKind::H48h11 => "h48h11".into(),
+            SpaceKind::Nxopt(kind) => format!("nxopt-{}", kind.name().to_ascii_lowercase()),
         }
+    }
+
+    /// The space named `name` (see [`Self::name`]).
+    pub fn parse(name: &str) -> Option<SpaceKind> {
+        if let Some(kind) = name.strip_prefix("nxopt-") {
+            return NxoptKind::parse(kind).map(SpaceKind::Nxopt);
+        }
+        SpaceKind::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -114,10 +126,7 @@ impl std::str::FromStr for RowJob {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (space, moves) = s.split_once('/').ok_or_else(|| format!("bad job spec {s:?}"))?;
-        let space = SpaceKind::ALL
-            .into_iter()
-            .find(|k| k.name() == space)
-            .ok_or_else(|| format!("unknown space {space:?} in job spec"))?;
+        let space = SpaceKind::parse(space).ok_or_else(|| format!("unknown space {space:?} in job spec"))?;
         let moves = [MoveSet::Htm, MoveSet::Qtm, MoveSet::KociembaH]
             .into_iter()
             .find(|m| m.name() == moves)
@@ -157,6 +166,7 @@ impl AnyIndex {
             SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
             SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
+            SpaceKind::Nxopt(kind) => AnyIndex::Product(nxopt_space(kind)),
         }
     }
 
@@ -227,6 +237,7 @@ mod tests {
             "hprime/h",
             "h48h0/htm",
             "h48h11/htm",
+            "nxopt-eo2ep1/htm",
             "product/cube/htm/10",
             "product/edges/qtm/8",
             "h48h1",
@@ -234,7 +245,15 @@ mod tests {
         ] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
-        for bad in ["cube/htm", "edges", "h48h0", "h48h12", "product/cube/htm", "product/teapot/htm/3"] {
+        for bad in [
+            "cube/htm",
+            "edges",
+            "h48h0",
+            "h48h12",
+            "product/cube/htm",
+            "product/teapot/htm/3",
+            "nxopt-eo4ep1/htm",
+        ] {
             assert!(bad.parse::<JobSpec>().is_err(), "{bad}");
         }
     }

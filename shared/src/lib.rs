@@ -8,6 +8,8 @@
 //! - [`space`]: the index spaces (rows x columns) the searches run on.
 //! - [`bfs`]: the symmetry-reduced row BFS engine and the plain reference method.
 //! - [`h48`]: the H48 solver's tables: build, files, verification.
+//! - [`phase2`], [`nxopt`]: Rokicki's tables (cube20src's phase-2 table, nxopt's twelve) in
+//!   their programs' bytes.
 //! - [`product`]: product enumeration over cosets (seed 004's method), for the whole cube.
 //! - [`job`]: the job registry: every job named by one string, parsed once for coordinator and
 //!   workers.
@@ -21,6 +23,7 @@ pub mod coord;
 pub mod cube;
 pub mod h48;
 pub mod job;
+pub mod nxopt;
 pub mod phase2;
 pub mod product;
 pub mod report;

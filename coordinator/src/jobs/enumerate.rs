@@ -122,6 +122,7 @@ fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> R
         max_depth: config.max_depth,
         state_dir: config.state_dir.clone(),
         cluster: config.cluster.clone(),
+        positions_only: false,
     };
     search_levels(space, moves, &settings, |_, _| {})
 }

@@ -1,8 +1,9 @@
 //! The jobs the command line runs, each from its validated config: enumerations by the row BFS
-//! or by products, the H48 table builds and Rokicki's phase-2 table, with `info` and `verify`.
+//! or by products, the H48 table builds and Rokicki's phase-2 and nxopt tables, with `info` and `verify`.
 
 pub mod enumerate;
 mod hbuild;
+pub mod nxopt;
 pub mod phase2;
 mod product;
 pub mod tables;
@@ -14,11 +15,16 @@ use std::path::Path;
 /// Refuses outputs (and `extra` bytes of state on the first target's disk) that do not fit.
 pub fn check_disk(targets: &[Target], extra: u64) -> Result<()> {
     let needed: u64 = targets.iter().map(|t| t.layout.total).sum::<u64>() + extra;
-    let dir = targets[0].path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    check_free_disk(&targets[0].path, needed)
+}
+
+/// Refuses `needed` bytes of output beside `path` when its filesystem has less free.
+pub fn check_free_disk(path: &Path, needed: u64) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if let Some(avail) = crate::resources::disk_available(dir) {
         ensure!(
             needed <= avail,
-            "the table files need {:.2} GB of disk on {}, only {:.2} GB is free",
+            "the output needs {:.2} GB of disk on {}, only {:.2} GB is free",
             needed as f64 / 1e9,
             dir.display(),
             avail as f64 / 1e9

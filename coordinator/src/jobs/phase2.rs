@@ -13,14 +13,7 @@ use std::time::Instant;
 /// Builds the table from the H' row BFS and writes cube20src's file.
 pub fn build(path: &Path) -> Result<()> {
     let out = OutputFile::prepare(path)?;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if let Some(free) = crate::resources::disk_available(dir) {
-        ensure!(
-            free >= FILE_BYTES as u64,
-            "{} needs {FILE_BYTES} bytes of disk, {free} are free",
-            path.display()
-        );
-    }
+    super::check_free_disk(path, FILE_BYTES as u64)?;
     let start = Instant::now();
     let space = KociembaSpace::new(false);
     let options = BfsOptions { positions_only: true, ..Default::default() };

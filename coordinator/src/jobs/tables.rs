@@ -68,6 +68,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
         max_depth: None,
         state_dir: None,
         cluster,
+        positions_only: true,
     };
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();

@@ -92,6 +92,49 @@ pub fn edges_by_coord() -> Vec<Edges> {
     out
 }
 
+/// Whether a cubepos edge id (or slot) is in the E slice (ids 4..7).
+pub fn in_e_slice(id: u8) -> bool {
+    (4..8).contains(&id)
+}
+
+/// The corners as cubepos sees them: per cubepos slot, the cubepos corner id there and its
+/// twist. Both programs measure the twist from the U/D facelet, in the same direction.
+pub fn corner_slots(x: &Corners) -> [(u8, u8); 8] {
+    let ids = cubepos_slots(x, &CORNER);
+    std::array::from_fn(|slot| (ids[slot], x.ori[CORNER[slot] as usize]))
+}
+
+/// The edges as cubepos sees them: per cubepos slot, the cubepos edge id there and its flip.
+/// Our flips change under F and B quarter turns, cubepos's under R and L ones; the two differ
+/// exactly when one of slot and cubie is in the E slice and the other is not.
+pub fn edge_slots(x: &Edges) -> [(u8, u8); 12] {
+    let ids = cubepos_slots(x, &EDGE);
+    std::array::from_fn(|slot| {
+        let flip = x.ori[EDGE[slot] as usize] ^ (in_e_slice(slot as u8) != in_e_slice(ids[slot])) as u8;
+        (ids[slot], flip)
+    })
+}
+
+/// Inverse of [`corner_slots`].
+pub fn corners_from_slots(slots: &[(u8, u8); 8]) -> Corners {
+    let mut x = Corners::IDENTITY;
+    for (slot, &(id, twist)) in slots.iter().enumerate() {
+        x.perm[CORNER[slot] as usize] = CORNER[id as usize];
+        x.ori[CORNER[slot] as usize] = twist;
+    }
+    x
+}
+
+/// Inverse of [`edge_slots`].
+pub fn edges_from_slots(slots: &[(u8, u8); 12]) -> Edges {
+    let mut x = Edges::IDENTITY;
+    for (slot, &(id, flip)) in slots.iter().enumerate() {
+        x.perm[EDGE[slot] as usize] = EDGE[id as usize];
+        x.ori[EDGE[slot] as usize] = flip ^ (in_e_slice(slot as u8) != in_e_slice(id)) as u8;
+    }
+    x
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

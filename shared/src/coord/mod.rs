@@ -4,6 +4,7 @@
 mod blocks;
 pub mod cubepos;
 pub mod h48;
+pub mod nxopt;
 pub mod rank;
 mod raw;
 mod symclass;

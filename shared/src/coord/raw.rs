@@ -3,7 +3,7 @@
 
 use super::blocks::{corner_layers, corner_tetrads, BlockLayout, Part};
 use super::rank::{factorial, perm_rank, perm_unrank};
-use crate::cube::{Corners, Cube, Move, Pieces, Symmetry};
+use crate::cube::{Corners, Cube, Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
 /// A function from positions onto `0..size` that is constant on the cosets of some subgroup.
@@ -77,15 +77,19 @@ pub struct RawCoord {
 }
 
 impl RawCoord {
+    /// The tables of a coordinate of `size` values: all 18 face turns, and conjugation by the
+    /// members of `group` (a coordinate need not be a function of its conjugates under others).
     pub fn build(
         size: u32,
+        group: SymmetryGroup,
         apply_move: impl Fn(Move, u32) -> u32 + Sync,
         conjugate: impl Fn(Symmetry, u32) -> u32 + Sync,
     ) -> Self {
         let moves = Move::all()
             .flat_map(|m| (0..size).into_par_iter().map(|v| apply_move(m, v)).collect::<Vec<_>>())
             .collect();
-        let conj = Symmetry::all()
+        let conj = group
+            .members()
             .flat_map(|s| (0..size).into_par_iter().map(|v| conjugate(s, v)).collect::<Vec<_>>())
             .collect();
         RawCoord { size, moves, conj }
@@ -120,6 +124,7 @@ impl RawCoord {
         let on = |v: u32, f: &dyn Fn(Cube) -> Cube| coord.encode(&f(coord.decode(v)));
         RawCoord::build(
             coord.size(),
+            SymmetryGroup::Full,
             |m, v| on(v, &|x| x.compose(m.cube())),
             |s, v| on(v, &|x| s.conjugate(&x)),
         )

@@ -8,11 +8,13 @@
 //! - [`blocks`]: block rows (corners, edges: DESIGN section 3).
 //! - [`kociemba`]: Kociemba's H and H' (seed 003).
 //! - [`h48`]: the product spaces of the H48 tables (seed 000).
+//! - [`nxopt`]: the index of nxopt's tables (seed 002), a product space in nxopt's layout.
 
 pub mod blocks;
 pub mod h48;
 pub mod index;
 pub mod kociemba;
+pub mod nxopt;
 mod s4;
 
 pub use blocks::{ColumnMap, Contributions, RowSpace, Transition};
@@ -22,3 +24,4 @@ pub use index::{
     ClassRows, InverseFilter, Inverses, RowCounts, RowIndex,
 };
 pub use kociemba::KociembaSpace;
+pub use nxopt::nxopt_space;

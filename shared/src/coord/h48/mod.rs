@@ -81,6 +81,7 @@ impl H48Coords {
         };
         RawCoord::build(
             COCSEP_RAW,
+            SymmetryGroup::Full,
             |m, v| on(v, &|x| x.compose(m.cube())),
             |s, v| on(v, &|x| s.conjugate(&x)),
         )
@@ -111,7 +112,12 @@ impl H48Coords {
     /// esep with its tables.
     pub fn esep_coord(&self) -> RawCoord {
         let on = |e: u32, f: &dyn Fn(Cube) -> Cube| solver::esep(&f(solver::edge_position(e, 0)));
-        RawCoord::build(ESEP, |m, e| on(e, &|x| x.compose(m.cube())), |s, e| on(e, &|x| s.conjugate(&x)))
+        RawCoord::build(
+            ESEP,
+            SymmetryGroup::Full,
+            |m, e| on(e, &|x| x.compose(m.cube())),
+            |s, e| on(e, &|x| s.conjugate(&x)),
+        )
     }
 
     /// Classes of esep: numbered by their smallest value, which is the representative, as the

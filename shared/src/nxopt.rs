@@ -1,0 +1,330 @@
+//! nxopt's pruning tables (seed 002): the file `nxopth<x><y>b.dat` of table EOx EPy exactly as
+//! nxopt writes it (`../shared/rokicki-tables.md` section 2): a 4-byte header "NXH" and the
+//! base, then 9930 rows of 2-bit fields, 16-byte groups whose first byte's low nibble holds the
+//! group's minimum distance.
+//!
+//! The distances come from the row BFS of [`crate::space::nxopt_space`], whose rows and columns
+//! are the table's, run to depth base + 2: a level's bits are written as the table's values as
+//! the level finishes ([`TableWriter`]), so the table needs no per-entry depth array.
+
+use crate::coord::nxopt::{corner_coord, edge_coord, mid_of, NxoptKind, BLOCK, GROUP, ROWS};
+use crate::report::Findings;
+use crate::space::for_each_bit;
+use rayon::prelude::*;
+
+/// Bytes before the table.
+pub const HEADER_BYTES: usize = 4;
+/// The group-minimum nibble of a group whose entries are all deeper than base + 2.
+pub const NO_MINIMUM: u8 = 15;
+/// The value of an entry at least base + 3 away, and of every unused field.
+pub const FAR: u8 = 3;
+
+/// nxopt's header: "NXH" (half-turn metric) and the base.
+pub fn header(kind: NxoptKind) -> [u8; HEADER_BYTES] {
+    [b'N', b'X', b'H', kind.base()]
+}
+
+/// The table a file of this length and header holds, if any.
+pub fn kind_of_file(head: &[u8], len: u64) -> Option<NxoptKind> {
+    NxoptKind::all().into_iter().find(|k| {
+        len == HEADER_BYTES as u64 + k.table_bytes() && head.len() >= HEADER_BYTES && head[..4] == header(*k)
+    })
+}
+
+/// The 2-bit value of distance `d`: 0 up to the base, then 1, 2, and 3 from base + 3 on.
+pub fn value_of(kind: NxoptKind, d: u8) -> u8 {
+    d.saturating_sub(kind.base()).min(FAR)
+}
+
+/// The 2-bit field `column` of a row's bytes.
+#[inline]
+pub fn field(row: &[u8], column: u32) -> u8 {
+    row[column as usize / 4] >> (2 * (column % 4)) & 3
+}
+
+/// The minimum nibble of group `g` of a row's bytes.
+#[inline]
+pub fn group_minimum(row: &[u8], g: u32) -> u8 {
+    row[(g * GROUP / 4) as usize] & 15
+}
+
+/// Writes levels into a table (rows of `kind.row_bytes()` bytes, initially all ones).
+pub struct TableWriter<'a> {
+    kind: NxoptKind,
+    table: &'a mut [u8],
+    /// Entries at each distance written so far.
+    pub depth_counts: Vec<u64>,
+}
+
+impl<'a> TableWriter<'a> {
+    /// Starts a table: every field 3, every group minimum 15.
+    pub fn new(kind: NxoptKind, table: &'a mut [u8]) -> Self {
+        assert_eq!(table.len() as u64, kind.table_bytes());
+        table.par_chunks_mut(1 << 20).for_each(|c| c.fill(0xff));
+        TableWriter { kind, table, depth_counts: Vec::new() }
+    }
+
+    /// Writes the entries of the level at distance `depth` (one bit per field, rows of whole
+    /// 64-bit words). Levels must come in increasing depth, so the first one to reach a group
+    /// sets its minimum.
+    pub fn record(&mut self, depth: u8, bits: &[u64]) {
+        let kind = self.kind;
+        let words = (kind.columns() as usize).div_ceil(64);
+        let value = value_of(kind, depth);
+        self.table.par_chunks_mut(kind.row_bytes() as usize).zip(bits.par_chunks(words)).for_each(
+            |(row, bits)| {
+                for_each_bit(bits, |c| {
+                    let (byte, shift) = (c as usize / 4, 2 * (c % 4));
+                    row[byte] = row[byte] & !(3 << shift) | value << shift;
+                    let first = (c / GROUP * GROUP / 4) as usize;
+                    if row[first] & 15 == NO_MINIMUM {
+                        row[first] = row[first] & 0xf0 | depth;
+                    }
+                });
+            },
+        );
+        let entries = bits.par_iter().map(|w| w.count_ones() as u64).sum();
+        self.depth_counts.resize(depth as usize + 1, 0);
+        self.depth_counts[depth as usize] = entries;
+    }
+}
+
+/// What a table holds, counted from its bytes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    /// Entries (fields that stand for a coset) holding each 2-bit value.
+    pub value_counts: [u64; 4],
+    /// Groups per minimum nibble (15: every entry beyond base + 2).
+    pub minimum_counts: [u64; 16],
+    /// Unused fields that do not hold 3.
+    pub bad_unused: u64,
+    /// Groups whose minimum disagrees with their entries' values.
+    pub bad_minima: u64,
+}
+
+/// Counts a table's values and group minima, and checks the two against each other: a group's
+/// minimum m <= base + 2 needs an entry of value `value_of(m)` and none below; 15 needs every
+/// entry to be 3.
+pub fn summarize(kind: NxoptKind, table: &[u8]) -> Summary {
+    let valid: Vec<bool> = (0..BLOCK).map(|f| mid_of(f).is_some()).collect();
+    table
+        .par_chunks(kind.row_bytes() as usize)
+        .map(|row| {
+            let mut s =
+                Summary { value_counts: [0; 4], minimum_counts: [0; 16], bad_unused: 0, bad_minima: 0 };
+            for g in 0..kind.columns() / GROUP {
+                let minimum = group_minimum(row, g);
+                s.minimum_counts[minimum as usize] += 1;
+                let mut lowest = FAR + 1;
+                for c in g * GROUP..(g + 1) * GROUP {
+                    let v = field(row, c);
+                    if valid[(c % BLOCK) as usize] {
+                        s.value_counts[v as usize] += 1;
+                        lowest = lowest.min(v);
+                    } else if c % GROUP >= 2 && v != FAR {
+                        s.bad_unused += 1;
+                    }
+                }
+                let consistent = if minimum == NO_MINIMUM {
+                    lowest == FAR
+                } else {
+                    minimum <= kind.base() + 2 && lowest == value_of(kind, minimum)
+                };
+                s.bad_minima += !consistent as u64;
+            }
+            s
+        })
+        .reduce(
+            || Summary { value_counts: [0; 4], minimum_counts: [0; 16], bad_unused: 0, bad_minima: 0 },
+            |mut a, b| {
+                (0..4).for_each(|i| a.value_counts[i] += b.value_counts[i]);
+                (0..16).for_each(|i| a.minimum_counts[i] += b.minimum_counts[i]);
+                a.bad_unused += b.bad_unused;
+                a.bad_minima += b.bad_minima;
+                a
+            },
+        )
+}
+
+/// The table row of every corner coordinate value, and a symmetry-free description of it: the
+/// rows are the values that no UD-axis conjugate undercuts, in increasing order.
+pub fn canonical_rows(conjugates: impl Fn(u32) -> Vec<u32> + Sync) -> Vec<u32> {
+    let canonical: Vec<u32> = (0..crate::coord::nxopt::CORNER_VALUES)
+        .into_par_iter()
+        .filter(|&c| conjugates(c).into_iter().all(|d| d >= c))
+        .collect();
+    assert_eq!(canonical.len(), ROWS as usize);
+    canonical
+}
+
+/// Where the position `x` is stored: every (row, column) of the table that stands for it (more
+/// than one in a self-symmetric row). `rows` are [`canonical_rows`].
+pub fn entries_of(kind: NxoptKind, rows: &[u32], x: &crate::cube::Cube) -> Vec<(u32, u32)> {
+    use crate::cube::SymmetryGroup;
+    let conj: Vec<(u32, u32)> = SymmetryGroup::UdAxis
+        .members()
+        .map(|s| {
+            let y = s.conjugate(x);
+            (corner_coord(&y.corners), edge_coord(kind, &y.edges))
+        })
+        .collect();
+    let least = conj.iter().map(|c| c.0).min().expect("16 conjugates");
+    let row = rows.binary_search(&least).expect("the least conjugate is a row") as u32;
+    let mut out: Vec<(u32, u32)> = conj.iter().filter(|c| c.0 == least).map(|c| (row, c.1)).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Exact distances of cosets, sharing nothing with the row BFS but the coordinates: IDA* over
+/// the raw (corner, edge) coordinate pair with move tables built from positions, bounded below by
+/// the distance of each coordinate alone (plain BFS over its values), with no symmetry.
+pub struct CosetSearch {
+    kind: NxoptKind,
+    corner_moves: Vec<u32>,
+    edge_moves: Vec<u32>,
+    corner_depth: Vec<u8>,
+    edge_depth: Vec<u8>,
+}
+
+impl CosetSearch {
+    pub fn new(kind: NxoptKind) -> Self {
+        use crate::coord::nxopt::{corners_of, edges_of, CORNER_VALUES};
+        use crate::cube::{Cube, Move};
+        let corner_moves: Vec<u32> = (0..CORNER_VALUES)
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let x = Cube { corners: corners_of(c), ..Cube::SOLVED };
+                Move::all().map(move |m| corner_coord(&x.compose(m.cube()).corners))
+            })
+            .collect();
+        let edge_moves: Vec<u32> = (0..kind.columns())
+            .into_par_iter()
+            .flat_map_iter(|e| {
+                let x = edges_of(kind, e).map(|edges| Cube { edges, ..Cube::SOLVED });
+                Move::all().map(move |m| x.map_or(e, |x| edge_coord(kind, &x.compose(m.cube()).edges)))
+            })
+            .collect();
+        let depth = |table: &[u32], start: u32| {
+            let mut d = vec![u8::MAX; table.len() / 18];
+            d[start as usize] = 0;
+            let mut frontier = vec![start];
+            let mut level = 0;
+            while !frontier.is_empty() {
+                level += 1;
+                let mut next = Vec::new();
+                for v in frontier {
+                    for &w in &table[v as usize * 18..][..18] {
+                        if d[w as usize] == u8::MAX {
+                            d[w as usize] = level;
+                            next.push(w);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            d
+        };
+        let solved = crate::cube::Cube::SOLVED;
+        let corner_depth = depth(&corner_moves, corner_coord(&solved.corners));
+        let edge_depth = depth(&edge_moves, edge_coord(kind, &solved.edges));
+        CosetSearch { kind, corner_moves, edge_moves, corner_depth, edge_depth }
+    }
+
+    /// The corner coordinates of the 16 UD-axis conjugates of any position with corner value `c`.
+    pub fn corner_conjugates(&self, c: u32) -> Vec<u32> {
+        use crate::coord::nxopt::corners_of;
+        use crate::cube::{Cube, SymmetryGroup};
+        let x = Cube { corners: corners_of(c), ..Cube::SOLVED };
+        SymmetryGroup::UdAxis.members().map(|s| corner_coord(&s.conjugate(&x).corners)).collect()
+    }
+
+    /// The distance of the coset of `x`, or `limit` if it is at least that.
+    pub fn distance(&self, x: &crate::cube::Cube, limit: u8) -> u8 {
+        let (c, e) = (corner_coord(&x.corners), edge_coord(self.kind, &x.edges));
+        let mut bound = self.bound(c, e);
+        while bound < limit {
+            if self.search(c, e, bound, usize::MAX) {
+                return bound;
+            }
+            bound += 1;
+        }
+        limit
+    }
+
+    fn bound(&self, c: u32, e: u32) -> u8 {
+        self.corner_depth[c as usize].max(self.edge_depth[e as usize])
+    }
+
+    /// Whether (c, e) is solved within `togo` moves; `last` is the face of the previous move
+    /// (a face is not turned twice in a row, and of two opposite faces the first comes first).
+    fn search(&self, c: u32, e: u32, togo: u8, last: usize) -> bool {
+        let b = self.bound(c, e);
+        if b == 0 {
+            return true;
+        }
+        if b > togo {
+            return false;
+        }
+        (0..18).any(|m| {
+            let face = m / 3;
+            if last != usize::MAX && (face == last || face + 3 == last) {
+                return false;
+            }
+            let (c2, e2) = (self.corner_moves[c as usize * 18 + m], self.edge_moves[e as usize * 18 + m]);
+            self.search(c2, e2, togo - 1, face)
+        })
+    }
+}
+
+/// Checks a file of table `kind`: header and length, unused fields, group minima against
+/// values, and `samples` positions (random walks of every length up to base + 4) against
+/// [`CosetSearch`], at every entry that stands for them; each check goes to `report` as it
+/// finishes. Returns the failed checks.
+pub fn verify(kind: NxoptKind, file: &[u8], samples: u32, report: &mut dyn FnMut(bool, &str)) -> Vec<String> {
+    let mut findings = Findings::new(report);
+    let expected = HEADER_BYTES as u64 + kind.table_bytes();
+    findings.check(
+        file.len() as u64 == expected
+            && file[..HEADER_BYTES.min(file.len())] == header(kind)[..HEADER_BYTES.min(file.len())],
+        format!(
+            "header and length: {} bytes (NXH, base {}, {expected} bytes expected)",
+            file.len(),
+            kind.base()
+        ),
+    );
+    if file.len() as u64 != expected {
+        return findings.into_failures();
+    }
+    let table = &file[HEADER_BYTES..];
+    let s = summarize(kind, table);
+    findings.check(s.bad_unused == 0, format!("unused fields hold 3 ({} do not)", s.bad_unused));
+    findings
+        .check(s.bad_minima == 0, format!("group minima agree with their entries ({} do not)", s.bad_minima));
+    let search = CosetSearch::new(kind);
+    let rows = canonical_rows(|c| search.corner_conjugates(c));
+    let walks = kind.base() as u32 + 5;
+    let wrong: u32 = (0..samples)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = crate::cube::SplitMix64::new(0x6e786f7074 + i as u64);
+            let mut x = crate::cube::Cube::SOLVED;
+            for _ in 0..i % walks {
+                x = x.compose(crate::cube::Move::from_index(rng.below(18) as usize).cube());
+            }
+            let want = value_of(kind, search.distance(&x, kind.base() + 3));
+            let row_bytes = kind.row_bytes() as usize;
+            entries_of(kind, &rows, &x)
+                .into_iter()
+                .filter(|&(row, column)| {
+                    field(&table[row as usize * row_bytes..][..row_bytes], column) != want
+                })
+                .count() as u32
+        })
+        .sum();
+    findings.check(
+        wrong == 0,
+        format!("{samples} positions (random walks up to {} moves) against an IDA* of their cosets ({wrong} entries wrong)", walks - 1),
+    );
+    findings.into_failures()
+}
