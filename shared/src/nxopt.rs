@@ -326,5 +326,43 @@ pub fn verify(kind: NxoptKind, file: &[u8], samples: u32, report: &mut dyn FnMut
         wrong == 0,
         format!("{samples} positions (random walks up to {} moves) against an IDA* of their cosets ({wrong} entries wrong)", walks - 1),
     );
+    let groups = samples.div_ceil(4);
+    let wrong_minima =
+        (0..groups).into_par_iter().filter(|&i| !group_minimum_holds(kind, table, &rows, &search, i)).count();
+    findings.check(
+        wrong_minima == 0,
+        format!("{groups} random groups' minima against the IDA* distances of their entries ({wrong_minima} wrong)"),
+    );
     findings.into_failures()
+}
+
+/// Whether the minimum of a random group (the `i`th draw) is the least exact distance of its
+/// entries, where that is at most base + 2: every entry at or below the base is searched, above
+/// it one entry of the least value is.
+fn group_minimum_holds(kind: NxoptKind, table: &[u8], rows: &[u32], search: &CosetSearch, i: u32) -> bool {
+    use crate::coord::nxopt::{corners_of, edges_of};
+    let mut rng = crate::cube::SplitMix64::new(0x67726f7570 + i as u64);
+    let row = rng.below(ROWS as u64) as u32;
+    let g = rng.below((kind.columns() / GROUP) as u64) as u32;
+    let row_bytes = kind.row_bytes() as usize;
+    let bytes = &table[row as usize * row_bytes..][..row_bytes];
+    let minimum = group_minimum(bytes, g);
+    let entries: Vec<(u32, u8)> = (g * GROUP..(g + 1) * GROUP)
+        .filter_map(|c| edges_of(kind, c).map(|_| (c, field(bytes, c))))
+        .collect();
+    let lowest = entries.iter().map(|e| e.1).min().expect("62 entries");
+    if minimum == NO_MINIMUM {
+        return lowest == FAR;
+    }
+    let corners = corners_of(rows[row as usize]);
+    let distance = |c: u32| {
+        let x = crate::cube::Cube { corners, edges: edges_of(kind, c).expect("an entry") };
+        search.distance(&x, kind.base() + 3)
+    };
+    let exact = if lowest == 0 {
+        entries.iter().filter(|e| e.1 == 0).map(|e| distance(e.0)).min()
+    } else {
+        entries.iter().find(|e| e.1 == lowest).map(|e| distance(e.0))
+    };
+    exact == Some(minimum)
 }
