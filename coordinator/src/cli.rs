@@ -212,6 +212,9 @@ impl TryFrom<BuildArgs> for BuildJob {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     worker::logs::init();
+    if matches!(cli.command, Command::Info { .. } | Command::Verify { .. } | Command::Position { .. }) {
+        quiet_on_closed_pipe();
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -219,6 +222,14 @@ pub fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Lets a report piped into a reader that stops early (`| head`) end the process quietly, as
+/// other command-line tools do, instead of failing on its next line. Only for commands that
+/// hold no network connections, whose writes must keep reporting closed sockets as errors.
+fn quiet_on_closed_pipe() {
+    // SAFETY: restores the default disposition of SIGPIPE before any thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -229,7 +240,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Enumerate(args) => jobs::enumerate::run(EnumerateConfig::try_from(args)?),
         Command::Build(args) => match BuildJob::try_from(args)? {
             BuildJob::H48(config) => jobs::tables::build(&config),
-            BuildJob::Phase2(path) => jobs::phase2::build(&path),
+            BuildJob::Phase2 { out, cubefarm } => jobs::phase2::build(&out, cubefarm),
             BuildJob::Nxopt(job) => jobs::nxopt::build(&job),
         },
         Command::Info { file, json } if jobs::phase2::is_phase2(&file) => jobs::phase2::info(&file, json),

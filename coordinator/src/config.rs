@@ -176,8 +176,11 @@ pub fn table_names() -> String {
 #[derive(Clone, Debug)]
 pub enum BuildJob {
     H48(Box<BuildConfig>),
-    /// The phase-2 table in cube20src's bytes, to this path.
-    Phase2(PathBuf),
+    /// The phase-2 table in cube20src's bytes, alone or in a cubefarm file.
+    Phase2 {
+        out: PathBuf,
+        cubefarm: bool,
+    },
     Nxopt(Box<NxoptBuild>),
 }
 
@@ -225,19 +228,17 @@ impl BuildJob {
             return BuildConfig::new(tables, out, format, cluster).map(|c| BuildJob::H48(Box::new(c)));
         }
         ensure!(tables.len() == 1, "phase2 is built on its own: run the H48 tables separately");
-        match format.unwrap_or(TableFormat::Cube20src) {
-            TableFormat::Cube20src => {}
-            TableFormat::Cubefarm => {
-                bail!("phase2 is written in cube20src's layout only (--format cube20src)")
-            }
+        let cubefarm = match format.unwrap_or(TableFormat::Cube20src) {
+            TableFormat::Cube20src => false,
+            TableFormat::Cubefarm => true,
             TableFormat::H48 => bail!("--format h48 is for the H48 tables"),
             TableFormat::Nxopt => bail!("--format nxopt is for the nxopt tables"),
-        }
+        };
         ensure!(
             !cluster.distributed(),
             "phase2 builds in this process (it takes seconds): drop --listen and --workers"
         );
-        Ok(BuildJob::Phase2(out.to_path_buf()))
+        Ok(BuildJob::Phase2 { out: out.to_path_buf(), cubefarm })
     }
 }
 

@@ -23,7 +23,9 @@ pub struct SearchSettings {
 }
 
 /// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
-/// each new level's report and entries (levels restored from a journal are not replayed).
+/// each level's report and entries. On resume, the levels restored from the journal come first,
+/// with no entries (their bits are gone) except the last, which comes with its entries (see
+/// [`bfs::run_with`]).
 pub fn search_levels<I: RowIndex>(
     space: &I,
     moves: &[Move],
@@ -42,13 +44,15 @@ pub fn search_levels<I: RowIndex>(
     let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
     if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
         tracing::info!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
-        for r in &finished {
-            reporter.level_done(&LevelReport {
+        for r in &finished[..finished.len() - 1] {
+            let report = LevelReport {
                 counts: r.counts,
                 entries: r.entries,
                 direction: Direction::Start,
                 seconds: 0.0,
-            });
+            };
+            reporter.level_done(&report);
+            on_level(&report, &[]);
         }
     }
     let options = BfsOptions {

@@ -49,21 +49,33 @@ impl OutputFile {
         &self.path
     }
 
-    /// A file of `len` bytes under the temporary name, mapped for writing in place (a table
+    /// A file of `len` bytes under a temporary name, mapped for writing in place (a table
     /// larger than memory is written back by the kernel as it fills); [`MappedOutput::finish`]
-    /// syncs and renames it, dropping it unfinished removes it.
-    pub fn map(&self, len: u64) -> Result<MappedOutput> {
+    /// syncs and renames it. A `resumable` file has a fixed name (`NAME.partial`), is reopened
+    /// as it is when a killed run left it at the right length, and is kept when the run fails;
+    /// otherwise dropping it unfinished removes it.
+    pub fn map(&self, len: u64, resumable: bool) -> Result<MappedOutput> {
+        let mut out = self.clone();
+        if resumable {
+            let name = self.path.file_name().expect("checked by prepare").to_string_lossy();
+            out.temp = self.path.with_file_name(format!("{name}.partial"));
+        }
+        let reopen = resumable && fs::metadata(&out.temp).is_ok_and(|m| m.len() == len);
         let result = (|| -> std::io::Result<memmap2::MmapMut> {
-            let f =
-                fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&self.temp)?;
+            let f = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(!reopen)
+                .open(&out.temp)?;
             f.set_len(len)?;
-            // SAFETY: the file is this process's own temporary file, not shared with anyone.
+            // SAFETY: the file is this job's own temporary file; nothing else maps or truncates it.
             unsafe { memmap2::MmapMut::map_mut(&f) }
         })();
         match result {
-            Ok(map) => Ok(MappedOutput { map: Some(map), out: self.clone() }),
+            Ok(map) => Ok(MappedOutput { map: Some(map), out, keep: resumable }),
             Err(e) => {
-                fs::remove_file(&self.temp).ok();
+                fs::remove_file(&out.temp).ok();
                 Err(e).with_context(|| format!("cannot write {}", self.path.display()))
             }
         }
@@ -74,6 +86,8 @@ impl OutputFile {
 pub struct MappedOutput {
     map: Option<memmap2::MmapMut>,
     out: OutputFile,
+    /// Keep the temporary file when dropped unfinished (a resumable build).
+    keep: bool,
 }
 
 impl MappedOutput {
@@ -105,7 +119,7 @@ impl std::ops::DerefMut for MappedOutput {
 
 impl Drop for MappedOutput {
     fn drop(&mut self) {
-        if self.map.take().is_some() {
+        if self.map.take().is_some() && !self.keep {
             fs::remove_file(&self.out.temp).ok();
         }
     }

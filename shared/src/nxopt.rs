@@ -57,17 +57,27 @@ pub struct TableWriter<'a> {
 }
 
 impl<'a> TableWriter<'a> {
-    /// Starts a table: every field 3, every group minimum 15.
+    /// A writer into `table` (a new one, or one a killed build left, which is resumed).
     pub fn new(kind: NxoptKind, table: &'a mut [u8]) -> Self {
         assert_eq!(table.len() as u64, kind.table_bytes());
-        table.par_chunks_mut(1 << 20).for_each(|c| c.fill(0xff));
         TableWriter { kind, table, depth_counts: Vec::new() }
     }
 
-    /// Writes the entries of the level at distance `depth` (one bit per field, rows of whole
-    /// 64-bit words). Levels must come in increasing depth, so the first one to reach a group
-    /// sets its minimum.
-    pub fn record(&mut self, depth: u8, bits: &[u64]) {
+    /// Takes the level at distance `depth` with its `entries`: its bits (one per field, rows of
+    /// whole 64-bit words) become the table's values, or, with no bits (a level a resumed search
+    /// restored, already in the table), just its count. Depth 0 first sets every field to 3 and
+    /// every group minimum to 15. Levels come in increasing depth (a resumed search may repeat
+    /// its last one: writing it again changes nothing), so the first level to reach a group sets
+    /// its minimum.
+    pub fn record(&mut self, depth: u8, entries: u64, bits: &[u64]) {
+        self.depth_counts.resize(self.depth_counts.len().max(depth as usize + 1), 0);
+        self.depth_counts[depth as usize] = entries;
+        if bits.is_empty() {
+            return;
+        }
+        if depth == 0 {
+            self.table.par_chunks_mut(1 << 20).for_each(|c| c.fill(0xff));
+        }
         let kind = self.kind;
         let words = (kind.columns() as usize).div_ceil(64);
         let value = value_of(kind, depth);
@@ -83,9 +93,6 @@ impl<'a> TableWriter<'a> {
                 });
             },
         );
-        let entries = bits.par_iter().map(|w| w.count_ones() as u64).sum();
-        self.depth_counts.resize(depth as usize + 1, 0);
-        self.depth_counts[depth as usize] = entries;
     }
 }
 

@@ -16,7 +16,7 @@ fn build(kind: NxoptKind) -> Vec<u8> {
     let options =
         BfsOptions { max_depth: Some(kind.base() as u32 + 2), positions_only: true, ..Default::default() };
     bfs::run(&space, &MoveSet::Htm.moves(), &options, |report, bits| {
-        writer.record(report.counts.depth as u8, bits)
+        writer.record(report.counts.depth as u8, report.entries, bits)
     })
     .unwrap();
     file

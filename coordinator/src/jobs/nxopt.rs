@@ -38,12 +38,15 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     )?;
     crate::jobs::check_free_disk(&job.out, file_bytes)?;
     if let Some(dir) = &job.state_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         resources::check(0, state_bytes(ROWS as u64, kind.columns() as u64), Some(dir), None)?;
     }
     let start = Instant::now();
     let space = nxopt_space(kind);
     tracing::info!("index of {} built in {:.1} s", kind.name(), start.elapsed().as_secs_f64());
-    let mut file = out.map(file_bytes)?;
+    // With a state directory the table is kept under a fixed temporary name beside the output,
+    // so a killed build reopens it and the journal's levels are still in it.
+    let mut file = out.map(file_bytes, job.state_dir.is_some())?;
     file[..HEADER_BYTES].copy_from_slice(&nxopt::header(kind));
     let mut writer = TableWriter::new(kind, &mut file[HEADER_BYTES..]);
     let settings = SearchSettings {
@@ -55,14 +58,13 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     };
     let searched = Instant::now();
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| {
-        writer.record(report.counts.depth as u8, bits)
+        writer.record(report.counts.depth as u8, report.entries, bits)
     })?;
     let search_seconds = searched.elapsed().as_secs_f64();
     let depth_counts = writer.depth_counts.clone();
     ensure!(
         depth_counts.len() == kind.base() as usize + 3 && depth_counts.iter().all(|&n| n > 0),
-        "the search ended before depth {}: a resumed build must be rerun from its start \
-         (remove the state directory)",
+        "the search ended before depth {}",
         kind.base() + 2
     );
     let summary = nxopt::summarize(kind, &file[HEADER_BYTES..]);

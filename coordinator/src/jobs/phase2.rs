@@ -1,19 +1,22 @@
 //! `coordinator build phase2`, and `info` and `verify` of a phase-2 file: Rokicki's phase-2 table
-//! ([`shared::phase2`]) in cube20src's bytes.
+//! ([`shared::phase2`]) in cube20src's bytes, alone (`p2p1h.dat`) or as the one section of a
+//! cubefarm file, which adds the versioned header, the exact per-depth counts and a CRC-32.
 
 use crate::output::{peak_rss_bytes, OutputFile};
 use anyhow::{ensure, Context, Result};
 use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use shared::h48::{write_single, SectionInfo, SectionKind, TableFile};
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
 use shared::space::KociembaSpace;
 use std::path::Path;
 use std::time::Instant;
 
-/// Builds the table from the H' row BFS and writes cube20src's file.
-pub fn build(path: &Path) -> Result<()> {
+/// Builds the table from the H' row BFS and writes cube20src's file, or with `cubefarm` the
+/// project's file around the same bytes.
+pub fn build(path: &Path, cubefarm: bool) -> Result<()> {
     let out = OutputFile::prepare(path)?;
-    super::check_free_disk(path, FILE_BYTES as u64)?;
+    super::check_free_disk(path, FILE_BYTES as u64 + 4096)?;
     let start = Instant::now();
     let space = KociembaSpace::new(false);
     let options = BfsOptions { positions_only: true, ..Default::default() };
@@ -21,8 +24,25 @@ pub fn build(path: &Path) -> Result<()> {
         .map_err(|e| anyhow::anyhow!(e))?;
     let searched = start.elapsed().as_secs_f64();
     let built = phase2::build(&space, &depths);
-    out.write(&built.file_bytes())?;
-    println!("{} (cube20src layout, {} bytes)", path.display(), thousands(FILE_BYTES as u64));
+    let bytes = built.file_bytes();
+    if cubefarm {
+        let info = SectionInfo {
+            kind: SectionKind::Phase2,
+            h: 0,
+            base: 0,
+            entries: (phase2::ROWS * phase2::COLUMNS) as u64,
+            depth_counts: built.depth_counts.clone(),
+            deeper: 0,
+            buckets: None,
+            len: bytes.len() as u64,
+        };
+        write_single(path, info, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    } else {
+        out.write(&bytes)?;
+    }
+    let layout = if cubefarm { "cubefarm layout around cube20src's bytes" } else { "cube20src layout" };
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
+    println!("{} ({layout}, {} bytes)", path.display(), thousands(size));
     println!("checksum {}", phase2::checksum(&built.table));
     for (d, &n) in built.depth_counts.iter().enumerate() {
         println!("  distance {d:>2}: {:>12} entries", thousands(n));
@@ -38,18 +58,36 @@ pub fn build(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` is a phase-2 file by its length (cube20src's layout has no header).
+/// Whether `path` is a phase-2 file: cube20src's (known by its length, it has no header) or a
+/// cubefarm file holding the phase-2 section.
 pub fn is_phase2(path: &Path) -> bool {
-    std::fs::metadata(path).is_ok_and(|m| m.len() == FILE_BYTES as u64)
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    if meta.len() == FILE_BYTES as u64 {
+        return true;
+    }
+    let mut magic = [0u8; 8];
+    use std::io::Read;
+    let cubefarm = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && magic == *b"CFTABLE\0";
+    cubefarm && TableFile::open(path).is_ok_and(|f| f.section(SectionKind::Phase2).is_some())
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+/// cube20src's bytes of a phase-2 file, with the counts a cubefarm file stores (every CRC
+/// checked on opening).
+fn read(path: &Path) -> Result<(Vec<u8>, Option<SectionInfo>)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() == FILE_BYTES {
+        return Ok((bytes, None));
+    }
+    let file = TableFile::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (info, payload) = file.section(SectionKind::Phase2).context("the file holds no phase-2 table")?;
+    ensure!(payload.len() == FILE_BYTES, "the phase-2 section has {} bytes, not {FILE_BYTES}", payload.len());
+    Ok((payload.to_vec(), Some(info.clone())))
 }
 
-/// Describes a phase-2 file: its checksum and value counts.
+/// Describes a phase-2 file: its checksum and value counts (and a cubefarm file's depth counts).
 pub fn info(path: &Path, json: bool) -> Result<()> {
-    let file = read(path)?;
+    let (file, stored_info) = read(path)?;
     let (table, stored) = file.split_at(phase2::TABLE_BYTES);
     let stored = i32::from_le_bytes(stored.try_into().expect("4 bytes"));
     let computed = phase2::checksum(table);
@@ -58,24 +96,26 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
         values[(b & 15) as usize] += 1;
         values[(b >> 4) as usize] += 1;
     }
+    let format = if stored_info.is_some() { "cubefarm" } else { "cube20src" };
+    let depth_counts = stored_info.map(|i| i.depth_counts).unwrap_or_default();
     if json {
         let value = serde_json::json!({
             "kind": "phase2",
-            "format": "cube20src",
+            "format": format,
             "entries": phase2::ROWS * phase2::COLUMNS,
             "bytes": file.len(),
             "checksum": stored,
             "checksum_ok": stored == computed,
+            "depth_counts": depth_counts,
             "value_counts": values,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!(
-            "{} (phase-2 table, cube20src layout, {} bytes)",
-            path.display(),
-            thousands(file.len() as u64)
-        );
+        println!("{} (phase-2 table, {format} layout)", path.display());
         println!("checksum {stored} ({})", if stored == computed { "ok" } else { "WRONG" });
+        for (d, &n) in depth_counts.iter().enumerate() {
+            println!("  distance {d:>2}: {:>12} entries", thousands(n));
+        }
         for (v, &n) in values.iter().enumerate() {
             println!("  value {v:>2}: {:>12} entries", thousands(n));
         }
@@ -84,13 +124,33 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// Runs the checks of [`shared::phase2::verify`], printing each as it finishes.
+/// Runs the checks of [`shared::phase2::verify`], printing each as it finishes; a cubefarm
+/// file's stored depth counts must also agree with its values.
 pub fn verify(path: &Path, samples: u32) -> Result<()> {
     let start = Instant::now();
-    let file = read(path)?;
-    let failures = phase2::verify(&file, samples, &mut |ok, what| {
+    let (file, stored_info) = read(path)?;
+    let mut failures = phase2::verify(&file, samples, &mut |ok, what| {
         println!("{} {what}", if ok { "ok  " } else { "FAIL" })
     });
+    if let Some(info) = stored_info {
+        let mut values = [0u64; 16];
+        for &b in &file[..phase2::TABLE_BYTES] {
+            values[(b & 15) as usize] += 1;
+            values[(b >> 4) as usize] += 1;
+        }
+        let mut from_depths = [0u64; 16];
+        for (d, &n) in info.depth_counts.iter().enumerate() {
+            from_depths[phase2::value_of(d as u8) as usize] += n;
+        }
+        let ok = values == from_depths;
+        println!(
+            "{} the stored depth counts give the table's value counts",
+            if ok { "ok  " } else { "FAIL" }
+        );
+        if !ok {
+            failures.push("stored depth counts disagree with the values".into());
+        }
+    }
     println!("verified in {:.1} s", start.elapsed().as_secs_f64());
     ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
     Ok(())

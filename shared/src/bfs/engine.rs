@@ -175,7 +175,9 @@ pub fn run<I: RowIndex>(
 
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
 /// expanding levels with `expander` and calling `on_level` after each depth with its report and
-/// its entries (one bit per entry, rows of `column_count.div_ceil(64)` words). Returns the counts
+/// its entries (one bit per entry, rows of `column_count.div_ceil(64)` words). A resumed search
+/// first calls it again with the last journaled level (a consumer killed while taking it gets it
+/// twice, so its writes must be idempotent). Returns the counts
 /// of every depth reached. The move set must be closed under inverses and under conjugation by
 /// the symmetries of the index (HTM and QTM are), or the class columns would not mean what they
 /// say.
@@ -214,6 +216,8 @@ pub fn run_with<I: RowIndex>(
                 direction: Direction::Start,
                 seconds: 0.0,
             };
+            // The consumer may have been killed while taking this level: it gets it again.
+            on_level(&report, slots[r.frontier_slot as usize].words());
             (out, report, r.visited_entries, r.frontier_slot as usize)
         }
         None => {

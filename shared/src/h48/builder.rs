@@ -74,6 +74,8 @@ pub enum SectionKind {
     /// Per esep value the word `class << 16 | ttrep << 8`, then the 4-bit table over
     /// (esep class, eo).
     EoEsep,
+    /// Rokicki's phase-2 table, cube20src's file bytes (`crate::phase2`), alone in its file.
+    Phase2,
 }
 
 impl SectionKind {
@@ -82,6 +84,7 @@ impl SectionKind {
             SectionKind::Cocsep => "cocsep".into(),
             SectionKind::H48 => format!("h48h{h}"),
             SectionKind::EoEsep => "eoesep".into(),
+            SectionKind::Phase2 => "phase2".into(),
         }
     }
 }

@@ -241,25 +241,10 @@ impl TableWriter {
                     SectionHeader { info: main.clone(), offset: l.main, crc: main_crc },
                     SectionHeader { info: eoesep.info(), offset: l.eoesep, crc: crc32(&eoesep.data) },
                 ];
-                let encoded =
-                    bincode::serde::encode_to_vec(Header { version: TABLE_VERSION, sections }, config())
-                        .map_err(std::io::Error::other)?;
-                let mut head = MAGIC.to_vec();
-                head.extend((encoded.len() as u32).to_le_bytes());
-                head.extend(&encoded);
-                head.extend(crc32(&encoded).to_le_bytes());
-                if head.len() as u64 > HEADER_AREA {
-                    return Err(std::io::Error::other("table header does not fit its area"));
-                }
-                self.file.write_all_at(&head, 0)?;
+                self.file.write_all_at(&header_area(sections)?, 0)?;
             }
         }
-        self.file.sync_all()?;
-        std::fs::rename(&self.temp, &self.path)?;
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok(())
+        commit(&self.file, &self.temp, &self.path)
     }
 
     /// CRC-32 of the main table as it is on disk.
@@ -282,6 +267,48 @@ impl TableWriter {
     pub fn discard(self) {
         let _ = std::fs::remove_file(&self.temp);
     }
+}
+
+/// The cubefarm header of `sections`: magic, length, the bincode header, its CRC-32.
+fn header_area(sections: Vec<SectionHeader>) -> std::io::Result<Vec<u8>> {
+    let encoded = bincode::serde::encode_to_vec(Header { version: TABLE_VERSION, sections }, config())
+        .map_err(std::io::Error::other)?;
+    let mut head = MAGIC.to_vec();
+    head.extend((encoded.len() as u32).to_le_bytes());
+    head.extend(&encoded);
+    head.extend(crc32(&encoded).to_le_bytes());
+    if head.len() as u64 > HEADER_AREA {
+        return Err(std::io::Error::other("table header does not fit its area"));
+    }
+    Ok(head)
+}
+
+/// Syncs a complete temporary file and renames it onto its final name.
+fn commit(file: &File, temp: &Path, path: &Path) -> std::io::Result<()> {
+    file.sync_all()?;
+    std::fs::rename(temp, path)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Writes a cubefarm file of one section (a table kept in another program's bytes, such as the
+/// phase-2 table): the header area, then `payload` with its CRC-32 and `info`'s counts.
+pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::Result<()> {
+    assert_eq!(info.len, payload.len() as u64);
+    let temp = temp_path(path);
+    let result = (|| {
+        let file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
+        let head = header_area(vec![SectionHeader { info, offset: HEADER_AREA, crc: crc32(payload) }])?;
+        file.write_all_at(&head, 0)?;
+        file.write_all_at(payload, HEADER_AREA)?;
+        commit(&file, &temp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
 }
 
 /// The solver's info block (h48-blob.md 4); `next` is the distance to the next block.
@@ -323,6 +350,7 @@ fn solver_info(s: &SectionInfo, next: u64) -> [u8; INFO_BYTES] {
             (s.depth_counts.len() as u8).saturating_sub(1),
             0xff,
         ),
+        SectionKind::Phase2 => unreachable!("the phase-2 table has no H48 solver info block"),
     };
     for (k, v) in distribution.iter().take(21).enumerate() {
         info[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
@@ -475,7 +503,7 @@ fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>,
         let want_bits = match kind {
             SectionKind::Cocsep => 32,
             SectionKind::H48 => 2,
-            SectionKind::EoEsep => 4,
+            SectionKind::EoEsep | SectionKind::Phase2 => 4,
         };
         if u64_at(i + 176) != INFO_BYTES as u64 || bits != want_bits || full < INFO_BYTES as u64 {
             return Err(TableFileError::Header(format!("bad {} info block at offset {at}", kind.name(h))));
@@ -520,7 +548,7 @@ fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>,
         let want_len = match kind {
             SectionKind::Cocsep => COCSEP_PAYLOAD,
             SectionKind::EoEsep => EOESEP_PAYLOAD,
-            SectionKind::H48 => len,
+            SectionKind::H48 | SectionKind::Phase2 => len,
         };
         if len != want_len {
             return Err(TableFileError::Header(format!("{name}: {len} bytes, the solver's has {want_len}")));

@@ -18,8 +18,8 @@ pub use builder::{
     Section, SectionKind,
 };
 pub use file::{
-    main_entries, temp_path, Format, Layout, SectionInfo, TableFile, TableFileError, TableWriter, INFO_BYTES,
-    TABLE_VERSION,
+    main_entries, temp_path, write_single, Format, Layout, SectionInfo, TableFile, TableFileError,
+    TableWriter, INFO_BYTES, TABLE_VERSION,
 };
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};

@@ -1,0 +1,125 @@
+//! `coordinator build`, `info` and `verify` on Rokicki's tables (cube20src's phase-2 table and
+//! nxopt's tables), as a user runs them: both phase-2 layouts, an nxopt build embedded, on
+//! workers and killed and resumed, all byte-identical, and what is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn coordinator(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_coordinator")).args(args).output().expect("run coordinator")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cubefarm-rokicki-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn fails(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains(needle), "expected {needle:?}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
+    let dir = scratch("phase2");
+    let (raw, own) = (dir.join("p2p1h.dat"), dir.join("phase2.cft"));
+    ok(&coordinator(&["build", "phase2", "--out", path(&raw)]));
+    ok(&coordinator(&["build", "phase2", "--out", path(&own), "--format", "cubefarm"]));
+    let (raw_bytes, own_bytes) = (std::fs::read(&raw).unwrap(), std::fs::read(&own).unwrap());
+    // rokicki-tables.md 1: the table and its checksum, 55,802,884 bytes, no header.
+    assert_eq!(raw_bytes.len(), 55_802_884);
+    assert!(own_bytes.ends_with(&raw_bytes), "the cubefarm file holds cube20src's bytes");
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&coordinator(&["info", path(&own), "--json"]))).unwrap();
+    let depths: u64 = info["depth_counts"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(depths, 2768 * 40320);
+    for file in [&raw, &own] {
+        let report = ok(&coordinator(&["verify", path(file), "--samples", "10"]));
+        assert!(!report.contains("FAIL"), "{report}");
+    }
+    // One byte changed in the cubefarm file's payload: its CRC refuses it.
+    let mut damaged = own_bytes;
+    let at = damaged.len() - 1000;
+    damaged[at] ^= 1;
+    std::fs::write(&own, damaged).unwrap();
+    fails(&coordinator(&["info", path(&own)]), "checksum mismatch");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs the coordinator with `args`, SIGKILLs it once a stderr line contains `marker`, and
+/// checks that `out` did not appear.
+fn kill_at(args: &[&str], marker: &str, out: &Path) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = BufReader::new(child.stderr.take().unwrap()).lines().any(|l| l.unwrap().contains(marker));
+    assert!(seen, "never saw {marker:?}");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(!out.exists(), "no output under the final name after a kill");
+}
+
+#[test]
+fn nxopt_eo1ep1_is_the_same_embedded_on_workers_and_resumed() {
+    let dir = scratch("nxopt");
+    let (embedded, spread, resumed) = (dir.join("a.dat"), dir.join("b.dat"), dir.join("c.dat"));
+    ok(&coordinator(&["build", "nxopt-EO1EP1", "--out", path(&embedded)]));
+    let bytes = std::fs::read(&embedded).unwrap();
+    // rokicki-tables.md 2: "NXH", the base (7), then 20,336,640 table bytes.
+    assert_eq!(&bytes[..4], b"NXH\x07");
+    assert_eq!(bytes.len(), 4 + 20_336_640);
+    ok(&coordinator(&["build", "nxopt-eo1ep1", "--out", path(&spread), "--workers", "2"]));
+    assert!(std::fs::read(&spread).unwrap() == bytes, "the distributed build differs");
+
+    let state = dir.join("state");
+    let args = ["build", "nxopt-eo1ep1", "--out", path(&resumed), "--state-dir", path(&state)];
+    kill_at(&args, "depth  6:", &resumed);
+    let again = coordinator(&args);
+    let log = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success() && log.contains("resuming"), "{log}");
+    assert!(std::fs::read(&resumed).unwrap() == bytes, "the resumed build differs");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4, "no partial file left");
+
+    let report = ok(&coordinator(&["verify", path(&embedded), "--samples", "100"]));
+    assert!(!report.contains("FAIL"), "{report}");
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&coordinator(&["info", path(&embedded), "--json"]))).unwrap();
+    let values: u64 =
+        info["summary"]["value_counts"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(values, 9930 * 495 * 16);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn unknown_or_oversized_nxopt_tables_are_refused_up_front() {
+    let dir = scratch("refused");
+    let out = dir.join("t.dat");
+    // An unknown table lists the valid ones.
+    fails(&coordinator(&["build", "nxopt-EO4EP1", "--out", path(&out)]), "nxopt-EO3EP4");
+    fails(&coordinator(&["build", "nxopt-EO1EP1", "--out", path(&out), "--format", "h48"]), "nxopt's layout");
+    // EO3EP4 (4.37 TB of table, 2.6 TB of bit arrays, 223 GiB of column tables) does not fit.
+    fails(&coordinator(&["build", "nxopt-EO3EP4", "--out", path(&out)]), "memory");
+    fails(
+        &coordinator(&["build", "nxopt-EO3EP4", "--out", path(&out), "--state-dir", path(&dir.join("s"))]),
+        "memory",
+    );
+    // A memory limit below what the build needs refuses it.
+    fails(&coordinator(&["build", "nxopt-EO1EP1", "--out", path(&out), "--mem-limit", "1M"]), "--mem-limit");
+    assert!(!out.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
