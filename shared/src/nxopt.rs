@@ -9,7 +9,6 @@
 
 use crate::coord::nxopt::{corner_coord, edge_coord, mid_of, NxoptKind, BLOCK, GROUP, ROWS};
 use crate::report::Findings;
-use crate::space::for_each_bit;
 use rayon::prelude::*;
 
 /// Bytes before the table.
@@ -80,20 +79,38 @@ impl<'a> TableWriter<'a> {
         }
         let kind = self.kind;
         let words = (kind.columns() as usize).div_ceil(64);
-        let value = value_of(kind, depth);
+        let value = value_of(kind, depth) as u128;
+        // One 64-bit word of level bits is one 64-field group: 16 bytes of the table.
         self.table.par_chunks_mut(kind.row_bytes() as usize).zip(bits.par_chunks(words)).for_each(
             |(row, bits)| {
-                for_each_bit(bits, |c| {
-                    let (byte, shift) = (c as usize / 4, 2 * (c % 4));
-                    row[byte] = row[byte] & !(3 << shift) | value << shift;
-                    let first = (c / GROUP * GROUP / 4) as usize;
-                    if row[first] & 15 == NO_MINIMUM {
-                        row[first] = row[first] & 0xf0 | depth;
+                for (group, &word) in row.chunks_exact_mut(16).zip(bits) {
+                    if word == 0 {
+                        continue;
                     }
-                });
+                    let mut g = u128::from_le_bytes(group.try_into().expect("16 bytes"));
+                    let fields = spread(word);
+                    g = g & !(fields * 3) | fields * value;
+                    if g & 15 == NO_MINIMUM as u128 {
+                        g = g & !15 | depth as u128;
+                    }
+                    group.copy_from_slice(&g.to_le_bytes());
+                }
             },
         );
     }
+}
+
+/// Bit k of `word` to bit 2k of the result: a field mask of 2-bit fields.
+#[inline]
+fn spread(word: u64) -> u128 {
+    fn half(x: u64) -> u64 {
+        let x = (x | x << 16) & 0x0000_ffff_0000_ffff;
+        let x = (x | x << 8) & 0x00ff_00ff_00ff_00ff;
+        let x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+        let x = (x | x << 2) & 0x3333_3333_3333_3333;
+        (x | x << 1) & 0x5555_5555_5555_5555
+    }
+    half(word & 0xffff_ffff) as u128 | (half(word >> 32) as u128) << 64
 }
 
 /// What a table holds, counted from its bytes.
@@ -372,4 +389,17 @@ fn group_minimum_holds(kind: NxoptKind, table: &[u8], rows: &[u32], search: &Cos
         entries.iter().find(|e| e.1 == lowest).map(|e| distance(e.0))
     };
     exact == Some(minimum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_puts_bit_k_at_bit_2k() {
+        for k in 0..64 {
+            assert_eq!(spread(1 << k), 1u128 << (2 * k));
+        }
+        assert_eq!(spread(u64::MAX), u128::MAX / 3);
+    }
 }
