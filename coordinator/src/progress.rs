@@ -53,11 +53,17 @@ impl Reporter {
         let c = &level.counts;
         let mut showing = self.line_showing.lock().unwrap_or_else(|e| e.into_inner());
         let clear = if *showing { "\r\x1b[K" } else { "" };
+        // A table build counts entries, not classes (its class column reads 0).
+        let (second, label) = if c.classes_sym == 0 && c.positions > 0 {
+            (level.entries, "entries")
+        } else {
+            (c.classes_sym, "classes")
+        };
         eprintln!(
-            "{clear}depth {:>2}: {:>20} positions {:>16} classes  ({}, {:.2} s)",
+            "{clear}depth {:>2}: {:>20} positions {:>16} {label}  ({}, {:.2} s)",
             c.depth,
             thousands(c.positions),
-            thousands(c.classes_sym),
+            thousands(second),
             level.direction,
             level.seconds
         );

@@ -76,7 +76,8 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     }
     println!("  distance {:>2}+: {:>14} entries", kind.base() + 3, thousands(entries - near));
     let base = kind.base() as usize;
-    let values = [depth_counts[..=base].iter().sum(), depth_counts[base + 1], depth_counts[base + 2], entries - near];
+    let values =
+        [depth_counts[..=base].iter().sum(), depth_counts[base + 1], depth_counts[base + 2], entries - near];
     for (v, &n) in values.iter().enumerate() {
         println!("  value {v}: {:>15} entries", thousands(n));
     }
