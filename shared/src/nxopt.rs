@@ -89,7 +89,7 @@ impl<'a> TableWriter<'a> {
                     }
                     let mut g = u128::from_le_bytes(group.try_into().expect("16 bytes"));
                     let fields = spread(word);
-                    g = g & !(fields * 3) | fields * value;
+                    g = (g & !(fields * 3)) | (fields * value);
                     if g & 15 == NO_MINIMUM as u128 {
                         g = g & !15 | depth as u128;
                     }
