@@ -1,36 +1,62 @@
 #!/usr/bin/env bash
 # Benchmark: the same job embedded and with a coordinator plus two local worker processes on
-# loopback; appends both to results/BENCHMARKS.md and keeps both coordinator logs (per-level
-# times; the cluster one with the bytes sent to and received from workers) in results/logs/.
+# loopback. Every process is timed on its own: the embedded run and the coordinator through
+# measure.py, each worker through /usr/bin/time; all rows go to results/BENCHMARKS.md, with a
+# summary row (the coordinator's share of the job's CPU, total CPU and wall against embedded).
+# Both coordinator logs (per-level times; the cluster one with the bytes sent to and received
+# from workers) are kept in results/logs/.
 #
 #   scripts/bench/cluster.sh [SPACE] [extra coordinator args...]     (default: h)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 space=${1:-h}
 shift || true
+command -v /usr/bin/time > /dev/null || { echo "cluster.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
 cargo build --release --locked -p coordinator -p worker
-mkdir -p results/logs target/bench-cluster
+out=target/bench-cluster
+mkdir -p results/logs "$out"
 python3 scripts/bench/measure.py "enumerate $space embedded" -- \
-    target/release/coordinator enumerate "$space" "$@" --json "target/bench-cluster/$space-embedded.json" \
-    2> "results/logs/$space-embedded.log"
-token=target/bench-cluster/token
+    target/release/coordinator enumerate "$space" "$@" --json "$out/$space-embedded.json" \
+    2> "results/logs/$space-embedded.log" | tee "$out/$space-embedded.row"
+token=$out/token
 echo "bench-token-$$" > "$token"
 port=${PORT:-7890}
 (sleep 1
  for i in 1 2; do
-     target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
-         2> "target/bench-cluster/worker-$i.log" &
+     /usr/bin/time -f "%e %U %S %M" -o "$out/worker-$i.time" \
+         target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
+         2> "$out/worker-$i.log" &
  done
  wait) &
-python3 scripts/bench/measure.py "enumerate $space, coordinator + 2 worker processes (peak RSS: coordinator only)" -- \
+python3 scripts/bench/measure.py "enumerate $space, coordinator of 2 local worker processes (this process only)" -- \
     target/release/coordinator enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
-    --json "target/bench-cluster/$space-cluster.json" 2> "results/logs/$space-cluster.log"
+    --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster.log" | tee "$out/$space-cluster.row"
 wait
-python3 - "$space" <<'PY'
-import json, sys
-space = sys.argv[1]
-a = json.load(open(f"target/bench-cluster/{space}-embedded.json"))
-b = json.load(open(f"target/bench-cluster/{space}-cluster.json"))
+python3 - "$space" "$out" <<'PY'
+import datetime, json, subprocess, sys
+sys.path.insert(0, "scripts/bench")
+import measure
+space, out = sys.argv[1], sys.argv[2]
+a = json.load(open(f"{out}/{space}-embedded.json"))
+b = json.load(open(f"{out}/{space}-cluster.json"))
 assert a["depths"] == b["depths"], "cluster result differs from the embedded one"
-print(f"identical depths; wall ratio cluster/embedded = {b['elapsed_s'] / a['elapsed_s']:.2f}")
+def cells(path):
+    c = open(path).read().split("|")
+    return float(c[5]), float(c[6])
+embedded_wall, embedded_cpu = cells(f"{out}/{space}-embedded.row")
+cluster_wall, coordinator_cpu = cells(f"{out}/{space}-cluster.row")
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+day = datetime.date.today().isoformat()
+worker_cpu = 0.0
+for i in (1, 2):
+    wall, user, system, rss_kib = open(f"{out}/worker-{i}.time").read().split()[-4:]
+    cpu = float(user) + float(system)
+    worker_cpu += cpu
+    measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {space}, worker process {i} of 2 | "
+                       f"{float(wall):.2f} | {cpu:.2f} | {int(rss_kib) / 1024:.1f} | `target/release/worker` |\n")
+total = coordinator_cpu + worker_cpu
+summary = (f"coordinator {coordinator_cpu:.1f} CPU s = {100 * coordinator_cpu / total:.1f} % of the job's "
+           f"{total:.1f}; total CPU / embedded = {total / embedded_cpu:.2f}; "
+           f"wall / embedded = {cluster_wall / embedded_wall:.2f}")
+print(f"identical depths; {summary}")
 PY

@@ -7,14 +7,14 @@
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
-use crate::bfs::task::{pull_rows, push_into_rows, Sources};
+use crate::bfs::task::{backward_rows, by_row_chunks, forward_rows, Counting, Sources};
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
-use crate::space::{nxopt_space, KociembaSpace, RowIndex, RowSpace, SymProductSpace};
-use crate::wire::{SparseRows, Unvisited};
+use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use crate::wire::{KnownVisited, SparseRows, Unvisited};
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -187,40 +187,49 @@ impl AnyIndex {
         with_index!(self, i => Sources::build(i, moves))
     }
 
-    /// A forward task: the images of the frontier (`frontier` holds every row) that land in
-    /// `rows`, as those rows' words (visited entries included; the coordinator masks them).
+    /// A forward task: the new entries of `rows` at the level after `frontier` (which holds
+    /// every row), with their counts (see [`forward_rows`]).
     pub fn forward_task(
         &self,
         moves: &[Move],
         rows: Range<u32>,
         sources: &Sources,
         frontier: &SparseRows,
-    ) -> Vec<u64> {
-        use rayon::prelude::*;
+        seen: &KnownVisited,
+        counting: Counting,
+    ) -> (Vec<u64>, RowCounts) {
         let words = self.words_per_row();
         let mut out = vec![0u64; rows.len() * words];
-        let chunk = 64usize;
-        out.par_chunks_mut(words * chunk).enumerate().for_each(|(k, out)| {
-            let first = rows.start + (k * chunk) as u32;
-            let sub = first..first + (out.len() / words) as u32;
-            with_index!(self, i => push_into_rows(i, moves, sub, sources, frontier, out));
-        });
-        out
+        let counts = by_row_chunks(
+            &mut out,
+            words,
+            rows.start,
+            None,
+            |sub, out| with_index!(self, i => forward_rows(i, moves, sub, sources, frontier, seen, counting, out)),
+        );
+        (out, counts)
     }
 
-    /// A backward task: the new entries of `rows` given every row's unvisited entries.
-    pub fn pull_task(&self, moves: &[Move], rows: Range<u32>, unvisited: &SparseRows) -> Vec<u64> {
-        use rayon::prelude::*;
+    /// A backward task: the new entries of `rows` given every row's unvisited entries, with
+    /// their counts.
+    pub fn pull_task(
+        &self,
+        moves: &[Move],
+        rows: Range<u32>,
+        unvisited: &SparseRows,
+        counting: Counting,
+    ) -> (Vec<u64>, RowCounts) {
         let words = self.words_per_row();
         let mut out = vec![0u64; rows.len() * words];
-        let chunk = 64usize;
         let unvisited = Unvisited(unvisited);
-        out.par_chunks_mut(words * chunk).enumerate().for_each(|(k, out)| {
-            let first = rows.start + (k * chunk) as u32;
-            let sub = first..first + (out.len() / words) as u32;
-            with_index!(self, i => pull_rows(i, moves, sub, &unvisited, out));
-        });
-        out
+        let counts = by_row_chunks(
+            &mut out,
+            words,
+            rows.start,
+            None,
+            |sub, out| with_index!(self, i => backward_rows(i, moves, sub, &unvisited, counting, out)),
+        );
+        (out, counts)
     }
 }
 

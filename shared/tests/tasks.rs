@@ -3,18 +3,22 @@
 //! arrays and from the sparse row sets that travel to workers (encoded and decoded as shards),
 //! must equal the level the engine found. Forward and backward read different data (the
 //! frontier; only the visited set), so their agreement checks the claim that a visited
-//! neighbour of an unvisited entry is a frontier neighbour.
+//! neighbour of an unvisited entry is a frontier neighbour. A forward task on a worker knows
+//! the visited entries only from the two inputs it downloads (the frontier and the previous
+//! level's input, a frontier or an unvisited set): each way must give the same level, and every
+//! task's counts must be the counts of the level it found.
 
 use rayon::prelude::*;
-use shared::bfs::task::{pull_rows, push_into_rows, FullRows, RowBits, Sources, Visited, VisitedRows};
+use shared::bfs::task::{
+    backward_rows, by_row_chunks, forward_rows, Counting, FullRows, RowBits, Seen, Sources, Visited, VisitedRows,
+};
 use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
 use shared::shard::{decode_words_for, ShardKey, LEVEL_INPUT};
-use shared::space::{close_rows, KociembaSpace, RowIndex, RowSpace, SymProductSpace};
-use shared::wire::{SparseRows, Unvisited};
-use std::ops::Range;
+use shared::space::{count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use shared::wire::{Before, KnownVisited, SparseRows, Unvisited};
 
 /// A full array as a worker receives it: the sparse payload through the shard codec.
 fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> SparseRows {
@@ -25,29 +29,19 @@ fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> 
     SparseRows::from_payload(payload, row_count, words).unwrap()
 }
 
-/// Runs `task` on chunks of 64 rows of `out` in parallel, as the engine and workers do.
-fn by_chunks<I: RowIndex>(space: &I, out: &mut [u64], task: impl Fn(Range<u32>, &mut [u64]) + Sync) {
-    let words = (space.column_count() as usize).div_ceil(64);
-    out.par_chunks_mut(64 * words).enumerate().for_each(|(k, out)| {
-        let first = 64 * k as u32;
-        task(first..first + (out.len() / words) as u32, out)
-    });
-}
-
 fn forward<I: RowIndex>(
     space: &I,
     moves: &[Move],
     sources: &Sources,
     frontier: &impl RowBits,
-    visited: &[u64],
-) -> Vec<u64> {
-    let mut next = vec![0u64; visited.len()];
-    by_chunks(space, &mut next, |rows, out| push_into_rows(space, moves, rows, sources, frontier, out));
-    for (n, v) in next.iter_mut().zip(visited) {
-        *n &= !v;
-    }
-    by_chunks(space, &mut next, |rows, out| close_rows(space, rows, out));
-    next
+    seen: &impl Seen,
+) -> (Vec<u64>, RowCounts) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let mut next = vec![0u64; space.row_count() as usize * words];
+    let counts = by_row_chunks(&mut next, words, 0, None, |rows, out| {
+        forward_rows(space, moves, rows, sources, frontier, seen, Counting::Classes, out)
+    });
+    (next, counts)
 }
 
 /// The pull of every `stride`-th chunk of 64 rows (pulls at early levels visit nearly every
@@ -66,7 +60,8 @@ fn backward<I: RowIndex>(
         .map(|first| {
             let chunk = first..rows.min(first + 64);
             let mut out = vec![0u64; chunk.len() * words];
-            pull_rows(space, moves, chunk, visited, &mut out);
+            let counts = backward_rows(space, moves, chunk.clone(), visited, Counting::Classes, &mut out);
+            assert_eq!(counts, count_rows(space, chunk, &out));
             (first, out)
         })
         .collect()
@@ -90,15 +85,34 @@ fn every_level_both_ways<I: RowIndex>(
     }
     let sources = Sources::build(space, moves);
     let mut visited = vec![0u64; levels[0].len()];
-    for pair in levels.windows(2) {
+    let none = vec![0u64; levels[0].len()];
+    for (d, pair) in levels.windows(2).enumerate() {
         let (frontier, expected) = (&pair[0], &pair[1]);
+        let previous = if d == 0 { &none } else { &levels[d - 1] };
+        // Unvisited before this frontier (the input of a backward level d).
+        let unvisited_before = over_the_wire(&visited, words, columns, true);
         for (v, f) in visited.iter_mut().zip(frontier) {
             *v |= f;
         }
+        let expected_counts = count_rows(space, 0..space.row_count(), expected);
+        let all = Visited { words: &visited, words_per_row: words };
         let full = FullRows::new(frontier, words);
-        assert_eq!(&forward(space, moves, &sources, &full, &visited), expected);
+        assert_eq!(forward(space, moves, &sources, &full, &all), (expected.clone(), expected_counts));
         let sparse = over_the_wire(frontier, words, columns, false);
-        assert_eq!(&forward(space, moves, &sources, &sparse, &visited), expected);
+        let previous = over_the_wire(previous, words, columns, false);
+        let unvisited_now = over_the_wire(&visited, words, columns, true);
+        for before in [
+            Before::Frontier(&previous),
+            Before::Unvisited(&unvisited_before),
+            Before::Unvisited(&unvisited_now),
+        ] {
+            let seen = KnownVisited { frontier: &sparse, before };
+            assert_eq!(forward(space, moves, &sources, &sparse, &seen), (expected.clone(), expected_counts));
+        }
+        if d == 0 {
+            let seen = KnownVisited { frontier: &sparse, before: Before::Nothing };
+            assert_eq!(forward(space, moves, &sources, &sparse, &seen), (expected.clone(), expected_counts));
+        }
 
         let full = Visited { words: &visited, words_per_row: words };
         let unvisited = over_the_wire(&visited, words, columns, true);

@@ -5,6 +5,7 @@ use anyhow::{anyhow, Result};
 use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use cubefarm_proto::MAX_CHUNK_BYTES;
+use shared::bfs::task::Counting;
 use shared::bfs::task::Sources;
 use shared::bfs::Direction;
 use shared::coord::h48::H48Coords;
@@ -12,7 +13,7 @@ use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
-use shared::wire::{self, level_input_name, SparseRows};
+use shared::wire::{self, level_input_name, Before, KnownVisited, SparseRows};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -93,8 +94,9 @@ struct Cache {
     index: Option<Arc<AnyIndex>>,
     /// The index's sources under the job's moves (for forward tasks).
     sources: Option<Arc<Sources>>,
-    /// The current level's input (frontier or unvisited entries), by level.
-    level_input: Option<(u32, Arc<SparseRows>)>,
+    /// The row inputs of the current level (frontier or unvisited entries, and a forward
+    /// level's second input), by name.
+    row_inputs: Vec<(String, Arc<SparseRows>)>,
     /// A product job's stored positions and coset classes, by job spec.
     product: Option<(String, Arc<ProductJob>)>,
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
@@ -135,7 +137,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
         spec: None,
         index: None,
         sources: None,
-        level_input: None,
+        row_inputs: Vec::new(),
         product: None,
         h48: None,
         h48_levels: Vec::new(),
@@ -261,15 +263,19 @@ impl From<tokio::task::JoinError> for TaskError {
     }
 }
 
-/// Downloads the level input `input` of at most `len` words (keyed by the level, shared by all
-/// its tasks).
+/// Downloads the row input `name` ("<input>/<depth>", keyed by that depth, shared by all the
+/// level's tasks) of at most `len` words.
 async fn download(
     client: &mut Client,
     task: &v1::Task,
-    input: &str,
+    name: &str,
     len: usize,
 ) -> Result<Vec<u64>, TaskError> {
-    let name = format!("{input}/{}", task.level);
+    let level = name
+        .rsplit_once('/')
+        .and_then(|(_, d)| d.parse().ok())
+        .ok_or_else(|| anyhow!("the coordinator named an input {name:?} without its depth"))?;
+    let name = name.to_string();
     let rpc = |s: tonic::Status| {
         if s.code() == tonic::Code::NotFound {
             TaskError::Gone
@@ -280,7 +286,7 @@ async fn download(
     let request =
         v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.clone(), offset: 0 };
     let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
-    let key = ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level: task.level };
+    let key = ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level };
     // Decoded as the chunks arrive; a damaged download is fetched again with the task's next
     // lease.
     let damaged = |e: shard::ShardError| {
@@ -318,7 +324,7 @@ async fn run_task(
         c.index = Some(Arc::new(index));
         c.sources = Some(Arc::new(sources));
         c.spec = Some(task.job_spec.clone());
-        c.level_input = None;
+        c.row_inputs.clear();
     }
     let rows = task.row_begin as u32..task.row_end as u32;
     // Inputs arrive over the network: check their sizes before any indexing trusts them.
@@ -333,35 +339,73 @@ async fn run_task(
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let moves = spec.moves.moves();
     let forward = kind == v1::TaskKind::RowsForward;
-    let cached = cache.lock().ok().and_then(|c| c.level_input.clone()).filter(|(l, _)| *l == task.level);
-    let input = match cached {
-        Some((_, f)) => f,
-        None => {
-            // The previous level's input goes first: a worker holds one full-size array.
-            if let Ok(mut c) = cache.lock() {
-                c.level_input = None;
-            }
-            let max = row_count.div_ceil(64) + row_count * words_per_row;
-            let name = level_input_name(if forward { Direction::Forward } else { Direction::Backward });
-            let payload = download(client, task, name, max).await?;
-            let f = SparseRows::from_payload(payload, row_count, words_per_row).map_err(|e| anyhow!(e))?;
-            let f = Arc::new(f);
-            if let Ok(mut c) = cache.lock() {
-                c.level_input = Some((task.level, f.clone()));
-            }
-            f
-        }
+    let input_name = format!(
+        "{}/{}",
+        level_input_name(if forward { Direction::Forward } else { Direction::Backward }),
+        task.level
+    );
+    let before_name = if forward { task.before_input.as_str() } else { "" };
+    // Inputs of earlier levels go first: a worker holds at most this task's two.
+    if let Ok(mut c) = cache.lock() {
+        c.row_inputs.retain(|(n, _)| *n == input_name || *n == before_name);
+    }
+    let max = row_count.div_ceil(64) + row_count * words_per_row;
+    let input = row_input(client, cache, task, &input_name, (row_count, words_per_row), max).await?;
+    let before = match before_name {
+        "" => None,
+        name => Some(row_input(client, cache, task, name, (row_count, words_per_row), max).await?),
     };
+    let counting = if task.positions_only { Counting::Positions } else { Counting::Classes };
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
-    let result: Vec<u64> = if forward {
+    let (result, counts) = if forward {
         let sources = cache.lock().ok().and_then(|c| c.sources.clone()).expect("sources built");
-        tokio::task::spawn_blocking(move || index.forward_task(&moves, rows, &sources, &input)).await?
+        let before_is_frontier = before_name.split('/').next() == Some(level_input_name(Direction::Forward));
+        tokio::task::spawn_blocking(move || {
+            let before = match &before {
+                None => Before::Nothing,
+                Some(b) if before_is_frontier => Before::Frontier(b),
+                Some(b) => Before::Unvisited(b),
+            };
+            let seen = KnownVisited { frontier: &input, before };
+            index.forward_task(&moves, rows, &sources, &input, &seen, counting)
+        })
+        .await?
     } else {
-        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input)).await?
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input, counting)).await?
     };
     // The result travels as a sparse row set (its empty rows cost nothing), compressed.
-    Ok(tokio::task::spawn_blocking(move || SparseRows::encode(key, &result, words_per_row, columns, false))
-        .await?)
+    Ok(tokio::task::spawn_blocking(move || {
+        SparseRows::encode_result(key, &result, words_per_row, columns, &counts)
+    })
+    .await?)
+}
+
+/// The row input `name` of the task's job: from the cache, or downloaded (at most `max` words)
+/// and kept.
+async fn row_input(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    name: &str,
+    (rows, words_per_row): (usize, usize),
+    max: usize,
+) -> Result<Arc<SparseRows>, TaskError> {
+    let cached =
+        cache.lock().ok().and_then(|c| c.row_inputs.iter().find(|(n, _)| n == name).map(|i| i.1.clone()));
+    if let Some(input) = cached {
+        return Ok(input);
+    }
+    let valid = name.starts_with(level_input_name(Direction::Forward))
+        || name.starts_with(level_input_name(Direction::Backward));
+    if !valid {
+        return Err(TaskError::Other(anyhow!("the coordinator named an unknown row input {name:?}")));
+    }
+    let payload = download(client, task, name, max).await?;
+    let input = Arc::new(SparseRows::from_payload(payload, rows, words_per_row).map_err(|e| anyhow!(e))?);
+    if let Ok(mut c) = cache.lock() {
+        c.row_inputs.push((name.to_string(), input.clone()));
+    }
+    Ok(input)
 }
 
 /// A product job's task: the counters of a range of representative cosets. It needs no input:

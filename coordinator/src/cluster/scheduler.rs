@@ -3,16 +3,22 @@
 //! product job is one level of independent coset tasks ([`Shared::run_cosets`]) whose results
 //! are counters, kept as they arrive.
 //!
-//! While a level runs, the engine's `visited`, `frontier` and `next` arrays are published in
-//! [`Shared`] as raw pointers, valid until the expander returns; every access to them happens
-//! under the state mutex while the level is published, and the expander unpublishes under the
-//! same mutex before returning, so no handler can touch them afterwards.
+//! A row task returns its rows finished (new entries only, closed, counted: see
+//! `shared::bfs::task`), so merging one is an OR of its rows into `next` and a sum of its
+//! counters. The level's inputs are encoded once, before the level is published.
+//!
+//! While a level runs, the engine's `next` array is published in [`Shared`] as a raw pointer,
+//! valid until the expander returns. A result is merged outside the state mutex, with its task
+//! marked [`TaskState::Merging`] (so it is merged once) and counted in the level's `merging`:
+//! its rows are copied into `next`, as they belong to that task alone; the
+//! expander unpublishes under the mutex only when no merge is in flight, so no handler can
+//! touch the array afterwards.
 
-use shared::bfs::task::RowBits;
+use shared::bfs::task::{Counting, RowBits};
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey};
-use shared::space::RowIndex;
+use shared::space::{RowCounts, RowIndex};
 use shared::wire::{level_input_name, SparseRows};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -20,22 +26,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// How one level's data is reached while published.
+/// Where a level's results go while it is published.
+#[derive(Clone, Copy)]
 struct Published {
-    visited: *const u64,
-    frontier: *const u64,
-    next: *const AtomicU64,
+    next: *mut u64,
     len: usize,
 }
 
-// SAFETY: the pointers are only dereferenced under the `Shared` mutex while the level that
-// published them is running (see the module doc); the data they point to is Sync.
+// SAFETY: the pointer is only dereferenced while the level that published it is running and
+// before it is unpublished, each task's rows by one merge (see the module doc).
 unsafe impl Send for Published {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TaskState {
     Pending,
-    Leased { worker: u64, deadline: Instant },
+    Leased {
+        worker: u64,
+        deadline: Instant,
+    },
+    /// Its result is being merged (outside the state mutex).
+    Merging,
     Done,
 }
 
@@ -54,14 +64,18 @@ struct Level {
 
 /// What a level's tasks compute and where their results go.
 enum Work {
-    /// Row ranges of a BFS level, merged into the published bit arrays.
+    /// Row ranges of a BFS level, merged into the published `next` array.
     Rows {
         dir: Direction,
         words: usize,
-        columns: u32,
+        counting: Counting,
+        /// A forward task's second input (see `shared::wire::KnownVisited`), by name.
+        before: String,
         data: Published,
-        /// The level's input as one shard, encoded once when the first worker asks for it.
-        input: Option<Arc<Vec<u8>>>,
+        /// The sum of the merged tasks' counts.
+        counts: RowCounts,
+        /// Results being merged now.
+        merging: usize,
     },
     /// Independent coset tasks of a product job: each result is `words_per_task` words per
     /// coset of the task, kept until the level ends.
@@ -123,6 +137,10 @@ pub struct Lease {
     /// Rows of a BFS level, or representative cosets of a product job.
     pub rows: Range<u32>,
     pub job_spec: String,
+    /// A forward row task's second input (empty otherwise).
+    pub before_input: String,
+    /// A row task counts entries and positions only.
+    pub positions_only: bool,
 }
 
 /// The answer to a worker's poll.
@@ -149,6 +167,8 @@ struct State {
     bytes_out: u64,
     /// Inputs of the whole job by name (an H48 build's levels), encoded as shards.
     named_inputs: HashMap<String, Arc<Vec<u8>>>,
+    /// The inputs of a row search's current and previous level, by name ("frontier-all/7").
+    level_inputs: Vec<(String, u32, Arc<Vec<u8>>)>,
 }
 
 /// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
@@ -174,6 +194,7 @@ impl Shared {
                 bytes_in: 0,
                 bytes_out: 0,
                 named_inputs: HashMap::new(),
+                level_inputs: Vec::new(),
             }),
             changed: Condvar::new(),
             lease_time,
@@ -295,10 +316,12 @@ impl Shared {
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: now + lease_time };
-        let kind = match &level.work {
-            Work::Rows { dir, .. } => TaskKind::Rows(*dir),
-            Work::Cosets { .. } => TaskKind::Cosets,
-            Work::Items { .. } => TaskKind::H48,
+        let (kind, before_input, positions_only) = match &level.work {
+            Work::Rows { dir, before, counting, .. } => {
+                (TaskKind::Rows(*dir), before.clone(), *counting == Counting::Positions)
+            }
+            Work::Cosets { .. } => (TaskKind::Cosets, String::new(), false),
+            Work::Items { .. } => (TaskKind::H48, String::new(), false),
         };
         Poll::Task(Lease {
             job,
@@ -308,6 +331,8 @@ impl Shared {
             kind,
             rows: task.rows.clone(),
             job_spec: spec,
+            before_input,
+            positions_only,
         })
     }
 
@@ -328,31 +353,16 @@ impl Shared {
         }
     }
 
-    /// The current level's input (see [`level_input_name`]) as an encoded shard keyed by
-    /// [`shard::LEVEL_INPUT`] and attempt 0, encoded once per level and shared. `None` when the
-    /// level is not current or the name is not its input.
-    pub fn input(&self, job: u64, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
-        let mut s = self.lock();
-        if let Some(input) = s.named_inputs.get(&format!("{name}/{depth}")) {
+    /// The input `name` ("<input>/<depth>") as an encoded shard: an H48 build's level, or one
+    /// of the inputs of a row search's current or previous level. `None` when it is not (or no
+    /// longer) served.
+    pub fn input(&self, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
+        let s = self.lock();
+        let full = format!("{name}/{depth}");
+        if let Some(input) = s.named_inputs.get(&full) {
             return Some(input.clone());
         }
-        let level = s.level.as_mut().filter(|l| l.depth == depth)?;
-        let Work::Rows { dir, words, columns, data, input } = &mut level.work else { return None };
-        if name != level_input_name(*dir) {
-            return None;
-        }
-        let backward = *dir == Direction::Backward;
-        // SAFETY: the level is published (checked under the lock), so the arrays are alive and
-        // `len` words long; the engine does not write them during the level.
-        let source = unsafe {
-            std::slice::from_raw_parts(if backward { data.visited } else { data.frontier }, data.len)
-        };
-        let (words, columns) = (*words, *columns);
-        let encoded = input.get_or_insert_with(|| {
-            let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth };
-            Arc::new(SparseRows::encode(key, source, words, columns, backward))
-        });
-        Some(encoded.clone())
+        s.level_inputs.iter().find(|(n, _, _)| *n == full).map(|(_, _, bytes)| bytes.clone())
     }
 
     /// The limit of an upload for `task` of the running level, or `None` if the level has no
@@ -362,7 +372,7 @@ impl Shared {
         let level = s.level.as_ref()?;
         let rows = level.tasks.get(task as usize)?.rows.len();
         let max_words = match &level.work {
-            Work::Rows { words, .. } => rows.div_ceil(64) + rows * words,
+            Work::Rows { words, .. } => SparseRows::max_result_words(rows, *words),
             Work::Cosets { words_per_task, .. } => rows * words_per_task,
             Work::Items { max_words_per_row, .. } => {
                 shared::wire::h48::max_task_words(rows, *max_words_per_row)
@@ -382,43 +392,46 @@ impl Shared {
         }
     }
 
-    /// Merges a task's result. A row task's is its rows as a sparse row set (see
-    /// [`SparseRows`]; `words` is its payload), each occupied row ORed into `next` minus
-    /// `visited` (forward results include visited entries; backward ones hold only new ones).
-    /// A coset task's is its counters, kept as they are. Results for a finished task or another
-    /// level are ignored (merging is idempotent, so a duplicate would do no harm either).
+    /// Merges a task's result. A row task's is its new entries as a sparse row set and their
+    /// counts (see [`SparseRows::result_from_payload`]; `words` is its payload): its occupied
+    /// rows are ORed into `next` outside the lock, its counts summed. A coset task's is its
+    /// counters, kept as they are. Results for a finished task or another level are ignored
+    /// (`Ok(false)`); a malformed one is refused and its task handed out again.
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, wire_bytes: u64) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += wire_bytes;
         let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
-        let Some(t) = level.tasks.get(task as usize) else { return Err(format!("no task {task}")) };
-        if t.state == TaskState::Done {
+        let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
+        if matches!(t.state, TaskState::Done | TaskState::Merging) {
             return Ok(false);
         }
         let rows = t.rows.clone();
         match &mut level.work {
-            Work::Rows { words: w, data, .. } => {
-                let w = *w;
-                // SAFETY: as in `input`; `next` is only written through atomics.
-                let (visited, next) = unsafe {
-                    (
-                        std::slice::from_raw_parts(data.visited, data.len),
-                        std::slice::from_raw_parts(data.next, data.len),
-                    )
-                };
-                let result = SparseRows::from_payload(words, rows.len(), w)?;
-                for (k, r) in rows.enumerate() {
-                    let Some(bits) = result.row(k as u32) else { continue };
-                    let first = r as usize * w;
-                    for ((&b, v), n) in
-                        bits.iter().zip(&visited[first..first + w]).zip(&next[first..first + w])
-                    {
-                        let new = b & !v;
-                        if new != 0 {
-                            n.fetch_or(new, Ordering::Relaxed);
-                        }
+            Work::Rows { words: w, data, merging, .. } => {
+                let (w, data) = (*w, *data);
+                t.state = TaskState::Merging;
+                *merging += 1;
+                drop(s);
+                let merged = merge_rows(words, rows, w, data);
+                let mut s = self.lock();
+                let level = s.level.as_mut().expect("a level stays published while a merge is in flight");
+                let Work::Rows { counts, merging, .. } = &mut level.work else { unreachable!("a row level") };
+                *merging -= 1;
+                let t = &mut level.tasks[task as usize];
+                let result = match merged {
+                    Ok(c) => {
+                        *counts = *counts + c;
+                        t.state = TaskState::Done;
+                        level.remaining -= 1;
+                        Ok(true)
                     }
-                }
+                    Err(e) => {
+                        t.state = TaskState::Pending;
+                        Err(e)
+                    }
+                };
+                self.changed.notify_all();
+                return result;
             }
             Work::Items { results, .. } => {
                 results[task as usize] = Some(words);
@@ -440,8 +453,10 @@ impl Shared {
         Ok(true)
     }
 
-    /// Publishes a level, waits until every task is merged (re-queueing expired leases), and
-    /// unpublishes it.
+    /// Publishes a level, after encoding its inputs: the frontier (forward) or the unvisited
+    /// entries (backward), and for a forward level the second input its tasks mask with (the
+    /// previous level's input if still held, else this level's unvisited entries). Waits until
+    /// every task is merged (re-queueing expired leases), unpublishes it and returns its counts.
     fn run_level(
         &self,
         depth: u32,
@@ -450,21 +465,52 @@ impl Shared {
         columns: u32,
         level: &LevelInput,
         next: &mut BitStore,
-    ) -> Result<(), String> {
+    ) -> Result<RowCounts, String> {
         let words = level.words_per_row;
+        let job = self.lock().job;
+        let encode = |name: &'static str, at: u32| {
+            let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: at };
+            let unvisited = name == level_input_name(Direction::Backward);
+            let source = if unvisited { level.visited } else { level.frontier };
+            (format!("{name}/{at}"), at, Arc::new(SparseRows::encode(key, source, words, columns, unvisited)))
+        };
+        let input = encode(level_input_name(dir), depth);
+        let held_before =
+            self.lock().level_inputs.iter().find(|(_, at, _)| *at + 1 == depth).map(|i| i.0.clone());
+        let mut inputs = vec![input];
+        let before = match (dir, held_before) {
+            (Direction::Backward, _) => String::new(),
+            _ if depth <= 1 => String::new(),
+            (_, Some(name)) => name,
+            (_, None) => {
+                inputs.push(encode(level_input_name(Direction::Backward), depth));
+                inputs[1].0.clone()
+            }
+        };
+        {
+            let mut s = self.lock();
+            s.level_inputs.retain(|(_, at, _)| *at + 1 >= depth && *at < depth);
+            s.level_inputs.extend(inputs);
+        }
         let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
         let tasks: Vec<Task> = (0..rows)
             .step_by(per_task as usize)
             .map(|a| Task { rows: a..(a + per_task).min(rows), state: TaskState::Pending, attempt: 0 })
             .collect();
-        let data = Published {
-            visited: level.visited.as_ptr(),
-            frontier: level.frontier.as_ptr(),
-            next: next.atomics().as_ptr(),
-            len: level.visited.len(),
+        let data = Published { next: next.words_mut().as_mut_ptr(), len: level.visited.len() };
+        let work = Work::Rows {
+            dir,
+            words,
+            counting: level.counting,
+            before,
+            data,
+            counts: RowCounts::default(),
+            merging: 0,
         };
-        let work = Work::Rows { dir, words, columns, data, input: None };
-        self.run_tasks(depth, tasks, work, (0, per_task as u64), &level.progress.rows_done).map(drop)
+        match self.run_tasks(depth, tasks, work, (0, per_task as u64), &level.progress.rows_done)? {
+            Work::Rows { counts, .. } => Ok(counts),
+            _ => unreachable!("a row level stays one"),
+        }
     }
 
     /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
@@ -597,9 +643,19 @@ impl Shared {
         s.level = Some(Level { depth, remaining: tasks.len(), tasks, work });
         self.changed.notify_all();
         loop {
+            let in_flight =
+                matches!(&s.level, Some(Level { work: Work::Rows { merging, .. }, .. }) if *merging > 0);
             if let Some(why) = s.aborted.clone() {
-                s.level = None;
-                return Err(why);
+                if !in_flight {
+                    s.level = None;
+                    return Err(why);
+                }
+                s = self
+                    .changed
+                    .wait_timeout(s, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                continue;
             }
             let lvl = s.level.as_mut().expect("published");
             let done = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count();
@@ -612,6 +668,29 @@ impl Shared {
         }
         Ok(s.level.take().expect("published").work)
     }
+}
+
+/// Reads a row task's result (`payload`, for `rows` of `words` words each) and copies its
+/// occupied rows into `next` (the level's new entries of those rows are exactly the task's);
+/// returns its counts. Nothing is written unless the whole result is well formed.
+fn merge_rows(
+    payload: Vec<u64>,
+    rows: Range<u32>,
+    words: usize,
+    next: Published,
+) -> Result<RowCounts, String> {
+    let (result, counts) = SparseRows::result_from_payload(payload, rows.len(), words)?;
+    if rows.end as usize * words > next.len {
+        return Err(format!("rows {rows:?} outside the level"));
+    }
+    for (k, r) in rows.enumerate() {
+        let Some(bits) = result.row(k as u32) else { continue };
+        // SAFETY: the level is published while `merging` > 0 (see the module doc), and rows
+        // of this task are written by this merge alone; the range is inside the array.
+        let row = unsafe { std::slice::from_raw_parts_mut(next.next.add(r as usize * words), words) };
+        row.copy_from_slice(bits);
+    }
+    Ok(counts)
 }
 
 /// Expands levels by leasing row ranges to workers.
@@ -627,7 +706,7 @@ impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
         direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
-    ) -> Result<(), BfsError> {
+    ) -> Result<RowCounts, BfsError> {
         self.shared
             .run_level(level.depth, direction, space.row_count(), space.column_count(), level, next)
             .map_err(BfsError::from)

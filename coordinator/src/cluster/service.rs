@@ -75,6 +75,8 @@ impl v1::coordinator_server::Coordinator for Service {
                         TaskKind::Cosets => v1::TaskKind::Product as i32,
                         TaskKind::H48 => v1::TaskKind::H48 as i32,
                     },
+                    before_input: lease.before_input,
+                    positions_only: lease.positions_only,
                 }),
                 done: false,
             })),
@@ -178,15 +180,10 @@ impl v1::coordinator_server::Coordinator for Service {
         let bad_name = || Status::invalid_argument(format!("bad input name {:?}", r.name));
         let (input, level) = r.name.split_once('/').ok_or_else(bad_name)?;
         let level: u32 = level.parse().map_err(|_| bad_name())?;
-        let input = input.to_string();
-        let shared = self.shared.clone();
-        let job = r.job_id;
-        let encoded = tokio::task::spawn_blocking(move || shared.input(job, level, &input))
-            .await
-            .map_err(blocking_error)?
-            .ok_or_else(|| {
-                Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
-            })?;
+        // Inputs are encoded before their level is published: this only looks one up.
+        let encoded = self.shared.input(level, input).ok_or_else(|| {
+            Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
+        })?;
         let total = encoded.len() as u64;
         let from = r.offset.min(total) as usize;
         self.shared.count_sent(total - from as u64);

@@ -8,18 +8,18 @@
 //! is a neighbour visited? That is the same as "in the frontier", see `task.rs`; each row writes
 //! only its own bits). Pushing with one chosen symmetry per target row misses the stabilizer
 //! images in self-symmetric rows, so rows are closed under their stabilizer after a push; a pull
-//! needs no closure, as the visited set already is closed.
+//! needs no closure, as the visited set already is closed. The task that owns a range of rows
+//! does all of that and counts them, so the engine only ORs levels into `visited` and sums.
 //!
 //! Cost model: a push touches frontier x moves entries, a pull at most unvisited x moves; per
 //! entry the column map is three table lookups and two adds (see [`Contributions`]), then one bit
 //! test or set in a row that stays in cache while one source row is mapped through one move.
 
 use super::bitmap::BitStore;
-use super::task::{pull_rows, push_into_rows, FullRows, Sources, Visited};
+use super::task::{backward_rows, by_row_chunks, forward_rows, Counting, FullRows, Sources, Visited};
 use crate::cube::Move;
 use crate::report::DepthCounts;
-use crate::space::{close_rows, count_positions, count_rows};
-use crate::space::{set_bit, RowCounts, RowIndex};
+use crate::space::{close_rows, set_bit, RowCounts, RowIndex};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -111,9 +111,9 @@ pub type BfsError = Box<dyn std::error::Error + Send + Sync>;
 /// Computes the new entries of a level: on rayon threads in this process ([`LocalExpander`]) or
 /// by handing row ranges to workers. Both use the task functions of `task.rs`.
 pub trait Expander<I: RowIndex> {
-    /// Forward: sets in `next` every unvisited image of a frontier entry (the engine then closes
-    /// rows under their stabilizers). Backward: sets in `next` every unvisited entry with a
-    /// neighbour in the frontier.
+    /// Sets in `next` (zeroed) the new entries of the level, closed under the rows'
+    /// stabilizers, and returns their counts. Forward: the unvisited images of the frontier.
+    /// Backward: the unvisited entries with a neighbour in the frontier.
     fn expand(
         &self,
         space: &I,
@@ -121,16 +121,17 @@ pub trait Expander<I: RowIndex> {
         direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
-    ) -> Result<(), BfsError>;
+    ) -> Result<RowCounts, BfsError>;
 }
 
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
-/// `words_per_row` words), and the progress counters to advance.
+/// `words_per_row` words), what to count, and the progress counters to advance.
 pub struct LevelInput<'a> {
     pub depth: u32,
     pub visited: &'a [u64],
     pub frontier: &'a [u64],
     pub words_per_row: usize,
+    pub counting: Counting,
     pub progress: &'a Progress,
 }
 
@@ -149,17 +150,22 @@ impl<I: RowIndex> Expander<I> for LocalExpander {
         direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
-    ) -> Result<(), BfsError> {
-        let (visited, frontier, words, progress) =
-            (level.visited, level.frontier, level.words_per_row, level.progress);
-        match direction {
-            Direction::Backward => pull(space, moves, visited, next.words_mut(), words, progress),
+    ) -> Result<RowCounts, BfsError> {
+        let (words, counting) = (level.words_per_row, level.counting);
+        let visited = Visited { words: level.visited, words_per_row: words };
+        let done = Some(&level.progress.rows_done);
+        Ok(match direction {
+            Direction::Backward => by_row_chunks(next.words_mut(), words, 0, done, |rows, out| {
+                backward_rows(space, moves, rows, &visited, counting, out)
+            }),
             _ => {
                 let sources = self.sources.get_or_init(|| Sources::build(space, moves));
-                push(space, moves, sources, visited, frontier, next.words_mut(), words, progress)
+                let frontier = FullRows::new(level.frontier, words);
+                by_row_chunks(next.words_mut(), words, 0, done, |rows, out| {
+                    forward_rows(space, moves, rows, sources, &frontier, &visited, counting, out)
+                })
             }
-        }
-        Ok(())
+        })
     }
 }
 
@@ -201,6 +207,7 @@ pub fn run_with<I: RowIndex>(
     let mut slots = [store("slot0.bits")?, store("slot1.bits")?];
     let no_progress = Progress::default();
     let progress = options.progress.unwrap_or(&no_progress);
+    let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
 
     let start = Instant::now();
     let (mut out, mut report, mut visited_entries, mut slot) = match resume {
@@ -225,8 +232,11 @@ pub fn run_with<I: RowIndex>(
             let frontier = &mut slots[0];
             let (row0, col0) = space.start();
             set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
-            close_under_stabilizers(space, frontier.words_mut(), words);
-            let mut report = level_counts(space, frontier.words(), words, 0, options.positions_only);
+            let counts = by_row_chunks(frontier.words_mut(), words, 0, None, |rows, out| {
+                close_rows(space, rows.clone(), out);
+                counting.count(space, rows, out)
+            });
+            let mut report = level_report(counts, 0, Direction::Start)?;
             report.seconds = start.elapsed().as_secs_f64();
             record(options, &visited, frontier, &report, report.entries, 0)?;
             on_level(&report, frontier.words());
@@ -250,16 +260,13 @@ pub fn run_with<I: RowIndex>(
             visited: visited.words(),
             frontier: frontier.words(),
             words_per_row: words,
+            counting,
             progress,
         };
         let direction = if unvisited < report.entries { Direction::Backward } else { Direction::Forward };
-        expander.expand(space, moves, direction, &level, next)?;
-        if direction == Direction::Forward {
-            close_under_stabilizers(space, next.words_mut(), words);
-        }
+        let counts = expander.expand(space, moves, direction, &level, next)?;
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
-        report = level_counts(space, next.words(), words, depth, options.positions_only);
-        report.direction = direction;
+        report = level_report(counts, depth, direction)?;
         report.seconds = start.elapsed().as_secs_f64();
         slot = 1 - slot;
         if report.entries > 0 {
@@ -307,87 +314,22 @@ fn or_into(dst: &mut [u64], src: &[u64]) {
     });
 }
 
-/// Rows per rayon task: large enough to amortize scheduling, small enough to balance.
-const ROW_CHUNK: usize = 64;
-
-/// Forward: every chunk of target rows gathers its images, minus what is visited.
-#[allow(clippy::too_many_arguments)]
-fn push<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
-    sources: &Sources,
-    visited: &[u64],
-    frontier: &[u64],
-    next: &mut [u64],
-    words: usize,
-    progress: &Progress,
-) {
-    let frontier = FullRows::new(frontier, words);
-    next.par_chunks_mut(words * ROW_CHUNK).zip(visited.par_chunks(words * ROW_CHUNK)).enumerate().for_each(
-        |(k, (out, seen))| {
-            let first = (k * ROW_CHUNK) as u32;
-            push_into_rows(space, moves, first..first + (out.len() / words) as u32, sources, &frontier, out);
-            for (o, v) in out.iter_mut().zip(seen) {
-                if *o != 0 {
-                    *o &= !v;
-                }
-            }
-            progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
-        },
-    );
-}
-
-fn pull<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
-    visited: &[u64],
-    next: &mut [u64],
-    words: usize,
-    progress: &Progress,
-) {
-    let all = Visited { words: visited, words_per_row: words };
-    next.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(k, out)| {
-        let first = (k * ROW_CHUNK) as u32;
-        pull_rows(space, moves, first..first + (out.len() / words) as u32, &all, out);
-        progress.rows_done.fetch_add((out.len() / words) as u64, Ordering::Relaxed);
-    });
-}
-
 fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
     bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| space.mark_unreachable(r as u32, row));
 }
 
-fn close_under_stabilizers<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
-    bits.par_chunks_mut(words * ROW_CHUNK).enumerate().for_each(|(k, rows)| {
-        let first = (k * ROW_CHUNK) as u32;
-        close_rows(space, first..first + (rows.len() / words) as u32, rows);
-    });
-}
-
-/// Counts the entries of one depth (see [`RowIndex::count_row`]); classes under symmetry and
-/// inversion are (classes + self-inverse classes) / 2.
-fn level_counts<I: RowIndex>(
-    space: &I,
-    bits: &[u64],
-    words: usize,
-    depth: u32,
-    positions_only: bool,
-) -> LevelReport {
-    let total = bits
-        .par_chunks(words * ROW_CHUNK)
-        .enumerate()
-        .map(|(k, rows)| {
-            let rows_range = (k * ROW_CHUNK) as u32..(k * ROW_CHUNK + rows.len() / words) as u32;
-            if positions_only {
-                count_positions(space, rows_range, rows)
-            } else {
-                count_rows(space, rows_range, rows)
-            }
-        })
-        .reduce(RowCounts::default, |a, b| a + b);
+/// A level's report from its counts; classes under symmetry and inversion are (classes +
+/// self-inverse classes) / 2, so those two must pair up (counts that come from workers are
+/// checked here).
+fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
     let (classes, self_inverse) = (total.classes, total.self_inverse);
-    assert_eq!((classes + self_inverse) % 2, 0, "classes under inversion must pair up");
-    LevelReport {
+    if (classes + self_inverse) % 2 != 0 {
+        return Err(format!(
+            "depth {depth}: {classes} classes and {self_inverse} self-inverse ones do not pair up under inversion"
+        )
+        .into());
+    }
+    Ok(LevelReport {
         counts: DepthCounts {
             depth,
             positions: total.positions,
@@ -395,7 +337,7 @@ fn level_counts<I: RowIndex>(
             classes_sym_inv: (classes + self_inverse) / 2,
         },
         entries: total.entries,
-        direction: Direction::Start,
+        direction,
         seconds: 0.0,
-    }
+    })
 }

@@ -9,11 +9,117 @@
 //! distance at least d, whose neighbours are at distance at least d - 1, a visited neighbour is
 //! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits,
 //! and a worker receives them as the unvisited entries, which are few when pulls are chosen.
+//!
+//! A task finishes its rows: a forward one removes the visited images (see [`Seen`]) and closes
+//! its rows under their stabilizers, and both count what they found ([`Counting`]), so the
+//! process that owns the level only ORs rows in and sums counters.
 
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
-use crate::space::{for_each_bit, set_bit, test_bit, RowIndex};
+use crate::space::{count_positions, count_rows, for_each_bit, set_bit, test_bit, RowCounts, RowIndex};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Which counts a level reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counting {
+    /// Every column: entries, positions, classes and self-inverse classes (an enumeration).
+    Classes,
+    /// Entries and positions only (a table build, which needs distances, not classes).
+    Positions,
+}
+
+impl Counting {
+    /// Counts the entries of `rows` (`bits` holds just those rows).
+    pub fn count<I: RowIndex>(self, space: &I, rows: Range<u32>, bits: &[u64]) -> RowCounts {
+        match self {
+            Counting::Classes => count_rows(space, rows, bits),
+            Counting::Positions => count_positions(space, rows, bits),
+        }
+    }
+}
+
+/// The most rows of one parallel work unit: large enough to amortize scheduling, small enough
+/// to balance and to keep a unit's target rows in cache.
+pub const ROW_CHUNK: usize = 64;
+
+/// Runs `task` on the rows `first..` held in `out` (rows of `words` words) in parallel, in
+/// units of at most [`ROW_CHUNK`] rows and at least four per thread (a worker's task may hold
+/// fewer rows than one unit of the whole level), and returns the sum of their counts (integers:
+/// the same for any cut and thread count). `done` counts finished rows.
+pub fn by_row_chunks(
+    out: &mut [u64],
+    words: usize,
+    first: u32,
+    done: Option<&AtomicU64>,
+    task: impl Fn(Range<u32>, &mut [u64]) -> RowCounts + Sync,
+) -> RowCounts {
+    use rayon::prelude::*;
+    let rows = out.len() / words.max(1);
+    let unit = (rows / (4 * rayon::current_num_threads())).clamp(1, ROW_CHUNK);
+    out.par_chunks_mut(words * unit)
+        .enumerate()
+        .map(|(k, out)| {
+            let n = out.len() / words;
+            let start = first + (k * unit) as u32;
+            let counts = task(start..start + n as u32, out);
+            if let Some(done) = done {
+                done.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            counts
+        })
+        .reduce(RowCounts::default, |a, b| a + b)
+}
+
+/// What a forward task knows to be visited in its target rows. The images of the frontier of
+/// depth d lie at depths d - 1, d and d + 1 (a move changes the distance by at most one), so
+/// besides the whole visited array a worker can use the frontiers of depths d and d - 1 (or an
+/// earlier unvisited set) it downloads: see `wire::KnownVisited`.
+pub trait Seen: Sync {
+    /// Removes from `row` (images that landed in row `r`) the entries known to be visited.
+    fn remove(&self, r: u32, row: &mut [u64]);
+}
+
+/// A forward task's work on `rows`: gathers the images of the frontier that land there, removes
+/// the visited ones, closes the rows under their stabilizers (a push with one symmetry per row
+/// misses the stabilizer images; the visited set is closed, so masking first changes nothing)
+/// and counts them. `out` holds those rows, zeroed; it ends holding the level's new entries.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_rows<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    rows: Range<u32>,
+    sources: &Sources,
+    frontier: &impl RowBits,
+    seen: &impl Seen,
+    counting: Counting,
+    out: &mut [u64],
+) -> RowCounts {
+    let words = (space.column_count() as usize).div_ceil(64);
+    push_into_rows(space, moves, rows.clone(), sources, frontier, out);
+    for (r, row) in rows.clone().zip(out.chunks_mut(words)) {
+        if row.iter().any(|&w| w != 0) {
+            seen.remove(r, row);
+            if row.iter().any(|&w| w != 0) {
+                space.close_row(r, row);
+            }
+        }
+    }
+    counting.count(space, rows, out)
+}
+
+/// A backward task's work on `rows`: the new entries ([`pull_rows`]), counted.
+pub fn backward_rows<I: RowIndex, V: VisitedRows>(
+    space: &I,
+    moves: &[Move],
+    rows: Range<u32>,
+    visited: &V,
+    counting: Counting,
+    out: &mut [u64],
+) -> RowCounts {
+    pull_rows(space, moves, rows.clone(), visited, out);
+    counting.count(space, rows, out)
+}
 
 /// Rows of a bit array by row number, as a task reads them: the engine's full array, or a
 /// worker's sparse copy.
@@ -196,6 +302,14 @@ impl VisitedRows for Visited<'_> {
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
         Some(&self.words[r as usize * self.words_per_row..][..self.words_per_row])
+    }
+}
+
+impl Seen for Visited<'_> {
+    fn remove(&self, r: u32, row: &mut [u64]) {
+        for (o, v) in row.iter_mut().zip(&self.words[r as usize * self.words_per_row..]) {
+            *o &= !v;
+        }
     }
 }
 

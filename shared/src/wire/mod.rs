@@ -9,12 +9,13 @@ pub mod h48;
 pub mod product;
 mod sparse;
 
-pub use sparse::{SparseRows, Unvisited};
+pub use sparse::{Before, KnownVisited, SparseRows, Unvisited};
 
 use crate::bfs::Direction;
 
-/// The name under which workers download a level's one input: the frontier of a forward level,
-/// the unvisited entries of a backward one.
+/// The name under which workers download a level's input: the frontier of a forward level,
+/// the unvisited entries of a backward one (`<name>/<depth>`; a forward task also reads the
+/// previous level's input, or unvisited entries of this one, as its [`Before`]).
 pub fn level_input_name(direction: Direction) -> &'static str {
     match direction {
         Direction::Backward => "unvisited-all",
