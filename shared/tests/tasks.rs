@@ -10,7 +10,8 @@
 
 use rayon::prelude::*;
 use shared::bfs::task::{
-    backward_rows, by_row_chunks, forward_rows, Counting, FullRows, RowBits, Seen, Sources, Visited, VisitedRows,
+    backward_rows, by_row_chunks, forward_rows, Counting, FullRows, RowBits, Seen, Sources, Visited,
+    VisitedRows,
 };
 use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;

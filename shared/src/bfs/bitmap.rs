@@ -5,7 +5,6 @@ use memmap2::{MmapMut, MmapOptions};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
 
 /// A zero-initialized array of 64-bit words.
 pub struct BitStore {
@@ -66,14 +65,6 @@ impl BitStore {
     pub fn words_mut(&mut self) -> &mut [u64] {
         // SAFETY: as in `words`, and `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u64>(), self.words) }
-    }
-
-    /// The words as atomics, for parallel OR-ing into arbitrary rows.
-    pub fn atomics(&mut self) -> &[AtomicU64] {
-        // SAFETY: AtomicU64 has the size and alignment of u64 (8-byte aligned on every 64-bit
-        // target, and the mapping is page aligned); `&mut self` guarantees no plain access
-        // aliases the atomic view while it lives.
-        unsafe { std::slice::from_raw_parts(self.map.as_mut_ptr().cast::<AtomicU64>(), self.words) }
     }
 
     /// Sets every word to zero. A file-backed store punches a hole over the whole file (its

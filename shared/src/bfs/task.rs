@@ -142,7 +142,7 @@ const MAX_MOVES: usize = Move::COUNT;
 
 /// The new entries of `rows`: unvisited ones with a visited neighbour (see the module doc).
 /// Writes `out` (just those rows).
-pub fn pull_rows<I: RowIndex, V: VisitedRows>(
+fn pull_rows<I: RowIndex, V: VisitedRows>(
     space: &I,
     moves: &[Move],
     rows: Range<u32>,
@@ -316,7 +316,7 @@ impl Seen for Visited<'_> {
 /// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
 /// frontier entry that lands in those rows (visited entries included). Tasks owning disjoint
 /// target rows need no atomics and return nothing twice.
-pub fn push_into_rows<I: RowIndex>(
+fn push_into_rows<I: RowIndex>(
     space: &I,
     moves: &[Move],
     targets: Range<u32>,
