@@ -14,7 +14,7 @@ use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
 use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use crate::wire::{KnownVisited, SparseRows, Unvisited};
+use crate::wire::{KnownVisited, PartedRows, Unvisited};
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -194,7 +194,7 @@ impl AnyIndex {
         moves: &[Move],
         rows: Range<u32>,
         sources: &Sources,
-        frontier: &SparseRows,
+        frontier: &PartedRows,
         seen: &KnownVisited,
         counting: Counting,
     ) -> (Vec<u64>, RowCounts) {
@@ -216,7 +216,7 @@ impl AnyIndex {
         &self,
         moves: &[Move],
         rows: Range<u32>,
-        unvisited: &SparseRows,
+        unvisited: &PartedRows,
         counting: Counting,
     ) -> (Vec<u64>, RowCounts) {
         let words = self.words_per_row();

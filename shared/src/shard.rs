@@ -262,6 +262,8 @@ pub fn decode_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Res
 /// after the payload's length and checksum have been checked at the end.
 pub struct WordsDecoder {
     expected: ShardKey,
+    /// Accept any attempt of the expected task (an input stitched from results).
+    any_attempt: bool,
     max_len: usize,
     head: Vec<u8>,
     header: Option<Header>,
@@ -276,6 +278,7 @@ impl WordsDecoder {
     pub fn new(expected: ShardKey, max_len: usize) -> Self {
         WordsDecoder {
             expected,
+            any_attempt: false,
             max_len,
             head: Vec::new(),
             header: None,
@@ -284,6 +287,22 @@ impl WordsDecoder {
             zstd: zstd::stream::raw::Decoder::new().expect("a zstd decoder context"),
             words: Vec::new(),
             written: 0,
+        }
+    }
+
+    /// Accepts the expected task's shard of any attempt: the parts of an input the
+    /// coordinator forwards as its workers returned them.
+    pub fn any_attempt(mut self) -> Self {
+        self.any_attempt = true;
+        self
+    }
+
+    /// How many more bytes this shard takes (its header's, then its payload's): a reader of
+    /// shards sent one after another feeds each at most this many.
+    pub fn wanted(&self) -> u64 {
+        match &self.header {
+            None => (header_len() - self.head.len()) as u64,
+            Some(h) => h.payload_len.saturating_sub(self.received),
         }
     }
 
@@ -299,7 +318,12 @@ impl WordsDecoder {
                 return Ok(());
             }
             let header = check_header(&self.head)?;
-            if header.key != self.expected {
+            let key = if self.any_attempt {
+                ShardKey { attempt: self.expected.attempt, ..header.key }
+            } else {
+                header.key
+            };
+            if key != self.expected {
                 return Err(ShardError::WrongTask { found: header.key, expected: self.expected });
             }
             if header.raw_len > self.max_len as u64 * 8 {

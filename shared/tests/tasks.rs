@@ -17,17 +17,60 @@ use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
-use shared::shard::{decode_words_for, ShardKey, LEVEL_INPUT};
+use shared::shard::ShardKey;
 use shared::space::{count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use shared::wire::{Before, KnownVisited, SparseRows, Unvisited};
+use shared::wire::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
+use std::ops::Range;
 
-/// A full array as a worker receives it: the sparse payload through the shard codec.
-fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> SparseRows {
-    let key = ShardKey { job: 1, task: LEVEL_INPUT, attempt: 0, level: 3 };
-    let encoded = SparseRows::encode(key, full, words, columns, complement);
-    let row_count = full.len() / words;
-    let payload = decode_words_for(&encoded, key, row_count.div_ceil(64) + full.len()).unwrap();
-    SparseRows::from_payload(payload, row_count, words).unwrap()
+/// How the tests cut a space into parts: 7 uneven parts (or fewer rows).
+fn cut_of(rows: u32) -> PartCut {
+    PartCut::new(rows, rows.div_ceil(7))
+}
+
+/// Reads parts `parts` from their shards sent one after another, fed in uneven pieces as a
+/// download delivers them.
+fn read_parts(shards: &[Vec<u8>], depth: u32, cut: PartCut, words: usize, parts: Range<u32>) -> PartedRows {
+    let mut decoder = PartsDecoder::new(1, depth, cut, words, parts.clone());
+    let bytes: Vec<u8> = shards[parts.start as usize..parts.end as usize].concat();
+    for piece in bytes.chunks(1009) {
+        decoder.push(piece).unwrap();
+    }
+    decoder.finish().unwrap()
+}
+
+/// A full array (or its complement) as a worker receives it: every part, through the shard
+/// codec.
+fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> PartedRows {
+    let cut = cut_of((full.len() / words) as u32);
+    let shards = PartedRows::encode(1, 3, cut, full, words, columns, complement);
+    read_parts(&shards, 3, cut, words, 0..cut.parts())
+}
+
+/// One part of a full array as a worker receives it.
+fn part_over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool, k: u32) -> PartedRows {
+    let cut = cut_of((full.len() / words) as u32);
+    let shards = PartedRows::encode(1, 3, cut, full, words, columns, complement);
+    read_parts(&shards, 3, cut, words, k..k + 1)
+}
+
+/// The level after depth `depth` as workers return it (each task's rows with its counts, from
+/// any attempt), read back as the next level's input: it must hold `expected`.
+fn results_are_next_input(space: &impl RowIndex, depth: u32, expected: &[u64]) {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let cut = cut_of(space.row_count());
+    let shards: Vec<Vec<u8>> = (0..cut.parts())
+        .map(|k| {
+            let rows = cut.range(k);
+            let part = &expected[rows.start as usize * words..rows.end as usize * words];
+            let key = ShardKey { job: 1, task: k as u64, attempt: 1 + k % 3, level: depth };
+            SparseRows::encode_result(key, part, words, space.column_count(), &count_rows(space, rows, part))
+        })
+        .collect();
+    let input = read_parts(&shards, depth + 1, cut, words, 0..cut.parts());
+    let input_rows = FullRows::new(expected, words);
+    for r in 0..space.row_count() {
+        assert_eq!(input.row(r), input_rows.row(r), "row {r}");
+    }
 }
 
 fn forward<I: RowIndex>(
@@ -114,6 +157,31 @@ fn every_level_both_ways<I: RowIndex>(
             let seen = KnownVisited { frontier: &sparse, before: Before::Nothing };
             assert_eq!(forward(space, moves, &sources, &sparse, &seen), (expected.clone(), expected_counts));
         }
+        // A task downloads only its own part of the second input.
+        let cut = cut_of(space.row_count());
+        for k in 0..cut.parts() {
+            let rows = cut.range(k);
+            let own = |full: &[u64], complement| part_over_the_wire(full, words, columns, complement, k);
+            let (previous, unvisited) = (own(&levels[d.max(1) - 1], false), own(&visited, true));
+            let expected_rows = &expected[rows.start as usize * words..rows.end as usize * words];
+            for before in [Before::Frontier(&previous), Before::Unvisited(&unvisited)] {
+                let before = if d == 0 { Before::Nothing } else { before };
+                let seen = KnownVisited { frontier: &sparse, before };
+                let mut out = vec![0u64; rows.len() * words];
+                forward_rows(
+                    space,
+                    moves,
+                    rows.clone(),
+                    &sources,
+                    &sparse,
+                    &seen,
+                    Counting::Classes,
+                    &mut out,
+                );
+                assert_eq!(out, expected_rows, "rows {rows:?} at depth {d}");
+            }
+        }
+        results_are_next_input(space, d as u32, expected);
 
         let full = Visited { words: &visited, words_per_row: words };
         let unvisited = over_the_wire(&visited, words, columns, true);

@@ -13,7 +13,9 @@ use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
-use shared::wire::{self, level_input_name, Before, KnownVisited, SparseRows};
+use shared::wire::{
+    self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows,
+};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tonic::service::interceptor::InterceptedService;
@@ -96,7 +98,7 @@ struct Cache {
     sources: Option<Arc<Sources>>,
     /// The row inputs of the current level (frontier or unvisited entries, and a forward
     /// level's second input), by name.
-    row_inputs: Vec<(String, Arc<SparseRows>)>,
+    row_inputs: Vec<(String, Arc<PartedRows>)>,
     /// A product job's stored positions and coset classes, by job spec.
     product: Option<(String, Arc<ProductJob>)>,
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
@@ -263,19 +265,25 @@ impl From<tokio::task::JoinError> for TaskError {
     }
 }
 
-/// Downloads the row input `name` ("<input>/<depth>", keyed by that depth, shared by all the
-/// level's tasks) of at most `len` words.
+/// Downloads parts `parts` of the row input `name` ("<input>/<depth>", shared by all the
+/// level's tasks; one part is asked for as "<input>/<depth>/<part>"), decoding them as they
+/// arrive.
 async fn download(
     client: &mut Client,
     task: &v1::Task,
     name: &str,
-    len: usize,
-) -> Result<Vec<u64>, TaskError> {
-    let level = name
+    (cut, words_per_row): (PartCut, usize),
+    parts: std::ops::Range<u32>,
+) -> Result<PartedRows, TaskError> {
+    let depth = name
         .rsplit_once('/')
         .and_then(|(_, d)| d.parse().ok())
         .ok_or_else(|| anyhow!("the coordinator named an input {name:?} without its depth"))?;
-    let name = name.to_string();
+    let request =
+        if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
+    if parts.len() > 1 && request != name {
+        return Err(TaskError::Other(anyhow!("parts {parts:?} of {name} are not one part or all")));
+    }
     let rpc = |s: tonic::Status| {
         if s.code() == tonic::Code::NotFound {
             TaskError::Gone
@@ -283,17 +291,15 @@ async fn download(
             TaskError::Rpc(s)
         }
     };
-    let request =
-        v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.clone(), offset: 0 };
+    let request = v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: request, offset: 0 };
     let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
-    let key = ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level };
     // Decoded as the chunks arrive; a damaged download is fetched again with the task's next
     // lease.
-    let damaged = |e: shard::ShardError| {
+    let damaged = |e: String| {
         tracing::warn!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
     };
-    let mut decoder = shard::WordsDecoder::new(key, len);
+    let mut decoder = PartsDecoder::new(task.job_id, depth, cut, words_per_row, parts);
     while let Some(chunk) = stream.message().await.map_err(rpc)? {
         decoder.push(&chunk.data).map_err(damaged)?;
     }
@@ -345,15 +351,22 @@ async fn run_task(
         task.level
     );
     let before_name = if forward { task.before_input.as_str() } else { "" };
+    // The level's inputs are cut as its tasks are: this task reads every part of the first,
+    // and its own part of the second.
+    let cut = PartCut::new(row_count as u32, task.rows_per_part);
+    let part = task.task_id as u32;
+    if part >= cut.parts() || cut.range(part) != rows {
+        return Err(TaskError::Other(anyhow!("task {part} (rows {rows:?}) is not a part of {cut:?}")));
+    }
+    let before_part = format!("{before_name}/{part}");
     // Inputs of earlier levels go first: a worker holds at most this task's two.
     if let Ok(mut c) = cache.lock() {
-        c.row_inputs.retain(|(n, _)| *n == input_name || *n == before_name);
+        c.row_inputs.retain(|(n, _)| *n == input_name || *n == before_part);
     }
-    let max = row_count.div_ceil(64) + row_count * words_per_row;
-    let input = row_input(client, cache, task, &input_name, (row_count, words_per_row), max).await?;
+    let input = row_input(client, cache, task, &input_name, (cut, words_per_row), 0..cut.parts()).await?;
     let before = match before_name {
         "" => None,
-        name => Some(row_input(client, cache, task, name, (row_count, words_per_row), max).await?),
+        name => Some(row_input(client, cache, task, name, (cut, words_per_row), part..part + 1).await?),
     };
     let counting = if task.positions_only { Counting::Positions } else { Counting::Classes };
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
@@ -380,18 +393,19 @@ async fn run_task(
     .await?)
 }
 
-/// The row input `name` of the task's job: from the cache, or downloaded (at most `max` words)
-/// and kept.
+/// Parts `parts` of the row input `name` of the task's job: from the cache, or downloaded and
+/// kept.
 async fn row_input(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
     name: &str,
-    (rows, words_per_row): (usize, usize),
-    max: usize,
-) -> Result<Arc<SparseRows>, TaskError> {
+    (cut, words_per_row): (PartCut, usize),
+    parts: std::ops::Range<u32>,
+) -> Result<Arc<PartedRows>, TaskError> {
+    let key = if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
     let cached =
-        cache.lock().ok().and_then(|c| c.row_inputs.iter().find(|(n, _)| n == name).map(|i| i.1.clone()));
+        cache.lock().ok().and_then(|c| c.row_inputs.iter().find(|(n, _)| *n == key).map(|i| i.1.clone()));
     if let Some(input) = cached {
         return Ok(input);
     }
@@ -400,10 +414,9 @@ async fn row_input(
     if !valid {
         return Err(TaskError::Other(anyhow!("the coordinator named an unknown row input {name:?}")));
     }
-    let payload = download(client, task, name, max).await?;
-    let input = Arc::new(SparseRows::from_payload(payload, rows, words_per_row).map_err(|e| anyhow!(e))?);
+    let input = Arc::new(download(client, task, name, (cut, words_per_row), parts).await?);
     if let Ok(mut c) = cache.lock() {
-        c.row_inputs.push((name.to_string(), input.clone()));
+        c.row_inputs.push((key, input.clone()));
     }
     Ok(input)
 }

@@ -19,7 +19,7 @@ use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey};
 use shared::space::{RowCounts, RowIndex};
-use shared::wire::{level_input_name, SparseRows};
+use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -69,9 +69,13 @@ enum Work {
         dir: Direction,
         words: usize,
         counting: Counting,
-        /// A forward task's second input (see `shared::wire::KnownVisited`), by name.
+        /// A forward task's second input (see `shared::wire::KnownVisited`), by name: task k
+        /// reads its part k, dropped once the task is done.
         before: String,
+        cut: PartCut,
         data: Published,
+        /// Each task's result as it arrived: part k of the next level's frontier.
+        results: Vec<Option<Arc<Vec<u8>>>>,
         /// The sum of the merged tasks' counts.
         counts: RowCounts,
         /// Results being merged now.
@@ -139,6 +143,8 @@ pub struct Lease {
     pub job_spec: String,
     /// A forward row task's second input (empty otherwise).
     pub before_input: String,
+    /// Rows of each part of a row task's inputs (the level's rows per task).
+    pub rows_per_part: u32,
     /// A row task counts entries and positions only.
     pub positions_only: bool,
 }
@@ -167,8 +173,25 @@ struct State {
     bytes_out: u64,
     /// Inputs of the whole job by name (an H48 build's levels), encoded as shards.
     named_inputs: HashMap<String, Arc<Vec<u8>>>,
-    /// The inputs of a row search's current and previous level, by name ("frontier-all/7").
-    level_inputs: Vec<(String, u32, Arc<Vec<u8>>)>,
+    /// The inputs of a row search's current and previous level, and the frontier the running
+    /// level's tasks returned so far.
+    row_inputs: Vec<RowInput>,
+}
+
+/// A row search's level input as the coordinator serves it: parts of a [`PartCut`], each an
+/// encoded shard (either a task's result, forwarded as it arrived, or encoded here).
+struct RowInput {
+    /// "frontier-all/7".
+    name: String,
+    cut: PartCut,
+    /// `None`: no longer served (its task is done).
+    parts: Vec<Option<Arc<Vec<u8>>>>,
+}
+
+impl RowInput {
+    fn new(name: String, cut: PartCut, parts: Vec<Vec<u8>>) -> Self {
+        RowInput { name, cut, parts: parts.into_iter().map(|p| Some(Arc::new(p))).collect() }
+    }
 }
 
 /// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
@@ -194,7 +217,7 @@ impl Shared {
                 bytes_in: 0,
                 bytes_out: 0,
                 named_inputs: HashMap::new(),
-                level_inputs: Vec::new(),
+                row_inputs: Vec::new(),
             }),
             changed: Condvar::new(),
             lease_time,
@@ -316,12 +339,12 @@ impl Shared {
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: now + lease_time };
-        let (kind, before_input, positions_only) = match &level.work {
-            Work::Rows { dir, before, counting, .. } => {
-                (TaskKind::Rows(*dir), before.clone(), *counting == Counting::Positions)
+        let (kind, before_input, rows_per_part, positions_only) = match &level.work {
+            Work::Rows { dir, before, counting, cut, .. } => {
+                (TaskKind::Rows(*dir), before.clone(), cut.rows_per_part, *counting == Counting::Positions)
             }
-            Work::Cosets { .. } => (TaskKind::Cosets, String::new(), false),
-            Work::Items { .. } => (TaskKind::H48, String::new(), false),
+            Work::Cosets { .. } => (TaskKind::Cosets, String::new(), 0, false),
+            Work::Items { .. } => (TaskKind::H48, String::new(), 0, false),
         };
         Poll::Task(Lease {
             job,
@@ -332,6 +355,7 @@ impl Shared {
             rows: task.rows.clone(),
             job_spec: spec,
             before_input,
+            rows_per_part,
             positions_only,
         })
     }
@@ -353,16 +377,27 @@ impl Shared {
         }
     }
 
-    /// The input `name` ("<input>/<depth>") as an encoded shard: an H48 build's level, or one
-    /// of the inputs of a row search's current or previous level. `None` when it is not (or no
+    /// The input `name` as encoded shards, to be sent one after another: an H48 build's level
+    /// ("<input>/<depth>", one shard), every part of a row search's level input
+    /// ("frontier-all/7"), or one part of it ("frontier-all/7/3"). `None` when it is not (or no
     /// longer) served.
-    pub fn input(&self, depth: u32, name: &str) -> Option<Arc<Vec<u8>>> {
+    pub fn input(&self, name: &str) -> Option<Vec<Arc<Vec<u8>>>> {
         let s = self.lock();
-        let full = format!("{name}/{depth}");
-        if let Some(input) = s.named_inputs.get(&full) {
-            return Some(input.clone());
+        if let Some(input) = s.named_inputs.get(name) {
+            return Some(vec![input.clone()]);
         }
-        s.level_inputs.iter().find(|(n, _, _)| *n == full).map(|(_, _, bytes)| bytes.clone())
+        let (whole, part) = match name.matches('/').count() {
+            1 => (name, None),
+            _ => {
+                let (whole, part) = name.rsplit_once('/')?;
+                (whole, Some(part.parse::<usize>().ok()?))
+            }
+        };
+        let input = s.row_inputs.iter().find(|i| i.name == whole)?;
+        match part {
+            Some(k) => Some(vec![input.parts.get(k)?.clone()?]),
+            None => input.parts.iter().cloned().collect(),
+        }
     }
 
     /// The limit of an upload for `task` of the running level, or `None` if the level has no
@@ -392,14 +427,15 @@ impl Shared {
         }
     }
 
-    /// Merges a task's result. A row task's is its new entries as a sparse row set and their
-    /// counts (see [`SparseRows::result_from_payload`]; `words` is its payload): its occupied
-    /// rows are ORed into `next` outside the lock, its counts summed. A coset task's is its
-    /// counters, kept as they are. Results for a finished task or another level are ignored
-    /// (`Ok(false)`); a malformed one is refused and its task handed out again.
-    pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, wire_bytes: u64) -> Result<bool, String> {
+    /// Merges a task's result (`shard`, decoded as `words`). A row task's is its new entries
+    /// as a sparse row set and their counts (see [`SparseRows::result_from_payload`]): its
+    /// occupied rows are copied into `next` outside the lock, its counts summed, and its shard
+    /// kept as a part of the next level's frontier. A coset task's is its counters, kept as they
+    /// are. Results for a finished task or another level are ignored (`Ok(false)`); a malformed
+    /// one is refused and its task handed out again.
+    pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, shard: Vec<u8>) -> Result<bool, String> {
         let mut s = self.lock();
-        s.bytes_in += wire_bytes;
+        s.bytes_in += shard.len() as u64;
         let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
         let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
         if matches!(t.state, TaskState::Done | TaskState::Merging) {
@@ -413,9 +449,12 @@ impl Shared {
                 *merging += 1;
                 drop(s);
                 let merged = merge_rows(words, rows, w, data);
-                let mut s = self.lock();
+                let mut guard = self.lock();
+                let s = &mut *guard;
                 let level = s.level.as_mut().expect("a level stays published while a merge is in flight");
-                let Work::Rows { counts, merging, .. } = &mut level.work else { unreachable!("a row level") };
+                let Work::Rows { counts, merging, results, before, .. } = &mut level.work else {
+                    unreachable!("a row level")
+                };
                 *merging -= 1;
                 let t = &mut level.tasks[task as usize];
                 let result = match merged {
@@ -423,6 +462,13 @@ impl Shared {
                         *counts = *counts + c;
                         t.state = TaskState::Done;
                         level.remaining -= 1;
+                        results[task as usize] = Some(Arc::new(shard));
+                        // Only this task read its part of the second input.
+                        if let Some(input) = s.row_inputs.iter_mut().find(|i| i.name == *before) {
+                            if let Some(part) = input.parts.get_mut(task as usize) {
+                                *part = None;
+                            }
+                        }
                         Ok(true)
                     }
                     Err(e) => {
@@ -453,10 +499,13 @@ impl Shared {
         Ok(true)
     }
 
-    /// Publishes a level, after encoding its inputs: the frontier (forward) or the unvisited
-    /// entries (backward), and for a forward level the second input its tasks mask with (the
-    /// previous level's input if still held, else this level's unvisited entries). Waits until
-    /// every task is merged (re-queueing expired leases), unpublishes it and returns its counts.
+    /// Publishes a level with its inputs: the frontier (forward) or the unvisited entries
+    /// (backward), and for a forward level the second input its tasks mask with (the previous
+    /// level's frontier if still held, else this level's unvisited entries). A frontier is the
+    /// previous level's results as they arrived when the previous level ran here; what is not
+    /// held is encoded from the engine's arrays. Waits until every task is merged (re-queueing
+    /// expired leases), unpublishes it, keeps its results as the next level's frontier and
+    /// returns its counts.
     fn run_level(
         &self,
         depth: u32,
@@ -467,35 +516,42 @@ impl Shared {
         next: &mut BitStore,
     ) -> Result<RowCounts, String> {
         let words = level.words_per_row;
+        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
+        let cut = PartCut::new(rows, per_task);
         let job = self.lock().job;
-        let encode = |name: &'static str, at: u32| {
-            let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: at };
-            let unvisited = name == level_input_name(Direction::Backward);
-            let source = if unvisited { level.visited } else { level.frontier };
-            (format!("{name}/{at}"), at, Arc::new(SparseRows::encode(key, source, words, columns, unvisited)))
+        let input_name = format!("{}/{depth}", level_input_name(dir));
+        let forward_name = level_input_name(Direction::Forward);
+        let previous = format!("{forward_name}/{}", depth.wrapping_sub(1));
+        let wants_before = dir != Direction::Backward && depth > 1;
+        let (has_input, has_previous) = {
+            let mut s = self.lock();
+            s.row_inputs
+                .retain(|i| i.cut == cut && (i.name == input_name || (wants_before && i.name == previous)));
+            let held = |name: &str| s.row_inputs.iter().any(|i| i.name == name);
+            (held(&input_name), held(&previous))
         };
-        let input = encode(level_input_name(dir), depth);
-        let held_before =
-            self.lock().level_inputs.iter().find(|(_, at, _)| *at + 1 == depth).map(|i| i.0.clone());
-        let mut inputs = vec![input];
-        let before = match (dir, held_before) {
-            (Direction::Backward, _) => String::new(),
-            _ if depth <= 1 => String::new(),
-            (_, Some(name)) => name,
-            (_, None) => {
-                inputs.push(encode(level_input_name(Direction::Backward), depth));
-                inputs[1].0.clone()
+        let encode = |name: &str, unvisited: bool| {
+            let source = if unvisited { level.visited } else { level.frontier };
+            let parts = PartedRows::encode(job, depth, cut, source, words, columns, unvisited);
+            RowInput::new(format!("{name}/{depth}"), cut, parts)
+        };
+        let mut inputs = Vec::new();
+        if !has_input {
+            inputs.push(encode(level_input_name(dir), dir == Direction::Backward));
+        }
+        let before = match () {
+            _ if !wants_before => String::new(),
+            _ if has_previous => previous,
+            _ => {
+                let unvisited = encode(level_input_name(Direction::Backward), true);
+                let name = unvisited.name.clone();
+                inputs.push(unvisited);
+                name
             }
         };
-        {
-            let mut s = self.lock();
-            s.level_inputs.retain(|(_, at, _)| *at + 1 >= depth && *at < depth);
-            s.level_inputs.extend(inputs);
-        }
-        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
-        let tasks: Vec<Task> = (0..rows)
-            .step_by(per_task as usize)
-            .map(|a| Task { rows: a..(a + per_task).min(rows), state: TaskState::Pending, attempt: 0 })
+        self.lock().row_inputs.extend(inputs);
+        let tasks: Vec<Task> = (0..cut.parts())
+            .map(|k| Task { rows: cut.range(k), state: TaskState::Pending, attempt: 0 })
             .collect();
         let data = Published { next: next.words_mut().as_mut_ptr(), len: level.visited.len() };
         let work = Work::Rows {
@@ -503,12 +559,18 @@ impl Shared {
             words,
             counting: level.counting,
             before,
+            cut,
             data,
+            results: vec![None; tasks.len()],
             counts: RowCounts::default(),
             merging: 0,
         };
         match self.run_tasks(depth, tasks, work, (0, per_task as u64), &level.progress.rows_done)? {
-            Work::Rows { counts, .. } => Ok(counts),
+            Work::Rows { counts, results, .. } => {
+                let name = format!("{forward_name}/{}", depth + 1);
+                self.lock().row_inputs.push(RowInput { name, cut, parts: results });
+                Ok(counts)
+            }
             _ => unreachable!("a row level stays one"),
         }
     }
@@ -740,13 +802,17 @@ mod tests {
                 let l = lease(&shared, worker);
                 assert_eq!((l.depth, l.kind), (7, TaskKind::Cosets));
                 // A late result of an earlier level with the same task number is ignored...
-                assert_eq!(shared.complete(6, l.task, vec![9; 6], 0), Ok(false));
+                assert_eq!(shared.complete(6, l.task, vec![9; 6], vec![]), Ok(false));
                 // ...a result of the wrong length is refused...
-                assert!(shared.complete(7, l.task, vec![1; 5], 0).is_err());
+                assert!(shared.complete(7, l.task, vec![1; 5], vec![]).is_err());
                 // ...and the right one is kept.
                 let words: Vec<u64> = (0..6).map(|i| l.rows.start as u64 * 10 + i).collect();
-                assert_eq!(shared.complete(7, l.task, words, 0), Ok(true));
-                assert_eq!(shared.complete(7, l.task, vec![0; 6], 0), Ok(false), "a duplicate is ignored");
+                assert_eq!(shared.complete(7, l.task, words, vec![]), Ok(true));
+                assert_eq!(
+                    shared.complete(7, l.task, vec![0; 6], vec![]),
+                    Ok(false),
+                    "a duplicate is ignored"
+                );
                 seen.push(l.rows);
             }
             seen.sort_by_key(|r| r.start);

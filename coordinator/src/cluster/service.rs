@@ -77,6 +77,7 @@ impl v1::coordinator_server::Coordinator for Service {
                     },
                     before_input: lease.before_input,
                     positions_only: lease.positions_only,
+                    rows_per_part: lease.rows_per_part,
                 }),
                 done: false,
             })),
@@ -144,7 +145,7 @@ impl v1::coordinator_server::Coordinator for Service {
         let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
         let decoded = tokio::task::spawn_blocking(move || {
             shard::decode_words_for(&bytes, expected, limit.max_words)
-                .map(|words| shared.complete(limit.depth, task, words, received))
+                .map(|words| shared.complete(limit.depth, task, words, bytes))
         })
         .await
         .map_err(blocking_error)?;
@@ -176,26 +177,35 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::DownloadInputRequest>,
     ) -> Result<Response<Self::DownloadInputStream>, Status> {
         let r = request.into_inner();
-        // The name is "<input>/<level>".
-        let bad_name = || Status::invalid_argument(format!("bad input name {:?}", r.name));
-        let (input, level) = r.name.split_once('/').ok_or_else(bad_name)?;
-        let level: u32 = level.parse().map_err(|_| bad_name())?;
-        // Inputs are encoded before their level is published: this only looks one up.
-        let encoded = self.shared.input(level, input).ok_or_else(|| {
+        // Inputs are encoded before their level is published (or are results already
+        // received): this only looks them up.
+        let parts = self.shared.input(&r.name).ok_or_else(|| {
             Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
         })?;
-        let total = encoded.len() as u64;
-        let from = r.offset.min(total) as usize;
-        self.shared.count_sent(total - from as u64);
-        // Chunks are cut as the stream is read, so a large input is not copied whole again.
-        let chunks = (0..(encoded.len() - from).div_ceil(MAX_CHUNK_BYTES).max(1)).map(move |i| {
-            let start = from + i * MAX_CHUNK_BYTES;
-            let data = encoded[start..(start + MAX_CHUNK_BYTES).min(encoded.len())].to_vec();
-            Ok(v1::InputChunk {
-                offset: start as u64,
-                total_bytes: total,
-                last: (start + data.len()) as u64 == total,
-                data,
+        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let from = r.offset.min(total);
+        self.shared.count_sent(total - from);
+        // Chunks of the parts one after another, cut as the stream is read, so a large input
+        // is not copied whole again.
+        let mut starts = Vec::with_capacity(parts.len());
+        let mut at = 0u64;
+        for p in &parts {
+            starts.push(at);
+            at += p.len() as u64;
+        }
+        let chunks = parts.into_iter().zip(starts).flat_map(move |(part, start)| {
+            let skip = from.saturating_sub(start).min(part.len() as u64) as usize;
+            let pieces = (part.len() - skip).div_ceil(MAX_CHUNK_BYTES);
+            (0..pieces).map(move |i| {
+                let begin = skip + i * MAX_CHUNK_BYTES;
+                let data = part[begin..(begin + MAX_CHUNK_BYTES).min(part.len())].to_vec();
+                let offset = start + begin as u64;
+                Ok(v1::InputChunk {
+                    offset,
+                    total_bytes: total,
+                    last: offset + data.len() as u64 == total,
+                    data,
+                })
             })
         });
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))

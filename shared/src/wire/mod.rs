@@ -9,7 +9,7 @@ pub mod h48;
 pub mod product;
 mod sparse;
 
-pub use sparse::{Before, KnownVisited, SparseRows, Unvisited};
+pub use sparse::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 
 use crate::bfs::Direction;
 

@@ -1,9 +1,13 @@
 //! Bit arrays as they travel between the coordinator and workers: only the rows that hold
-//! entries, so early and late levels, which touch few rows, cost little on either side.
+//! entries, so early and late levels, which touch few rows, cost little on either side; and cut
+//! into parts of one task's row range each, the same cut for every level. A task's result is
+//! such a part (with its counts), so the results of one level are, unchanged, the next level's
+//! input, and a forward task can fetch just its own rows of the previous level.
 
 use crate::bfs::task::{row_bits, tail_mask, RowBits, Seen, VisitedRows};
 use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
+use std::ops::Range;
 
 /// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
 /// row has entries, then the words of those rows only. A forward level sends its frontier so,
@@ -19,21 +23,27 @@ pub struct SparseRows {
 }
 
 impl SparseRows {
-    /// A shard holding the sparse row set of a full array (rows of `columns` columns), or of
-    /// its complement.
-    pub fn encode(
+    /// A part: the sparse row set of `full` (some rows of `columns` columns), or of its
+    /// complement, then four counters (a task's counts of its rows; zero in a part the
+    /// coordinator encodes from its arrays). See [`Self::from_part_payload`].
+    pub fn encode_part(
         key: ShardKey,
         full: &[u64],
         words_per_row: usize,
         columns: u32,
         complement: bool,
+        counts: &RowCounts,
     ) -> Vec<u8> {
         let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, complement);
-        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied)).chain(rows).collect();
+        let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
+        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied))
+            .chain(rows)
+            .chain(std::iter::once(WordPart::plain(&counts)))
+            .collect();
         shard::encode_word_parts(key, &parts)
     }
 
-    /// A row task's result: its rows (`full` holds just them) as a sparse row set, then their
+    /// A row task's result: its new entries (`full` holds just its rows) as a part with their
     /// counts (see [`Self::result_from_payload`]).
     pub fn encode_result(
         key: ShardKey,
@@ -42,13 +52,20 @@ impl SparseRows {
         columns: u32,
         counts: &RowCounts,
     ) -> Vec<u8> {
-        let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, false);
-        let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
-        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied))
-            .chain(rows)
-            .chain(std::iter::once(WordPart::plain(&counts)))
-            .collect();
-        shard::encode_word_parts(key, &parts)
+        Self::encode_part(key, full, words_per_row, columns, false, counts)
+    }
+
+    /// Reads a part's payload for `rows` rows, its counters dropped.
+    pub fn from_part_payload(
+        mut payload: Vec<u64>,
+        rows: usize,
+        words_per_row: usize,
+    ) -> Result<Self, String> {
+        if payload.len() < RESULT_COUNTERS {
+            return Err("a row set part without its counters".into());
+        }
+        payload.truncate(payload.len() - RESULT_COUNTERS);
+        Self::from_payload(payload, rows, words_per_row)
     }
 
     /// Words a row task's result takes at most (see [`Self::encode_result`]).
@@ -106,7 +123,7 @@ impl SparseRows {
     }
 
     /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
-    pub fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
+    fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
         let blocks = rows.div_ceil(64);
         if payload.len() < blocks {
             return Err(format!("row set payload of {} words is shorter than its row bits", payload.len()));
@@ -147,22 +164,160 @@ impl RowBits for SparseRows {
 /// Counters after a row result's rows: entries, positions, classes, self-inverse classes.
 const RESULT_COUNTERS: usize = 4;
 
+/// A bit array of `rows` rows as parts of `rows_per_part` consecutive rows each (the last may
+/// be shorter), starting at row `first`: a whole level input (`first` 0, every part), or one
+/// task's part of one.
+pub struct PartedRows {
+    first: u32,
+    rows_per_part: u32,
+    parts: Vec<SparseRows>,
+}
+
+impl PartedRows {
+    /// Parts `parts` of `cut` (see [`PartsDecoder`]).
+    fn new(cut: PartCut, parts: Range<u32>, sets: Vec<SparseRows>) -> Self {
+        PartedRows { first: parts.start * cut.rows_per_part, rows_per_part: cut.rows_per_part, parts: sets }
+    }
+
+    /// The parts of a whole array (`full`, or its complement), encoded as the coordinator
+    /// serves them for a level of depth `depth` (see [`PartCut::key`]).
+    pub fn encode(
+        job: u64,
+        depth: u32,
+        cut: PartCut,
+        full: &[u64],
+        words_per_row: usize,
+        columns: u32,
+        complement: bool,
+    ) -> Vec<Vec<u8>> {
+        use rayon::prelude::*;
+        (0..cut.parts())
+            .into_par_iter()
+            .map(|k| {
+                let rows = cut.range(k);
+                let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
+                let key = cut.key(job, depth, k);
+                SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
+            })
+            .collect()
+    }
+}
+
+/// How a row search cuts its rows into tasks, and so its level inputs into parts:
+/// `rows_per_part` consecutive rows each (the last part may be shorter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartCut {
+    pub rows: u32,
+    pub rows_per_part: u32,
+}
+
+impl PartCut {
+    pub fn new(rows: u32, rows_per_part: u32) -> Self {
+        PartCut { rows, rows_per_part: rows_per_part.max(1) }
+    }
+
+    pub fn parts(&self) -> u32 {
+        self.rows.div_ceil(self.rows_per_part)
+    }
+
+    /// The rows of part `k`.
+    pub fn range(&self, k: u32) -> Range<u32> {
+        let start = (k * self.rows_per_part).min(self.rows);
+        start..(start + self.rows_per_part).min(self.rows)
+    }
+
+    /// The shard key of part `k` of an input of depth `depth`: that of task `k` of the level
+    /// before, whose result the part is (any attempt; the coordinator's own parts have 0).
+    pub fn key(&self, job: u64, depth: u32, k: u32) -> ShardKey {
+        ShardKey { job, task: k as u64, attempt: 0, level: depth.wrapping_sub(1) }
+    }
+}
+
+/// Reads parts `parts` of an input of depth `depth` as they arrive, one shard after another.
+pub struct PartsDecoder {
+    job: u64,
+    depth: u32,
+    cut: PartCut,
+    words_per_row: usize,
+    parts: Range<u32>,
+    current: Option<shard::WordsDecoder>,
+    done: Vec<SparseRows>,
+}
+
+impl PartsDecoder {
+    pub fn new(job: u64, depth: u32, cut: PartCut, words_per_row: usize, parts: Range<u32>) -> Self {
+        PartsDecoder { job, depth, cut, words_per_row, parts, current: None, done: Vec::new() }
+    }
+
+    fn next_part(&self) -> u32 {
+        self.parts.start + self.done.len() as u32
+    }
+
+    /// Feeds the next bytes of the stream.
+    pub fn push(&mut self, mut bytes: &[u8]) -> Result<(), String> {
+        while !bytes.is_empty() {
+            let k = self.next_part();
+            if k >= self.parts.end {
+                return Err(format!("more bytes than the {} parts asked for", self.parts.len()));
+            }
+            let decoder = self.current.get_or_insert_with(|| {
+                let rows = self.cut.range(k).len();
+                let max = SparseRows::max_result_words(rows, self.words_per_row);
+                shard::WordsDecoder::new(self.cut.key(self.job, self.depth, k), max).any_attempt()
+            });
+            let take = (decoder.wanted() as usize).min(bytes.len());
+            decoder.push(&bytes[..take]).map_err(|e| format!("part {k}: {e}"))?;
+            bytes = &bytes[take..];
+            if decoder.wanted() == 0 {
+                self.finish_part()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_part(&mut self) -> Result<(), String> {
+        let k = self.next_part();
+        let decoder = self.current.take().expect("a part under way");
+        let payload = decoder.finish().map_err(|e| format!("part {k}: {e}"))?;
+        let rows = self.cut.range(k).len();
+        self.done.push(SparseRows::from_part_payload(payload, rows, self.words_per_row)?);
+        Ok(())
+    }
+
+    /// The parts, once every one has arrived whole.
+    pub fn finish(self) -> Result<PartedRows, String> {
+        if self.current.is_some() || self.done.len() != self.parts.len() {
+            return Err(format!("{} of {} parts arrived", self.done.len(), self.parts.len()));
+        }
+        Ok(PartedRows::new(self.cut, self.parts, self.done))
+    }
+}
+
+impl RowBits for PartedRows {
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        let r = r.checked_sub(self.first)?;
+        let k = r / self.rows_per_part;
+        self.parts.get(k as usize)?.row(r - k * self.rows_per_part)
+    }
+}
+
 /// What a forward task on a worker knows to be visited, from what it downloads: the frontier it
-/// expands (depth d) and the input of the level before, which is either the frontier of depth
-/// d - 1 or a set of unvisited entries that the visited ones only grew out of since (see
-/// `bfs::task::Seen`; at depth 1 nothing else is visited).
+/// expands (depth d) and, for its own rows, the input of the level before, which is either the
+/// frontier of depth d - 1 or a set of unvisited entries that the visited ones only grew out of
+/// since (see `bfs::task::Seen`; at depth 1 nothing else is visited).
 pub struct KnownVisited<'a> {
-    pub frontier: &'a SparseRows,
+    pub frontier: &'a PartedRows,
     pub before: Before<'a>,
 }
 
-/// The second input of [`KnownVisited`].
+/// The second input of [`KnownVisited`], for the task's rows.
 pub enum Before<'a> {
     Nothing,
     /// The frontier of depth d - 1: its entries are visited.
-    Frontier(&'a SparseRows),
+    Frontier(&'a PartedRows),
     /// Unvisited entries of an earlier moment: everything else is visited.
-    Unvisited(&'a SparseRows),
+    Unvisited(&'a PartedRows),
 }
 
 impl Seen for KnownVisited<'_> {
@@ -184,13 +339,71 @@ impl Seen for KnownVisited<'_> {
     }
 }
 
-/// A worker's copy of the unvisited entries (a [`SparseRows`] of the complement of visited).
-pub struct Unvisited<'a>(pub &'a SparseRows);
+/// A worker's copy of the unvisited entries (the parts of the complement of visited).
+pub struct Unvisited<'a>(pub &'a PartedRows);
 
 impl VisitedRows for Unvisited<'_> {
     const HOLDS_UNVISITED: bool = true;
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
         self.0.row(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three parts of a small array (rows of 2 words, 100 columns) as the coordinator encodes
+    /// them for depth 5.
+    fn parts() -> (PartCut, Vec<u64>, Vec<Vec<u8>>) {
+        let cut = PartCut::new(10, 4);
+        let full: Vec<u64> =
+            (0..20u64).map(|i| if i % 3 == 0 { 0 } else { i * 0x9e37 & 0xf_ffff_ffff }).collect();
+        let shards = PartedRows::encode(9, 5, cut, &full, 2, 100, false);
+        (cut, full, shards)
+    }
+
+    fn read(cut: PartCut, bytes: &[u8], parts: Range<u32>) -> Result<PartedRows, String> {
+        let mut decoder = PartsDecoder::new(9, 5, cut, 2, parts);
+        for piece in bytes.chunks(7) {
+            decoder.push(piece)?;
+        }
+        decoder.finish()
+    }
+
+    #[test]
+    fn parts_read_back_whole_or_one_by_one() {
+        let (cut, full, shards) = parts();
+        assert_eq!((cut.parts(), cut.range(2)), (3, 8..10));
+        let all = read(cut, &shards.concat(), 0..3).unwrap();
+        let one = read(cut, &shards[1], 1..2).unwrap();
+        for r in 0..10u32 {
+            let expected = &full[r as usize * 2..][..2];
+            let held = |p: &PartedRows| p.row(r).map(|w| w.to_vec()).unwrap_or(vec![0, 0]);
+            assert_eq!(held(&all), expected, "row {r}");
+            if (4..8).contains(&r) {
+                assert_eq!(held(&one), expected, "row {r}");
+            } else {
+                assert!(one.row(r).is_none(), "row {r} is not in part 1");
+            }
+        }
+    }
+
+    #[test]
+    fn missing_reordered_extra_or_damaged_parts_are_refused() {
+        let (cut, _, shards) = parts();
+        assert!(read(cut, &shards[..2].concat(), 0..3).err().unwrap().contains("2 of 3 parts"));
+        let swapped = [shards[1].clone(), shards[0].clone(), shards[2].clone()].concat();
+        assert!(read(cut, &swapped, 0..3).is_err());
+        let extra = [shards.concat(), shards[2].clone()].concat();
+        assert!(read(cut, &extra, 0..3).err().unwrap().contains("more bytes"));
+        let mut damaged = shards.concat();
+        let last = damaged.len() - 3;
+        damaged[last] ^= 1;
+        assert!(read(cut, &damaged, 0..3).is_err());
+        // Another depth's parts are another input.
+        let other = PartedRows::encode(9, 6, cut, &[0; 20], 2, 100, false);
+        assert!(read(cut, &other.concat(), 0..3).is_err());
     }
 }
