@@ -359,7 +359,7 @@ mod tests {
     fn parts() -> (PartCut, Vec<u64>, Vec<Vec<u8>>) {
         let cut = PartCut::new(10, 4);
         let full: Vec<u64> =
-            (0..20u64).map(|i| if i % 3 == 0 { 0 } else { i * 0x9e37 & 0xf_ffff_ffff }).collect();
+            (0..20u64).map(|i| if i % 3 == 0 { 0 } else { (i * 0x9e37) & 0xf_ffff_ffff }).collect();
         let shards = PartedRows::encode(9, 5, cut, &full, 2, 100, false);
         (cut, full, shards)
     }
