@@ -12,9 +12,9 @@ const MAGIC: [u8; 8] = *b"CFSHARD\0";
 /// Version of the shard layout; a reader refuses other versions.
 pub const SHARD_VERSION: u16 = 1;
 
-/// The task number in the key of an input that belongs to a whole level (the frontier of a
-/// forward level, the unvisited entries of a backward one), encoded once and sent to every
-/// worker with attempt 0.
+/// The task number in the key of an input that belongs to a whole job (an H48 build's level),
+/// encoded once and sent to every worker with attempt 0. (A row search's level inputs travel in
+/// parts keyed by task: see `wire::PartCut`.)
 pub const LEVEL_INPUT: u64 = u64::MAX;
 
 /// Identity of the work a shard answers.

@@ -5,7 +5,9 @@
 //!
 //! A row task returns its rows finished (new entries only, closed, counted: see
 //! `shared::bfs::task`), so merging one is an OR of its rows into `next` and a sum of its
-//! counters. The level's inputs are encoded once, before the level is published.
+//! counters; its shard is kept, unchanged, as its part of the next level's frontier. Inputs
+//! no level produced (the first, a backward level's unvisited set, any after a restart) are
+//! encoded in parts before the level is published.
 //!
 //! While a level runs, the engine's `next` array is published in [`Shared`] as a raw pointer,
 //! valid until the expander returns. A result is merged outside the state mutex, with its task
