@@ -42,14 +42,18 @@ fn read_parts(shards: &[Vec<u8>], depth: u32, cut: PartCut, words: usize, parts:
 /// codec.
 fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> PartedRows {
     let cut = cut_of((full.len() / words) as u32);
-    let shards = PartedRows::encode(1, 3, cut, full, words, columns, complement);
+    let shards: Vec<Vec<u8>> = (0..cut.parts())
+        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement))
+        .collect();
     read_parts(&shards, 3, cut, words, 0..cut.parts())
 }
 
 /// One part of a full array as a worker receives it.
 fn part_over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool, k: u32) -> PartedRows {
     let cut = cut_of((full.len() / words) as u32);
-    let shards = PartedRows::encode(1, 3, cut, full, words, columns, complement);
+    let shards: Vec<Vec<u8>> = (0..cut.parts())
+        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement))
+        .collect();
     read_parts(&shards, 3, cut, words, k..k + 1)
 }
 

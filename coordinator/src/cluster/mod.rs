@@ -3,6 +3,7 @@
 //! the only module that speaks tonic's types; [`serve`] runs the service on a listener, and
 //! [`with_cluster`] runs a job with the service (and any in-process workers) around it.
 
+pub mod parts;
 pub mod scheduler;
 pub mod service;
 

@@ -16,6 +16,8 @@
 //! expander unpublishes under the mutex only when no merge is in flight, so no handler can
 //! touch the array afterwards.
 
+use super::parts::{InputPart, PartDir, PartFile};
+use rayon::prelude::*;
 use shared::bfs::task::{Counting, RowBits};
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
@@ -25,7 +27,7 @@ use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Where a level's results go while it is published.
@@ -77,7 +79,7 @@ enum Work {
         cut: PartCut,
         data: Published,
         /// Each task's result as it arrived: part k of the next level's frontier.
-        results: Vec<Option<Arc<Vec<u8>>>>,
+        results: Vec<Option<Arc<PartFile>>>,
         /// The sum of the merged tasks' counts.
         counts: RowCounts,
         /// Results being merged now.
@@ -90,6 +92,10 @@ enum Work {
     /// (see [`Shared::run_items`]); a row's result takes at most `max_words_per_row` words.
     Items { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
 }
+
+/// How an error keeping a level input on disk begins (it ends the job: a full disk does not
+/// heal by handing the task out again).
+const KEEP_FAILED: &str = "cannot keep a level input's part";
 
 /// Hands out again the tasks whose lease has expired.
 fn requeue_expired(tasks: &mut [Task]) {
@@ -181,24 +187,20 @@ struct State {
 }
 
 /// A row search's level input as the coordinator serves it: parts of a [`PartCut`], each an
-/// encoded shard (either a task's result, forwarded as it arrived, or encoded here).
+/// encoded shard on disk (either a task's result, forwarded as it arrived, or encoded here).
 struct RowInput {
     /// "frontier-all/7".
     name: String,
     cut: PartCut,
     /// `None`: no longer served (its task is done).
-    parts: Vec<Option<Arc<Vec<u8>>>>,
-}
-
-impl RowInput {
-    fn new(name: String, cut: PartCut, parts: Vec<Vec<u8>>) -> Self {
-        RowInput { name, cut, parts: parts.into_iter().map(|p| Some(Arc::new(p))).collect() }
-    }
+    parts: Vec<Option<Arc<PartFile>>>,
 }
 
 /// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
 pub struct Shared {
     state: Mutex<State>,
+    /// Where row inputs' parts are kept (made by the first row level).
+    parts: OnceLock<PartDir>,
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
@@ -222,6 +224,7 @@ impl Shared {
                 row_inputs: Vec::new(),
             }),
             changed: Condvar::new(),
+            parts: OnceLock::new(),
             lease_time,
             tasks_per_level: tasks_per_level.max(1),
         }
@@ -383,10 +386,10 @@ impl Shared {
     /// ("<input>/<depth>", one shard), every part of a row search's level input
     /// ("frontier-all/7"), or one part of it ("frontier-all/7/3"). `None` when it is not (or no
     /// longer) served.
-    pub fn input(&self, name: &str) -> Option<Vec<Arc<Vec<u8>>>> {
+    pub fn input(&self, name: &str) -> Option<Vec<InputPart>> {
         let s = self.lock();
         if let Some(input) = s.named_inputs.get(name) {
-            return Some(vec![input.clone()]);
+            return Some(vec![InputPart::Memory(input.clone())]);
         }
         let (whole, part) = match name.matches('/').count() {
             1 => (name, None),
@@ -397,8 +400,8 @@ impl Shared {
         };
         let input = s.row_inputs.iter().find(|i| i.name == whole)?;
         match part {
-            Some(k) => Some(vec![input.parts.get(k)?.clone()?]),
-            None => input.parts.iter().cloned().collect(),
+            Some(k) => Some(vec![InputPart::File(input.parts.get(k)?.clone()?)]),
+            None => input.parts.iter().map(|p| p.clone().map(InputPart::File)).collect(),
         }
     }
 
@@ -450,7 +453,19 @@ impl Shared {
                 t.state = TaskState::Merging;
                 *merging += 1;
                 drop(s);
-                let merged = merge_rows(words, rows, w, data);
+                // A merged result is kept, as it came, as a part of the next level's input.
+                let merged = merge_rows(words, rows, w, data).and_then(|c| match self.part_dir() {
+                    Ok(dir) => match dir.write(&shard) {
+                        Ok(file) => Ok((c, file)),
+                        Err(e) => Err(format!("{KEEP_FAILED}: {e}")),
+                    },
+                    Err(e) => Err(e),
+                });
+                if let Err(why) = &merged {
+                    if why.starts_with(KEEP_FAILED) {
+                        self.abort(why.clone());
+                    }
+                }
                 let mut guard = self.lock();
                 let s = &mut *guard;
                 let level = s.level.as_mut().expect("a level stays published while a merge is in flight");
@@ -460,11 +475,11 @@ impl Shared {
                 *merging -= 1;
                 let t = &mut level.tasks[task as usize];
                 let result = match merged {
-                    Ok(c) => {
+                    Ok((c, file)) => {
                         *counts = *counts + c;
                         t.state = TaskState::Done;
                         level.remaining -= 1;
-                        results[task as usize] = Some(Arc::new(shard));
+                        results[task as usize] = Some(file);
                         // Only this task read its part of the second input.
                         if let Some(input) = s.row_inputs.iter_mut().find(|i| i.name == *before) {
                             if let Some(part) = input.parts.get_mut(task as usize) {
@@ -532,20 +547,29 @@ impl Shared {
             let held = |name: &str| s.row_inputs.iter().any(|i| i.name == name);
             (held(&input_name), held(&previous))
         };
-        let encode = |name: &str, unvisited: bool| {
+        let parts_dir = self.part_dir()?;
+        // Parts are encoded and written in parallel, a few in memory at a time.
+        let encode = |name: &str, unvisited: bool| -> Result<RowInput, String> {
             let source = if unvisited { level.visited } else { level.frontier };
-            let parts = PartedRows::encode(job, depth, cut, source, words, columns, unvisited);
-            RowInput::new(format!("{name}/{depth}"), cut, parts)
+            let parts = (0..cut.parts())
+                .into_par_iter()
+                .map(|k| {
+                    let bytes =
+                        PartedRows::encode_part(job, depth, cut, k, source, words, columns, unvisited);
+                    parts_dir.write(&bytes).map(Some).map_err(|e| format!("{KEEP_FAILED}: {e}"))
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(RowInput { name: format!("{name}/{depth}"), cut, parts })
         };
         let mut inputs = Vec::new();
         if !has_input {
-            inputs.push(encode(level_input_name(dir), dir == Direction::Backward));
+            inputs.push(encode(level_input_name(dir), dir == Direction::Backward)?);
         }
         let before = match () {
             _ if !wants_before => String::new(),
             _ if has_previous => previous,
             _ => {
-                let unvisited = encode(level_input_name(Direction::Backward), true);
+                let unvisited = encode(level_input_name(Direction::Backward), true)?;
                 let name = unvisited.name.clone();
                 inputs.push(unvisited);
                 name
@@ -575,6 +599,16 @@ impl Shared {
             }
             _ => unreachable!("a row level stays one"),
         }
+    }
+
+    /// The directory of row inputs' parts, made on first use.
+    fn part_dir(&self) -> Result<&PartDir, String> {
+        if let Some(dir) = self.parts.get() {
+            return Ok(dir);
+        }
+        let dir =
+            PartDir::create().map_err(|e| format!("{KEEP_FAILED}: cannot make a directory for them: {e}"))?;
+        Ok(self.parts.get_or_init(|| dir))
     }
 
     /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one

@@ -182,33 +182,39 @@ impl v1::coordinator_server::Coordinator for Service {
         let parts = self.shared.input(&r.name).ok_or_else(|| {
             Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
         })?;
-        let total: u64 = parts.iter().map(|p| p.len() as u64).sum();
+        let total: u64 = parts.iter().map(|p| p.size()).sum();
         let from = r.offset.min(total);
         self.shared.count_sent(total - from);
-        // Chunks of the parts one after another, cut as the stream is read, so a large input
-        // is not copied whole again.
-        let mut starts = Vec::with_capacity(parts.len());
-        let mut at = 0u64;
-        for p in &parts {
-            starts.push(at);
-            at += p.len() as u64;
-        }
-        let chunks = parts.into_iter().zip(starts).flat_map(move |(part, start)| {
-            let skip = from.saturating_sub(start).min(part.len() as u64) as usize;
-            let pieces = (part.len() - skip).div_ceil(MAX_CHUNK_BYTES);
-            (0..pieces).map(move |i| {
-                let begin = skip + i * MAX_CHUNK_BYTES;
-                let data = part[begin..(begin + MAX_CHUNK_BYTES).min(part.len())].to_vec();
-                let offset = start + begin as u64;
-                Ok(v1::InputChunk {
-                    offset,
-                    total_bytes: total,
-                    last: offset + data.len() as u64 == total,
-                    data,
-                })
-            })
+        // The parts one after another, in chunks read (from disk or memory) on a blocking thread
+        // as the stream is consumed: a few chunks are in flight, never a whole input.
+        let (chunks, stream) = tokio::sync::mpsc::channel(4);
+        tokio::task::spawn_blocking(move || {
+            let mut start = 0u64;
+            for part in parts {
+                let len = part.size();
+                let mut at = from.saturating_sub(start).min(len);
+                while at < len {
+                    let n = (len - at).min(MAX_CHUNK_BYTES as u64) as usize;
+                    let offset = start + at;
+                    let chunk = part
+                        .read(at, n)
+                        .map(|data| v1::InputChunk {
+                            offset,
+                            total_bytes: total,
+                            last: offset + n as u64 == total,
+                            data,
+                        })
+                        .map_err(|e| Status::internal(format!("reading input {:?}: {e}", r.name)));
+                    let failed = chunk.is_err();
+                    if chunks.blocking_send(chunk).is_err() || failed {
+                        return;
+                    }
+                    at += n as u64;
+                }
+                start += len;
+            }
         });
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(stream))))
     }
 
     async fn job_status(

@@ -179,27 +179,23 @@ impl PartedRows {
         PartedRows { first: parts.start * cut.rows_per_part, rows_per_part: cut.rows_per_part, parts: sets }
     }
 
-    /// The parts of a whole array (`full`, or its complement), encoded as the coordinator
-    /// serves them for a level of depth `depth` (see [`PartCut::key`]).
-    pub fn encode(
+    /// Part `k` of a whole array (`full`, or its complement), encoded as the coordinator
+    /// serves it for a level of depth `depth` (see [`PartCut::key`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn encode_part(
         job: u64,
         depth: u32,
         cut: PartCut,
+        k: u32,
         full: &[u64],
         words_per_row: usize,
         columns: u32,
         complement: bool,
-    ) -> Vec<Vec<u8>> {
-        use rayon::prelude::*;
-        (0..cut.parts())
-            .into_par_iter()
-            .map(|k| {
-                let rows = cut.range(k);
-                let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
-                let key = cut.key(job, depth, k);
-                SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
-            })
-            .collect()
+    ) -> Vec<u8> {
+        let rows = cut.range(k);
+        let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
+        let key = cut.key(job, depth, k);
+        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
     }
 }
 
@@ -360,7 +356,8 @@ mod tests {
         let cut = PartCut::new(10, 4);
         let full: Vec<u64> =
             (0..20u64).map(|i| if i % 3 == 0 { 0 } else { (i * 0x9e37) & 0xf_ffff_ffff }).collect();
-        let shards = PartedRows::encode(9, 5, cut, &full, 2, 100, false);
+        let shards =
+            (0..cut.parts()).map(|k| PartedRows::encode_part(9, 5, cut, k, &full, 2, 100, false)).collect();
         (cut, full, shards)
     }
 
@@ -403,7 +400,9 @@ mod tests {
         damaged[last] ^= 1;
         assert!(read(cut, &damaged, 0..3).is_err());
         // Another depth's parts are another input.
-        let other = PartedRows::encode(9, 6, cut, &[0; 20], 2, 100, false);
+        let other: Vec<Vec<u8>> = (0..cut.parts())
+            .map(|k| PartedRows::encode_part(9, 6, cut, k, &[0; 20], 2, 100, false))
+            .collect();
         assert!(read(cut, &other.concat(), 0..3).is_err());
     }
 }
