@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// Names of part directories: this prefix, the coordinator's process id, a job number.
+const PREFIX: &str = "cubefarm-parts-";
+
 /// The job's directory of parts (under the system's temporary directory, `$TMPDIR`), removed
 /// with everything in it when the job ends.
 pub struct PartDir {
@@ -19,10 +22,13 @@ pub struct PartDir {
 }
 
 impl PartDir {
+    /// Makes the directory, after removing those a killed coordinator left behind.
     pub fn create() -> io::Result<Self> {
         static JOBS: AtomicU64 = AtomicU64::new(0);
+        let root = std::env::temp_dir();
+        remove_orphans(&root);
         let n = JOBS.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("cubefarm-parts-{}-{n}", std::process::id()));
+        let path = root.join(format!("{PREFIX}{}-{n}", std::process::id()));
         fs::create_dir_all(&path)?;
         Ok(PartDir { path, written: AtomicU64::new(0) })
     }
@@ -34,6 +40,22 @@ impl PartDir {
         fs::write(&path, bytes)
             .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
         Ok(Arc::new(PartFile { path, len: bytes.len() as u64 }))
+    }
+}
+
+/// Removes the part directories under `root` whose coordinator process no longer exists.
+fn remove_orphans(root: &std::path::Path) {
+    let Ok(entries) = fs::read_dir(root) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -113,5 +135,19 @@ mod tests {
         let _kept = dir.write(b"kept").unwrap();
         drop(dir);
         assert!(!root.exists(), "the job's directory goes with the job");
+    }
+
+    #[test]
+    fn directories_of_killed_coordinators_are_removed() {
+        // A process that has exited and been reaped: its id names no process (until reused).
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let orphan = std::env::temp_dir().join(format!("{PREFIX}{dead_pid}-0"));
+        fs::create_dir_all(&orphan).unwrap();
+        fs::write(orphan.join("0.part"), b"left behind").unwrap();
+        let live = PartDir::create().unwrap();
+        assert!(!orphan.exists(), "the directory of a process that is gone is removed");
+        assert!(live.path.exists(), "this process's own directory stays");
     }
 }
