@@ -45,9 +45,10 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     let job = ProductJob::build(spec);
     let (layers, space, max_depth) = (&job.layers, job.space(), spec.max_depth);
     let (first, second) = layers.split(max_depth);
-    // Each thread holds one coset's products (8 bytes each, sorted in place) and the keys seen
-    // so far; twice the average share of a coset allows for uneven cosets.
-    let per_thread = 2 * 8 * 2 * (first.len() as u64 * second.len() as u64) / space.coset_count() as u64;
+    // Each thread holds one coset's products twice (8 bytes each, and the buffer they are
+    // sorted into) and the keys seen so far; twice the average share of a coset allows for
+    // uneven cosets.
+    let per_thread = 2 * 8 * 3 * (first.len() as u64 * second.len() as u64) / space.coset_count() as u64;
     let memory = layers.bytes() + per_thread * rayon::current_num_threads() as u64;
     tracing::info!(
         "stored P[0..={k}] ({} positions) and the coset classes in {:.1} s; about {:.2} GiB in all",

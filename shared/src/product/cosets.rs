@@ -43,6 +43,11 @@ pub trait CosetSpace: Sync {
     fn product_key(&self, s: &Cube, t: &Cube) -> u64 {
         self.key(&s.compose(t))
     }
+    /// Appends the key of `s t` for every `s` of `firsts` to `out` (the join's inner loop:
+    /// one call per second factor).
+    fn append_product_keys(&self, firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) {
+        out.extend(firsts.iter().map(|s| self.product_key(s, t)));
+    }
     /// Keys begin with a part that conjugation and inversion map on their own (for a position
     /// of a given coset, that part of `m x m^-1` and of `x^-1` depends only on that part of
     /// `x`): the number of its values and the bit where it starts.
@@ -163,6 +168,11 @@ impl CosetSpace for CubeCosets {
         }
         key
     }
+    fn append_product_keys(&self, firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) {
+        if !super::cube_keys::append_keys(firsts, t, out) {
+            out.extend(firsts.iter().map(|s| self.product_key(s, t)));
+        }
+    }
     /// The corner twists: the coset fixes the corner permutation.
     fn key_prefix(&self) -> (u32, u32) {
         (2187, 51)
@@ -236,6 +246,12 @@ mod tests {
             let (s, t) = (space.project(&random_cube(&mut rng)), space.project(&random_cube(&mut rng)));
             let st = s.compose(&t);
             assert_eq!(space.product_key(&s, &t), space.key(&st));
+            // The batch (for the cube, byte shuffles where the processor has them) agrees.
+            let firsts: Vec<Cube> = (0..5).map(|_| space.project(&random_cube(&mut rng))).collect();
+            let mut keys = vec![7];
+            space.append_product_keys(&firsts, &t, &mut keys);
+            let expected: Vec<u64> = firsts.iter().map(|f| space.key(&f.compose(&t))).collect();
+            assert_eq!(keys[1..], expected[..]);
             let y = space.member(space.coset(&st));
             assert_eq!(space.coset(&y.compose(&t.inverse())), space.coset(&s));
             // Symmetries map cosets onto cosets: two members of one coset stay together.

@@ -4,6 +4,7 @@
 //! and the 48 symmetries act on them, so only one coset per class is enumerated.
 //!
 //! - [`cosets`]: how a space is cut into cosets and how positions are named inside one.
+//! - `cube_keys`: the whole cube's product keys with byte shuffles.
 //! - [`layers`]: P[0..=k], grouped by coset.
 //! - [`coset`]: one coset's positions, classes and self-inverse classes per depth.
 //! - [`orbits`]: which of a coset's positions stand for a class, and which classes are self-inverse.
@@ -12,6 +13,7 @@
 
 pub mod coset;
 pub mod cosets;
+mod cube_keys;
 pub mod job;
 pub mod layers;
 pub mod orbits;
