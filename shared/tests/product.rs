@@ -26,6 +26,56 @@ fn cube_matches_a_plain_hash_set_bfs() {
     }
 }
 
+/// Burnside's orbit-counting identity, per depth, on every position within HTM depth 5: each
+/// class under the 48 symmetries holds 48 / |stabilizer| positions (96 / |stabilizer| under
+/// symmetry and inversion), so those sizes over the classes the product engine counts must add
+/// up to its position counts. This checks the class columns by the positions, which no class
+/// test computes.
+#[test]
+fn class_columns_satisfy_the_orbit_identity() {
+    use shared::cube::Cube;
+    use std::collections::{HashMap, HashSet};
+    let depth = 5;
+    let counts = enumerate(ProductSpace::Cube, MoveSet::Htm, depth);
+    let symmetries: Vec<_> = SymmetryGroup::Full.members().collect();
+    // The images of x under the 96 maps (conjugations, and conjugations of the inverse).
+    let images = |x: &Cube| -> Vec<Cube> {
+        let inverse = x.inverse();
+        symmetries.iter().flat_map(|s| [s.conjugate(x), s.conjugate(&inverse)]).collect()
+    };
+    let mut seen: HashSet<Cube> = HashSet::from([Cube::SOLVED]);
+    let mut frontier = vec![Cube::SOLVED];
+    for d in 0..=depth as usize {
+        if d > 0 {
+            let next: Vec<Cube> = frontier
+                .iter()
+                .flat_map(|x| MoveSet::Htm.moves().into_iter().map(move |m| x.compose(m.cube())))
+                .filter(|y| seen.insert(*y))
+                .collect();
+            frontier = next;
+        }
+        // Per class (named by its smallest image), |stabilizer| = maps fixing a member.
+        let (mut sym, mut sym_inv): (HashMap<Cube, u64>, HashMap<Cube, u64>) = Default::default();
+        for x in &frontier {
+            let all = images(x);
+            let by_symmetry: Vec<&Cube> = all.iter().step_by(2).collect();
+            let stab = by_symmetry.iter().filter(|y| **y == x).count() as u64;
+            sym.insert(**by_symmetry.iter().min().unwrap(), stab);
+            let stab_inv = all.iter().filter(|y| *y == x).count() as u64;
+            sym_inv.insert(*all.iter().min().unwrap(), stab_inv);
+        }
+        let c = counts.depths[d];
+        assert_eq!(sym.len() as u64, c.classes_sym, "depth {d}");
+        assert_eq!(sym_inv.len() as u64, c.classes_sym_inv, "depth {d}");
+        assert_eq!(sym.values().map(|s| 48 / s).sum::<u64>(), c.positions, "depth {d}: 48/|S| over classes");
+        assert_eq!(
+            sym_inv.values().map(|s| 96 / s).sum::<u64>(),
+            c.positions,
+            "depth {d}: 96/|S| over classes"
+        );
+    }
+}
+
 #[test]
 fn edges_match_seed_004_to_depth_9_htm_and_10_qtm() {
     let htm = enumerate(ProductSpace::Edges, MoveSet::Htm, 9);

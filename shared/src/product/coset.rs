@@ -23,7 +23,6 @@ use super::cosets::CosetSpace;
 use super::layers::Layers;
 use super::orbits::CosetOrbits;
 use crate::coord::SymClasses;
-use crate::cube::Cube;
 
 /// What one coset contributes at one depth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,11 +75,13 @@ pub fn enumerate_coset(
         products.clear();
         // The products with second factors `ts`, all of whose inverses `t_inv` sends `y` to
         // the same coset: that coset's stored positions are the first factors.
-        let mut join = |ts: &[Cube], partner: u32| {
-            let firsts = first.in_coset(partner);
-            for t in ts {
+        // Products whose factors' optimal words meet in a shorter word are skipped (`Cuts`).
+        let mut join = |ts: std::ops::Range<usize>, partner: u32| {
+            let range = first.range(partner);
+            let (firsts, cuts) = (&first.positions[range.clone()], &first.cut_starts[range]);
+            for (t, &starts) in second.positions[ts.clone()].iter().zip(&second.starts[ts]) {
                 debug_assert!(firsts.iter().all(|s| space.coset(&s.compose(t)) == coset));
-                space.append_product_keys(firsts, t, products);
+                space.append_product_keys(firsts, cuts, t, starts, products);
             }
         };
         if space.cosets_multiply() {
@@ -89,11 +90,11 @@ pub fn enumerate_coset(
                 if partners[c as usize] == UNKNOWN {
                     partners[c as usize] = space.coset(&y.compose(&second.inverses[range.start]));
                 }
-                join(&second.positions[range], partners[c as usize]);
+                join(range, partners[c as usize]);
             }
         } else {
             for (i, t_inv) in second.inverses.iter().enumerate() {
-                join(&second.positions[i..i + 1], space.coset(&y.compose(t_inv)));
+                join(i..i + 1, space.coset(&y.compose(t_inv)));
             }
         }
         let formed = products.len() as u64;

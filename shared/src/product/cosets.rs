@@ -43,10 +43,24 @@ pub trait CosetSpace: Sync {
     fn product_key(&self, s: &Cube, t: &Cube) -> u64 {
         self.key(&s.compose(t))
     }
-    /// Appends the key of `s t` for every `s` of `firsts` to `out` (the join's inner loop:
-    /// one call per second factor).
-    fn append_product_keys(&self, firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) {
-        out.extend(firsts.iter().map(|s| self.product_key(s, t)));
+    /// Appends the key of `s t` for every `s` of `firsts` whose cut starts (`cuts`, one per
+    /// first factor) miss `t_starts`, the moves that begin `t` (the join's inner loop: one call
+    /// per second factor; see [`super::layers::Cuts`]).
+    fn append_product_keys(
+        &self,
+        firsts: &[Cube],
+        cuts: &[u32],
+        t: &Cube,
+        t_starts: u32,
+        out: &mut Vec<u64>,
+    ) {
+        out.extend(
+            firsts
+                .iter()
+                .zip(cuts)
+                .filter(|(_, &cut)| cut & t_starts == 0)
+                .map(|(s, _)| self.product_key(s, t)),
+        );
     }
     /// Keys begin with a part that conjugation and inversion map on their own (for a position
     /// of a given coset, that part of `m x m^-1` and of `x^-1` depends only on that part of
@@ -168,9 +182,22 @@ impl CosetSpace for CubeCosets {
         }
         key
     }
-    fn append_product_keys(&self, firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) {
-        if !super::cube_keys::append_keys(firsts, t, out) {
-            out.extend(firsts.iter().map(|s| self.product_key(s, t)));
+    fn append_product_keys(
+        &self,
+        firsts: &[Cube],
+        cuts: &[u32],
+        t: &Cube,
+        t_starts: u32,
+        out: &mut Vec<u64>,
+    ) {
+        if !super::cube_keys::append_keys(firsts, cuts, t, t_starts, out) {
+            out.extend(
+                firsts
+                    .iter()
+                    .zip(cuts)
+                    .filter(|(_, &cut)| cut & t_starts == 0)
+                    .map(|(s, _)| self.product_key(s, t)),
+            );
         }
     }
     /// The corner twists: the coset fixes the corner permutation.
@@ -248,9 +275,10 @@ mod tests {
             assert_eq!(space.product_key(&s, &t), space.key(&st));
             // The batch (for the cube, byte shuffles where the processor has them) agrees.
             let firsts: Vec<Cube> = (0..5).map(|_| space.project(&random_cube(&mut rng))).collect();
+            let cuts = [0, 1, 6, 8, 3];
             let mut keys = vec![7];
-            space.append_product_keys(&firsts, &t, &mut keys);
-            let expected: Vec<u64> = firsts.iter().map(|f| space.key(&f.compose(&t))).collect();
+            space.append_product_keys(&firsts, &cuts, &t, 6, &mut keys);
+            let expected: Vec<u64> = [0, 1, 3].iter().map(|&i| space.key(&firsts[i].compose(&t))).collect();
             assert_eq!(keys[1..], expected[..]);
             let y = space.member(space.coset(&st));
             assert_eq!(space.coset(&y.compose(&t.inverse())), space.coset(&s));

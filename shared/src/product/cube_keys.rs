@@ -8,20 +8,27 @@
 #[cfg(target_arch = "x86_64")]
 use crate::cube::Cube;
 
-/// Appends the key of `s t` for every `s` of `firsts` to `out`, or returns false (appending
-/// nothing) where the processor lacks the instructions.
+/// Appends the key of `s t` for every `s` of `firsts` whose cut starts (`cuts`) miss
+/// `t_starts` to `out`, or returns false (appending nothing) where the processor lacks the
+/// instructions.
 #[cfg(target_arch = "x86_64")]
-pub fn append_keys(firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) -> bool {
+pub fn append_keys(firsts: &[Cube], cuts: &[u32], t: &Cube, t_starts: u32, out: &mut Vec<u64>) -> bool {
     if !(std::arch::is_x86_feature_detected!("ssse3") && std::arch::is_x86_feature_detected!("sse4.1")) {
         return false;
     }
     // SAFETY: both instruction sets were just detected.
-    unsafe { x86::append_keys(firsts, t, out) };
+    unsafe { x86::append_keys(firsts, cuts, t, t_starts, out) };
     true
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-pub fn append_keys(_firsts: &[crate::cube::Cube], _t: &crate::cube::Cube, _out: &mut Vec<u64>) -> bool {
+pub fn append_keys(
+    _firsts: &[crate::cube::Cube],
+    _cuts: &[u32],
+    _t: &crate::cube::Cube,
+    _t_starts: u32,
+    _out: &mut Vec<u64>,
+) -> bool {
     false
 }
 
@@ -53,7 +60,7 @@ mod x86 {
     }
 
     #[target_feature(enable = "ssse3,sse4.1")]
-    pub(super) fn append_keys(firsts: &[Cube], t: &Cube, out: &mut Vec<u64>) {
+    pub(super) fn append_keys(firsts: &[Cube], cuts: &[u32], t: &Cube, t_starts: u32, out: &mut Vec<u64>) {
         let (te, tc) = (&t.edges, &t.corners);
         // Edge places 9, 8, .., 0 (so nibble pairs pack most significant place first) and the
         // flips of places 10, 9, .., 0 (so the sign-bit mask has place 0 highest).
@@ -69,7 +76,9 @@ mod x86 {
         let pairs3 = _mm_set_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 1, 3, 1, 3, 1);
         let fours9 = _mm_set_epi16(0, 0, 0, 0, 729, 81, 9, 1);
         out.reserve(firsts.len());
-        for s in firsts {
+        let spare = &mut out.spare_capacity_mut()[..firsts.len()];
+        let mut kept = 0;
+        for (s, &cut) in firsts.iter().zip(cuts) {
             // Edge bytes: the cubie, with its flip in the sign bit.
             let perm = load12(&s.edges.perm);
             let flips = _mm_slli_epi16::<7>(load12(&s.edges.ori));
@@ -85,7 +94,12 @@ mod x86 {
             let digits = _mm_min_epu8(sum, _mm_sub_epi8(sum, three));
             let fours = _mm_madd_epi16(_mm_maddubs_epi16(digits, pairs3), fours9);
             let twist = (_mm_extract_epi32::<0>(fours) + _mm_extract_epi32::<1>(fours)) as u64;
-            out.push(twist << 51 | perm40 << 11 | flips11);
+            // Written always, kept when not cut: no branch to mispredict.
+            spare[kept].write(twist << 51 | perm40 << 11 | flips11);
+            kept += (cut & t_starts == 0) as usize;
         }
+        let len = out.len() + kept;
+        // SAFETY: the first `kept` slots past the length were written above, within capacity.
+        unsafe { out.set_len(len) };
     }
 }

@@ -12,14 +12,80 @@ pub struct Layer {
     pub positions: Vec<Cube>,
     /// Their inverses, in the same order.
     pub inverses: Vec<Cube>,
+    /// Per position `t`, the moves `m` (bit `i` for the job's move `i`) that begin an optimal
+    /// word of `t`: `m^-1 t` lies one nearer start.
+    pub starts: Vec<u32>,
+    /// Per position `s`, the moves that must not begin the second factor of a product `s t`:
+    /// those `m'` for which some move `m` ending an optimal word of `s` makes `m m'` the
+    /// identity or one move. Such a product has a word shorter than its factors' distances
+    /// add up to, so it is not new (see [`Cuts`]).
+    pub cut_starts: Vec<u32>,
     by_coset: Vec<u32>,
     /// The cosets holding positions, increasing.
     cosets: Vec<u32>,
 }
 
+/// The exact rule that skips products which cannot be new. A position at distance `d = a + b`
+/// is a product `s t` with `s` at distance `a` and `t` at `b`; if an optimal word of `s` ends
+/// with move `m` and one of `t` begins with `m'`, and `m m'` is the identity or a single move
+/// (in the half-turn metric: two turns of one face; in the quarter-turn metric: a turn and its
+/// inverse), then `s t` has a word of length at most `a + b - 1` and was found at a smaller
+/// depth. Which moves end or begin an optimal word follows from the stored layers: `s m^-1`
+/// (or `m^-1 t`) lies one layer nearer start.
+pub struct Cuts {
+    /// The job's moves in the space, and their inverses.
+    moves: Vec<Cube>,
+    inverses: Vec<Cube>,
+    /// Per move `m`, the moves `m'` with `m m'` the identity or one move.
+    short: Vec<u32>,
+}
+
+impl Cuts {
+    fn new(moves: Vec<Cube>) -> Cuts {
+        assert!(moves.len() <= 32, "move masks are 32 bits");
+        let inverses = moves.iter().map(Cube::inverse).collect();
+        let short = moves
+            .iter()
+            .map(|m| {
+                let mut mask = 0u32;
+                for (j, n) in moves.iter().enumerate() {
+                    let mn = m.compose(n);
+                    if mn == Cube::SOLVED || moves.contains(&mn) {
+                        mask |= 1 << j;
+                    }
+                }
+                mask
+            })
+            .collect();
+        Cuts { moves, inverses, short }
+    }
+
+    /// The start moves of `t` and the cut starts of `s` for positions one layer beyond
+    /// `nearer` (sorted).
+    fn masks(&self, x: &Cube, nearer: &[Cube]) -> (u32, u32) {
+        let (mut starts, mut cut) = (0u32, 0u32);
+        for i in 0..self.moves.len() {
+            if nearer.binary_search(&self.inverses[i].compose(x)).is_ok() {
+                starts |= 1 << i;
+            }
+            if nearer.binary_search(&x.compose(&self.inverses[i])).is_ok() {
+                cut |= self.short[i];
+            }
+        }
+        (starts, cut)
+    }
+}
+
 impl Layer {
-    fn new(space: &dyn CosetSpace, mut positions: Vec<Cube>) -> Layer {
-        positions.par_sort_unstable_by_key(|x| space.coset(x));
+    /// The layer of `positions` (sorted), one layer beyond `nearer` (sorted; empty at start).
+    fn new(space: &dyn CosetSpace, cuts: &Cuts, mut positions: Vec<Cube>, nearer: &[Cube]) -> Layer {
+        let (starts, cut_starts) = positions.par_iter().map(|x| cuts.masks(x, nearer)).unzip();
+        let (mut starts, mut cut_starts): (Vec<u32>, Vec<u32>) = (starts, cut_starts);
+        let mut order: Vec<u32> = (0..positions.len() as u32).collect();
+        order.par_sort_unstable_by_key(|&i| (space.coset(&positions[i as usize]), i));
+        positions = order.iter().map(|&i| positions[i as usize]).collect();
+        starts = order.iter().map(|&i| starts[i as usize]).collect();
+        cut_starts = order.iter().map(|&i| cut_starts[i as usize]).collect();
         let mut by_coset = vec![0u32; space.coset_count() as usize + 1];
         for x in &positions {
             by_coset[space.coset(x) as usize + 1] += 1;
@@ -30,7 +96,7 @@ impl Layer {
         let inverses = positions.par_iter().map(Cube::inverse).collect();
         let cosets =
             (0..space.coset_count()).filter(|&c| by_coset[c as usize + 1] > by_coset[c as usize]).collect();
-        Layer { positions, inverses, by_coset, cosets }
+        Layer { positions, inverses, starts, cut_starts, by_coset, cosets }
     }
 
     /// The positions of one coset.
@@ -68,6 +134,7 @@ pub struct Layers {
 impl Layers {
     pub fn build(space: &dyn CosetSpace, moves: &[Move], k: u32) -> Layers {
         let generators: Vec<Cube> = moves.iter().map(|m| space.project(m.cube())).collect();
+        let cuts = Cuts::new(generators.clone());
         let mut levels: Vec<Vec<Cube>> = vec![vec![space.project(&Cube::SOLVED)]];
         for _ in 0..k {
             let last = levels.last().expect("level 0 exists");
@@ -80,7 +147,13 @@ impl Layers {
             next.retain(|x| older.iter().all(|level| level.binary_search(x).is_err()));
             levels.push(next);
         }
-        Layers { layers: levels.into_iter().map(|level| Layer::new(space, level)).collect() }
+        // Deepest first, so each level moves into its layer while the one before is still here.
+        let mut layers = Vec::with_capacity(levels.len());
+        while let Some(level) = levels.pop() {
+            layers.push(Layer::new(space, &cuts, level, levels.last().map_or(&[], |v| v.as_slice())));
+        }
+        layers.reverse();
+        Layers { layers }
     }
 
     /// The depths of the factors of the products that reach depth `d`: P[a] x P[d - a] with
@@ -97,6 +170,6 @@ impl Layers {
 
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
-        self.layers.iter().map(|l| (2 * l.len() * std::mem::size_of::<Cube>()) as u64).sum()
+        self.layers.iter().map(|l| (l.len() * (2 * std::mem::size_of::<Cube>() + 8)) as u64).sum()
     }
 }
