@@ -33,17 +33,16 @@ pub struct Layer {
 /// depth. Which moves end or begin an optimal word follows from the stored layers: `s m^-1`
 /// (or `m^-1 t`) lies one layer nearer start.
 pub struct Cuts {
-    /// The job's moves in the space, and their inverses.
-    moves: Vec<Cube>,
+    /// The inverses of the job's moves in the space.
     inverses: Vec<Cube>,
     /// Per move `m`, the moves `m'` with `m m'` the identity or one move.
     short: Vec<u32>,
 }
 
 impl Cuts {
-    fn new(moves: Vec<Cube>) -> Cuts {
+    fn new(moves: &[Cube]) -> Cuts {
         assert!(moves.len() <= 32, "move masks are 32 bits");
-        let inverses = moves.iter().map(Cube::inverse).collect();
+        let inverses: Vec<Cube> = moves.iter().map(Cube::inverse).collect();
         let short = moves
             .iter()
             .map(|m| {
@@ -57,14 +56,14 @@ impl Cuts {
                 mask
             })
             .collect();
-        Cuts { moves, inverses, short }
+        Cuts { inverses, short }
     }
 
     /// The start moves of `t` and the cut starts of `s` for positions one layer beyond
     /// `nearer` (sorted).
     fn masks(&self, x: &Cube, nearer: &[Cube]) -> (u32, u32) {
         let (mut starts, mut cut) = (0u32, 0u32);
-        for i in 0..self.moves.len() {
+        for i in 0..self.inverses.len() {
             if nearer.binary_search(&self.inverses[i].compose(x)).is_ok() {
                 starts |= 1 << i;
             }
@@ -134,7 +133,7 @@ pub struct Layers {
 impl Layers {
     pub fn build(space: &dyn CosetSpace, moves: &[Move], k: u32) -> Layers {
         let generators: Vec<Cube> = moves.iter().map(|m| space.project(m.cube())).collect();
-        let cuts = Cuts::new(generators.clone());
+        let cuts = Cuts::new(&generators);
         let mut levels: Vec<Vec<Cube>> = vec![vec![space.project(&Cube::SOLVED)]];
         for _ in 0..k {
             let last = levels.last().expect("level 0 exists");
