@@ -454,12 +454,9 @@ impl Shared {
                 *merging += 1;
                 drop(s);
                 // A merged result is kept, as it came, as a part of the next level's input.
-                let merged = merge_rows(words, rows, w, data).and_then(|c| match self.part_dir() {
-                    Ok(dir) => match dir.write(&shard) {
-                        Ok(file) => Ok((c, file)),
-                        Err(e) => Err(format!("{KEEP_FAILED}: {e}")),
-                    },
-                    Err(e) => Err(e),
+                let merged = merge_rows(words, rows, w, data).and_then(|c| {
+                    let file = self.part_dir()?.write(&shard).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
+                    Ok((c, file))
                 });
                 if let Err(why) = &merged {
                     if why.starts_with(KEEP_FAILED) {

@@ -138,14 +138,16 @@ fn sort_by_prefix(
     if buffer.len() < n {
         buffer.resize(n, 0);
     }
-    let mut next = starts.clone();
+    // `starts[p]` is the write cursor of prefix `p`; after the scatter it is where run `p` ends.
     for &key in keys.iter() {
-        let slot = &mut next[(key >> shift) as usize];
+        let slot = &mut starts[(key >> shift) as usize];
         buffer[*slot] = key;
         *slot += 1;
     }
-    for run in starts.windows(2) {
-        buffer[run[0]..run[1]].sort_unstable();
+    let mut begin = 0;
+    for &end in &starts[..values as usize] {
+        buffer[begin..end].sort_unstable();
+        begin = end;
     }
     std::mem::swap(keys, buffer);
     keys.truncate(n);

@@ -54,13 +54,7 @@ pub trait CosetSpace: Sync {
         t_starts: u32,
         out: &mut Vec<u64>,
     ) {
-        out.extend(
-            firsts
-                .iter()
-                .zip(cuts)
-                .filter(|(_, &cut)| cut & t_starts == 0)
-                .map(|(s, _)| self.product_key(s, t)),
-        );
+        append_one_by_one(self, firsts, cuts, t, t_starts, out);
     }
     /// Keys begin with a part that conjugation and inversion map on their own (for a position
     /// of a given coset, that part of `m x m^-1` and of `x^-1` depends only on that part of
@@ -69,6 +63,19 @@ pub trait CosetSpace: Sync {
     /// True when the subgroup is normal, so cosets multiply: the coset of `x y` depends only on
     /// the cosets of `x` and `y`, and that of `x^-1` only on that of `x`.
     fn cosets_multiply(&self) -> bool;
+}
+
+/// [`CosetSpace::append_product_keys`] one [`CosetSpace::product_key`] at a time.
+fn append_one_by_one<S: CosetSpace + ?Sized>(
+    space: &S,
+    firsts: &[Cube],
+    cuts: &[u32],
+    t: &Cube,
+    t_starts: u32,
+    out: &mut Vec<u64>,
+) {
+    let kept = firsts.iter().zip(cuts).filter(|(_, &cut)| cut & t_starts == 0);
+    out.extend(kept.map(|(s, _)| space.product_key(s, t)));
 }
 
 /// The cube's edge places 0..10 as 4-bit digits, most significant first, followed by 11 flips.
@@ -191,13 +198,7 @@ impl CosetSpace for CubeCosets {
         out: &mut Vec<u64>,
     ) {
         if !super::cube_keys::append_keys(firsts, cuts, t, t_starts, out) {
-            out.extend(
-                firsts
-                    .iter()
-                    .zip(cuts)
-                    .filter(|(_, &cut)| cut & t_starts == 0)
-                    .map(|(s, _)| self.product_key(s, t)),
-            );
+            append_one_by_one(self, firsts, cuts, t, t_starts, out);
         }
     }
     /// The corner twists: the coset fixes the corner permutation.

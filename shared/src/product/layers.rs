@@ -76,15 +76,10 @@ impl Cuts {
 }
 
 impl Layer {
-    /// The layer of `positions` (sorted), one layer beyond `nearer` (sorted; empty at start).
+    /// The layer of `positions`, one layer beyond `nearer` (sorted; empty at start).
     fn new(space: &dyn CosetSpace, cuts: &Cuts, mut positions: Vec<Cube>, nearer: &[Cube]) -> Layer {
+        positions.par_sort_unstable_by_key(|x| space.coset(x));
         let (starts, cut_starts) = positions.par_iter().map(|x| cuts.masks(x, nearer)).unzip();
-        let (mut starts, mut cut_starts): (Vec<u32>, Vec<u32>) = (starts, cut_starts);
-        let mut order: Vec<u32> = (0..positions.len() as u32).collect();
-        order.par_sort_unstable_by_key(|&i| (space.coset(&positions[i as usize]), i));
-        positions = order.iter().map(|&i| positions[i as usize]).collect();
-        starts = order.iter().map(|&i| starts[i as usize]).collect();
-        cut_starts = order.iter().map(|&i| cut_starts[i as usize]).collect();
         let mut by_coset = vec![0u32; space.coset_count() as usize + 1];
         for x in &positions {
             by_coset[space.coset(x) as usize + 1] += 1;
@@ -96,12 +91,6 @@ impl Layer {
         let cosets =
             (0..space.coset_count()).filter(|&c| by_coset[c as usize + 1] > by_coset[c as usize]).collect();
         Layer { positions, inverses, starts, cut_starts, by_coset, cosets }
-    }
-
-    /// The positions of one coset.
-    #[inline]
-    pub fn in_coset(&self, coset: u32) -> &[Cube] {
-        &self.positions[self.range(coset)]
     }
 
     /// The cosets holding positions of this layer, increasing.
