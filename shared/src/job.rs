@@ -10,6 +10,7 @@
 use crate::bfs::task::{backward_rows, by_row_chunks, forward_rows, Counting, Sources};
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
+use crate::coord::nxopt_columns::NxoptColumns;
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
@@ -142,6 +143,7 @@ pub enum AnyIndex {
     Kociemba(KociembaSpace),
     Product(SymProductSpace),
     H11(SymProductSpace<EoEsepColumns>),
+    Nxopt(SymProductSpace<NxoptColumns>),
 }
 
 /// Calls `$f` with the concrete index.
@@ -153,6 +155,7 @@ macro_rules! with_index {
             AnyIndex::Kociemba($i) => $f,
             AnyIndex::Product($i) => $f,
             AnyIndex::H11($i) => $f,
+            AnyIndex::Nxopt($i) => $f,
         }
     };
 }
@@ -166,7 +169,7 @@ impl AnyIndex {
             SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
             SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
-            SpaceKind::Nxopt(kind) => AnyIndex::Product(nxopt_space(kind)),
+            SpaceKind::Nxopt(kind) => AnyIndex::Nxopt(nxopt_space(kind)),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::resources;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::state_bytes;
 use shared::coord::nxopt::{NxoptKind, ROWS};
+use shared::coord::nxopt_columns::NxoptColumns;
 use shared::cube::MoveSet;
 use shared::job::{JobSpec, RowJob, SpaceKind};
 use shared::nxopt::{self, TableWriter, HEADER_BYTES};
@@ -18,11 +19,11 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Memory a build maps: the search's three bit arrays (unless they live in a state directory)
-/// and the edge coordinate's 34 tables; the table itself is a file mapping the kernel can write
-/// back.
+/// and the edge coordinate's factored maps; the table itself is a file mapping the kernel can
+/// write back.
 pub fn memory_needed(kind: NxoptKind, state_dir: bool) -> u64 {
     let bits = if state_dir { 0 } else { state_bytes(ROWS as u64, kind.columns() as u64) };
-    bits + 34 * 4 * kind.columns() as u64
+    bits + NxoptColumns::planned_bytes(kind)
 }
 
 /// Builds table `kind` from a row BFS to depth base + 2, writing each level into the mapped

@@ -16,7 +16,7 @@
 
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
-use crate::space::{count_positions, count_rows, for_each_bit, set_bit, test_bit, RowCounts, RowIndex};
+use crate::space::{count_positions, count_rows, set_bit, test_bit, RowCounts, RowIndex};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -330,7 +330,7 @@ fn push_into_rows<I: RowIndex>(
             let Some(bits) = frontier.row(r) else { continue };
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
-            for_each_bit(bits, |c| set_bit(row, map.apply(c)));
+            map.for_each_image(bits, |c| set_bit(row, c));
         }
     }
 }

@@ -5,13 +5,15 @@ mod blocks;
 pub mod cubepos;
 pub mod h48;
 pub mod nxopt;
+pub mod nxopt_columns;
 pub mod rank;
 mod raw;
 mod symclass;
 
 pub use blocks::{corner_layers, corner_tetrads, edge_slices, BlockLayout, Part, RowConjugation};
 pub use raw::{
-    cocsep, corner_layer_rows, BlockRowCoord, ColumnMapper, Coordinate, CornerPermutation, RawCoord,
+    cocsep, corner_layer_rows, for_each_bit, BlockRowCoord, ColumnMapper, Coordinate, CornerPermutation,
+    RawCoord,
 };
 pub use symclass::{burnside_class_count, SymClasses};
 

@@ -135,4 +135,26 @@ impl RawCoord {
 /// inner loops apply it to columns.
 pub trait ColumnMapper {
     fn apply(&self, column: u32) -> u32;
+
+    /// Calls `f` with the image of every set bit of `row` (a map may do this faster than one
+    /// [`Self::apply`] per bit).
+    #[inline]
+    fn for_each_image(&self, row: &[u64], mut f: impl FnMut(u32))
+    where
+        Self: Sized,
+    {
+        for_each_bit(row, |c| f(self.apply(c)));
+    }
+}
+
+/// Calls `f` for every set bit of a row.
+#[inline]
+pub fn for_each_bit(row: &[u64], mut f: impl FnMut(u32)) {
+    for (w, &word) in row.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(w as u32 * 64 + bits.trailing_zeros());
+            bits &= bits - 1;
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! stabilizer closure of a row, the canonical column of a class, the per-row counts, and the
 //! per-(row, move) targets of a space whose rows are symmetry classes of a raw coordinate.
 
+pub use crate::coord::for_each_bit;
 use crate::coord::{ColumnMapper, SymClasses};
 use crate::cube::{Move, Symmetry};
 use rayon::prelude::*;
@@ -139,18 +140,6 @@ pub fn canonical<M: ColumnMapper>(maps: &[M], column: u32) -> u32 {
     maps.iter().map(|m| m.apply(column)).fold(column, u32::min)
 }
 
-/// Calls `f` for every set bit of a row.
-#[inline]
-pub fn for_each_bit(row: &[u64], mut f: impl FnMut(u32)) {
-    for (w, &word) in row.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            f(w as u32 * 64 + bits.trailing_zeros());
-            bits &= bits - 1;
-        }
-    }
-}
-
 #[inline]
 pub fn set_bit(row: &mut [u64], column: u32) {
     row[column as usize / 64] |= 1 << (column % 64);
@@ -167,11 +156,9 @@ pub fn close_under<M: ColumnMapper>(bits: &mut [u64], maps: &[M]) {
         return;
     }
     let original = bits.to_vec();
-    for_each_bit(&original, |c| {
-        for m in maps {
-            set_bit(bits, m.apply(c));
-        }
-    });
+    for m in maps {
+        m.for_each_image(&original, |c| set_bit(bits, c));
+    }
 }
 
 /// Closes every row of `rows` (`bits` holds just those rows) under its stabilizer.

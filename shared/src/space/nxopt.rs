@@ -2,12 +2,15 @@
 //! UD-axis symmetries, numbered as nxopt numbers them (by smallest member, which is our
 //! representative), columns the edge coordinate of an EOx EPy table in nxopt's own layout, so a
 //! level's bits are the table's fields. The fields that hold no entry (group minima and field
-//! 511 of each block) map to themselves under every move and symmetry and are never reached.
+//! 511 of each block) are never reached. Columns are mapped by [`NxoptColumns`] (factored maps
+//! that stay in cache); [`edge_columns`], the full tables, is the reference tests compare with.
 
+use super::h48::Columns;
 use super::SymProductSpace;
 use crate::coord::nxopt::{corner_coord, corners_of, edge_coord, edges_of, NxoptKind, CORNER_VALUES};
+use crate::coord::nxopt_columns::{NxoptColumns, NxoptMap};
 use crate::coord::{RawCoord, SymClasses};
-use crate::cube::{Cube, SymmetryGroup};
+use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
 
 /// The corner coordinate with its move and conjugation tables.
 pub fn corner_rows() -> RawCoord {
@@ -37,11 +40,24 @@ pub fn edge_columns(kind: NxoptKind) -> RawCoord {
 }
 
 /// The index of table `kind`.
-pub fn nxopt_space(kind: NxoptKind) -> SymProductSpace {
+pub fn nxopt_space(kind: NxoptKind) -> SymProductSpace<NxoptColumns> {
     let rows = corner_rows();
     let classes = SymClasses::build(CORNER_VALUES, SymmetryGroup::UdAxis, |s, c| rows.conjugate(s, c));
     let solved = (corner_coord(&Cube::SOLVED.corners), edge_coord(kind, &Cube::SOLVED.edges));
-    SymProductSpace::new(&rows, classes, edge_columns(kind), solved)
+    SymProductSpace::new(&rows, classes, NxoptColumns::new(kind), solved)
+}
+
+impl Columns for NxoptColumns {
+    type Map<'a> = NxoptMap<'a>;
+    fn size(&self) -> u32 {
+        NxoptColumns::size(self)
+    }
+    fn moved(&self, m: Move, s: Symmetry) -> NxoptMap<'_> {
+        NxoptColumns::moved(self, m, s)
+    }
+    fn conjugated(&self, s: Symmetry) -> NxoptMap<'_> {
+        NxoptColumns::conjugated(self, s)
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,323 @@
+//! The column maps of nxopt's edge coordinate in factored form, small enough for the L1 and L2
+//! caches whatever the table's size.
+//!
+//! A column is `(X * E2 + eo) * 512 + field`: X the permutation part, eo the flips, field the
+//! E-slice occupancy. A move or a UD-axis symmetry acts on positions by a fixed permutation, so
+//! the image's occupancy depends on the occupancy alone, its permutation part on (X, occupancy),
+//! and its flips are the flips permuted by an order that depends on the occupancy alone (EO3's
+//! untracked flip is the parity of the others, still linear), XORed with a constant that may
+//! depend on (X, occupancy). So with `base[X][field]` the image of `(X, 0, field)` and
+//! `linear[field](eo)` the linear part on the flips,
+//!
+//! `image(X, eo, field) = base[X][field] ^ (linear[field](eo) << 9)`
+//!
+//! and when the linear part is the same for every occupancy (EO3: flips are tracked by
+//! position), one table of E2 entries serves every field. Per entry a map is two loads from
+//! tables of at most a few hundred KB, where the full move and conjugation tables of EO3EP1 are
+//! 4 MB each, read at random. Tests check every column of every buildable table against the
+//! full tables ([`super::RawCoord`] over positions).
+//!
+//! The fields that hold no entry stay fields that hold no entry (the same field of another
+//! block): the search never reaches them, so where they go does not matter beyond that.
+
+use super::nxopt::{edge_coord, edges_of, mid_of, NxoptKind, BLOCK};
+use super::ColumnMapper;
+use crate::cube::{Edges, Move, Symmetry, SymmetryGroup};
+use rayon::prelude::*;
+
+/// Bits of the field in a column.
+const FIELD_BITS: u32 = 9;
+const FIELD_MASK: u32 = BLOCK - 1;
+
+/// One map in factored form (see the module doc).
+struct FactoredMap {
+    /// Per (X, field): the image of `(X, eo = 0, field)`.
+    base: Vec<u32>,
+    /// The linear part on the flips: per eo, or per (eo, field) when it depends on the field.
+    linear: Vec<u16>,
+    per_field: bool,
+}
+
+impl FactoredMap {
+    /// Factors the map `f`, probing it at eo = 0 for every (X, field) and at every single flip
+    /// for every field (the linear part is the XOR of the images of the set flips).
+    fn probe(kind: NxoptKind, f: impl Fn(u32) -> u32 + Sync) -> FactoredMap {
+        let (e2, eo_bits) = (kind.e2(), kind.e2().trailing_zeros());
+        let column = |x: u32, eo: u32, field: u32| ((x * e2 + eo) << FIELD_BITS) | field;
+        let flips_of = |c: u32| (c >> FIELD_BITS) & (e2 - 1);
+        let base: Vec<u32> = (0..kind.permutations() * BLOCK)
+            .into_par_iter()
+            .map(|i| {
+                let (x, field) = (i >> FIELD_BITS, i & FIELD_MASK);
+                match mid_of(field) {
+                    Some(_) => f(column(x, 0, field)),
+                    None => column(x, 0, field),
+                }
+            })
+            .collect();
+        // Per field, the image of each single flip (the identity on fields without an entry).
+        let unit: Vec<Vec<u16>> = (0..BLOCK)
+            .into_par_iter()
+            .map(|field| {
+                (0..eo_bits)
+                    .map(|b| match mid_of(field) {
+                        Some(_) => {
+                            (flips_of(f(column(0, 1 << b, field))) ^ flips_of(base[field as usize])) as u16
+                        }
+                        None => 1 << b,
+                    })
+                    .collect()
+            })
+            .collect();
+        let span = |units: &[u16]| -> Vec<u16> {
+            let mut out = vec![0u16; e2 as usize];
+            for eo in 1..e2 as usize {
+                let low = eo.trailing_zeros() as usize;
+                out[eo] = out[eo & (eo - 1)] ^ units[low];
+            }
+            out
+        };
+        let first = (0..BLOCK).find(|&f| mid_of(f).is_some()).expect("a block has fields") as usize;
+        let uniform = (0..BLOCK as usize).all(|f| mid_of(f as u32).is_none() || unit[f] == unit[first]);
+        if uniform {
+            return FactoredMap { base, linear: span(&unit[first]), per_field: false };
+        }
+        let spans: Vec<Vec<u16>> = unit.iter().map(|u| span(u)).collect();
+        let linear = (0..e2 as usize).flat_map(|eo| spans.iter().map(move |s| s[eo])).collect();
+        FactoredMap { base, linear, per_field: true }
+    }
+
+    fn view(&self, eo_bits: u32) -> NxoptMap<'_> {
+        NxoptMap {
+            base: &self.base,
+            linear: &self.linear,
+            eo_bits,
+            linear_shift: if self.per_field { FIELD_BITS } else { 0 },
+            linear_field: if self.per_field { FIELD_MASK } else { 0 },
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.base.len() * 4 + self.linear.len() * 2
+    }
+}
+
+/// A column map of [`NxoptColumns`]: a move followed by a conjugation, or a conjugation.
+#[derive(Clone, Copy)]
+pub struct NxoptMap<'a> {
+    base: &'a [u32],
+    linear: &'a [u16],
+    eo_bits: u32,
+    /// `linear` is indexed by `(eo << linear_shift) | (field & linear_field)`.
+    linear_shift: u32,
+    linear_field: u32,
+}
+
+impl ColumnMapper for NxoptMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        let field = column & FIELD_MASK;
+        let block = column >> FIELD_BITS;
+        let eo = block & ((1 << self.eo_bits) - 1);
+        let x = block >> self.eo_bits;
+        let flips = self.linear[((eo << self.linear_shift) | (field & self.linear_field)) as usize] as u32;
+        self.base[((x << FIELD_BITS) | field) as usize] ^ (flips << FIELD_BITS)
+    }
+
+    /// Block by block (512 fields, eight words): X and the flips are fixed within a block, so
+    /// each entry costs one load from the block's row of `base` (and one from its row of
+    /// `linear` where the linear part depends on the field).
+    #[inline]
+    fn for_each_image(&self, row: &[u64], mut f: impl FnMut(u32)) {
+        const WORDS: usize = (BLOCK / 64) as usize;
+        let eo_mask = (1usize << self.eo_bits) - 1;
+        for (b, block) in row.chunks_exact(WORDS).enumerate() {
+            if block.iter().all(|&w| w == 0) {
+                continue;
+            }
+            let (eo, x) = (b & eo_mask, b >> self.eo_bits);
+            let base: &[u32; BLOCK as usize] =
+                self.base[x << FIELD_BITS..][..BLOCK as usize].try_into().expect("a block");
+            if self.linear_field == 0 {
+                let flips = (self.linear[eo] as u32) << FIELD_BITS;
+                images(block, &mut f, |field| base[field & FIELD_MASK as usize] ^ flips);
+            } else {
+                let linear: &[u16; BLOCK as usize] =
+                    self.linear[eo << FIELD_BITS..][..BLOCK as usize].try_into().expect("a block");
+                images(block, &mut f, |field| {
+                    let field = field & FIELD_MASK as usize;
+                    base[field] ^ ((linear[field] as u32) << FIELD_BITS)
+                });
+            }
+        }
+    }
+}
+
+/// Calls `f` with `image(field)` for every set field of a block.
+#[inline(always)]
+fn images(block: &[u64], f: &mut impl FnMut(u32), image: impl Fn(usize) -> u32) {
+    for (k, &word) in block.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            f(image(k * 64 + bits.trailing_zeros() as usize));
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// nxopt's edge coordinate of one table, with every (move, UD-axis symmetry) map factored.
+pub struct NxoptColumns {
+    kind: NxoptKind,
+    /// `moved[m * 16 + s]`: move m, then conjugation by s.
+    moved: Vec<FactoredMap>,
+    conjugated: Vec<FactoredMap>,
+}
+
+impl NxoptColumns {
+    pub fn new(kind: NxoptKind) -> Self {
+        // The 18 moves and 16 symmetries from positions, then their compositions from those.
+        let on = |e: u32, f: &dyn Fn(&Edges) -> Edges| match edges_of(kind, e) {
+            Some(edges) => edge_coord(kind, &f(&edges)),
+            None => e,
+        };
+        let moves: Vec<FactoredMap> = Move::all()
+            .map(|m| FactoredMap::probe(kind, |e| on(e, &|x| x.compose(&m.cube().edges))))
+            .collect();
+        let conjugated: Vec<FactoredMap> = SymmetryGroup::UdAxis
+            .members()
+            .map(|s| FactoredMap::probe(kind, |e| on(e, &|x| s.conjugate_edges(x))))
+            .collect();
+        let eo_bits = kind.e2().trailing_zeros();
+        let moved = moves
+            .iter()
+            .flat_map(|m| {
+                let m = m.view(eo_bits);
+                conjugated.iter().map(move |s| {
+                    let s = s.view(eo_bits);
+                    FactoredMap::probe(kind, |e| s.apply(m.apply(e)))
+                })
+            })
+            .collect();
+        NxoptColumns { kind, moved, conjugated }
+    }
+
+    pub fn size(&self) -> u32 {
+        self.kind.columns()
+    }
+
+    /// Column c to `conj(s, move(m, c))`; `s` is one of the 16 UD-axis symmetries.
+    pub fn moved(&self, m: Move, s: Symmetry) -> NxoptMap<'_> {
+        self.moved[m.index() * SymmetryGroup::UdAxis.len() + s.index()].view(self.eo_bits())
+    }
+
+    /// Column c to `conj(s, c)`.
+    pub fn conjugated(&self, s: Symmetry) -> NxoptMap<'_> {
+        self.conjugated[s.index()].view(self.eo_bits())
+    }
+
+    /// Bytes of the factored maps.
+    pub fn memory_bytes(&self) -> usize {
+        self.moved.iter().chain(&self.conjugated).map(FactoredMap::bytes).sum()
+    }
+
+    /// Bytes [`Self::new`] will hold for `kind`, before building: 18 x 16 + 16 maps, each a
+    /// `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
+    /// tracked by position) or per (eo, field).
+    pub fn planned_bytes(kind: NxoptKind) -> u64 {
+        let base = kind.permutations() as u64 * BLOCK as u64 * 4;
+        let linear = kind.e2() as u64 * 2 * if kind.eo == 3 { 1 } else { BLOCK as u64 };
+        (Move::COUNT as u64 + 1) * SymmetryGroup::UdAxis.len() as u64 * (base + linear)
+    }
+
+    fn eo_bits(&self) -> u32 {
+        self.kind.e2().trailing_zeros()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coord::nxopt::{edge_coord, edges_of};
+    use crate::coord::RawCoord;
+    use crate::cube::{random_cube, SplitMix64};
+
+    /// The full tables over positions (the reference the factored maps replace).
+    fn full_tables(kind: NxoptKind) -> RawCoord {
+        let on = |e: u32, f: &dyn Fn(&Edges) -> Edges| match edges_of(kind, e) {
+            Some(edges) => edge_coord(kind, &f(&edges)),
+            None => e,
+        };
+        RawCoord::build(
+            kind.columns(),
+            SymmetryGroup::UdAxis,
+            |m, e| on(e, &|x| x.compose(&m.cube().edges)),
+            |s, e| on(e, &|x| s.conjugate_edges(x)),
+        )
+    }
+
+    /// Every column with an entry, every (move, symmetry) and every symmetry: the factored map
+    /// equals the full tables'; fields without an entry go to fields without an entry.
+    fn check_every_column(kind: NxoptKind) {
+        let columns = NxoptColumns::new(kind);
+        let full = full_tables(kind);
+        let syms: Vec<Symmetry> = SymmetryGroup::UdAxis.members().collect();
+        let bad: u64 = (0..kind.columns())
+            .into_par_iter()
+            .map(|c| {
+                if mid_of(c & FIELD_MASK).is_none() {
+                    let unused = |m: NxoptMap| mid_of(m.apply(c) & FIELD_MASK).is_none();
+                    return Move::all()
+                        .flat_map(|m| syms.iter().map(move |&s| (m, s)))
+                        .any(|(m, s)| !unused(columns.moved(m, s))) as u64;
+                }
+                let mut bad = 0;
+                for &s in &syms {
+                    bad += (columns.conjugated(s).apply(c) != full.conjugate(s, c)) as u64;
+                    for m in Move::all() {
+                        bad += (columns.moved(m, s).apply(c) != full.conjugate(s, full.apply(m, c))) as u64;
+                    }
+                }
+                bad
+            })
+            .sum();
+        assert_eq!(bad, 0, "{}: {bad} columns differ", kind.name());
+        assert_eq!(columns.memory_bytes() as u64, NxoptColumns::planned_bytes(kind));
+    }
+
+    #[test]
+    fn factored_maps_equal_the_full_tables_eo1_eo2() {
+        for name in ["EO1EP1", "EO2EP1", "EO1EP2"] {
+            check_every_column(NxoptKind::parse(name).unwrap());
+        }
+    }
+
+    #[test]
+    fn factored_maps_equal_the_full_tables_eo3ep1() {
+        check_every_column(NxoptKind::parse("EO3EP1").unwrap());
+    }
+
+    #[test]
+    fn factored_maps_equal_the_full_tables_eo1ep3() {
+        check_every_column(NxoptKind::parse("EO1EP3").unwrap());
+    }
+
+    /// Every table whose maps fit a test (all but EP4): random positions, moved and conjugated.
+    #[test]
+    fn factored_maps_follow_positions() {
+        let mut rng = SplitMix64::new(11);
+        for kind in NxoptKind::all().into_iter().filter(|k| k.ep < 4) {
+            let columns = NxoptColumns::new(kind);
+            for _ in 0..300 {
+                let x = random_cube(&mut rng).edges;
+                let c = edge_coord(kind, &x);
+                for s in SymmetryGroup::UdAxis.members() {
+                    assert_eq!(columns.conjugated(s).apply(c), edge_coord(kind, &s.conjugate_edges(&x)));
+                    for m in Move::all() {
+                        let y = s.conjugate_edges(&x.compose(&m.cube().edges));
+                        assert_eq!(columns.moved(m, s).apply(c), edge_coord(kind, &y), "{}", kind.name());
+                    }
+                }
+            }
+        }
+    }
+}
