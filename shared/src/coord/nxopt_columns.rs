@@ -220,9 +220,9 @@ impl NxoptColumns {
         self.moved.iter().chain(&self.conjugated).map(FactoredMap::bytes).sum()
     }
 
-    /// Bytes [`Self::new`] will hold for `kind`, before building: 18 x 16 + 16 maps, each a
-    /// `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
-    /// tracked by position) or per (eo, field).
+    /// Bytes [`Self::new`] will hold for `kind` at most, before building: 18 x 16 + 16 maps,
+    /// each a `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
+    /// tracked by position) or per (eo, field) (fewer where a map's linear part is uniform).
     pub fn planned_bytes(kind: NxoptKind) -> u64 {
         let base = kind.permutations() as u64 * BLOCK as u64 * 4;
         let linear = kind.e2() as u64 * 2 * if kind.eo == 3 { 1 } else { BLOCK as u64 };
@@ -281,7 +281,7 @@ mod tests {
             })
             .sum();
         assert_eq!(bad, 0, "{}: {bad} columns differ", kind.name());
-        assert_eq!(columns.memory_bytes() as u64, NxoptColumns::planned_bytes(kind));
+        assert!(columns.memory_bytes() as u64 <= NxoptColumns::planned_bytes(kind));
     }
 
     #[test]
