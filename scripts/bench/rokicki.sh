@@ -5,10 +5,12 @@
 #
 #   scripts/bench/rokicki.sh [TABLE ...]     (default: phase2 nxopt-EO1EP1 .. nxopt-EO3EP1)
 #
-# With REFERENCE=DIR, where DIR holds cube20src's programs built from its makefiles (phase2prune
-# through a main that only calls phase2prune::init, named p2build, and nxopt11 .. nxopt34),
-# each reference program is measured beside ours, one thread, in an empty directory, and the two
-# files' MD5s are recorded.
+# With REFERENCE=DIR, where DIR holds cube20src's programs, each reference program is measured
+# right after our build of the same table, one thread, in an empty directory, and the two files'
+# MD5s are recorded. To make DIR outside this tree: fetch cube20src, tangle its CWEB sources
+# (`ctangle ./nxopt.w` and so on; ctangle is in texlive-binaries), build nxopt11 .. nxopt34 with
+# its makefile-nxopt, and build phase2prune through a main that only calls phase2prune::init,
+# named p2build (g++ -std=c++11 -O3 -DHALF -DLEVELCOUNTS -DTHREADS with cubepos and kocsymm).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 cargo build --release --locked -p coordinator
