@@ -94,9 +94,15 @@ pub struct EnumerateArgs {
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
-    /// Refuse to start if the job needs more memory than this (e.g. 10G, 512M).
+    /// Refuse to start if the job needs more memory than this (e.g. 10G, 512M). The product
+    /// method also cuts its cosets into parts so that one task per thread fits it.
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
     pub mem_limit: Option<u64>,
+
+    /// Product method: run N of the job's tasks, chosen at random (the same ones every time),
+    /// and project the whole job's CPU time and deepest-level count from them.
+    #[arg(long, value_name = "N")]
+    pub sample_tasks: Option<u32>,
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -184,7 +190,20 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
     fn try_from(a: EnumerateArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
         let config = EnumerateConfig::new(a.space, a.metric, a.method, a.max_depth, cluster)?;
-        Ok(EnumerateConfig { json: a.json, state_dir: a.state_dir, mem_limit: a.mem_limit, ..config })
+        if a.sample_tasks.is_some() {
+            anyhow::ensure!(config.method == Method::Product, "--sample-tasks is for the product method");
+            anyhow::ensure!(
+                a.state_dir.is_none() && !config.cluster.distributed(),
+                "--sample-tasks runs here, without --state-dir, --listen or --workers"
+            );
+        }
+        Ok(EnumerateConfig {
+            json: a.json,
+            state_dir: a.state_dir,
+            mem_limit: a.mem_limit,
+            sample_tasks: a.sample_tasks,
+            ..config
+        })
     }
 }
 

@@ -90,6 +90,8 @@ pub struct EnumerateConfig {
     /// Keep the search's bit arrays in files here instead of anonymous memory.
     pub state_dir: Option<PathBuf>,
     pub mem_limit: Option<u64>,
+    /// Product method: run this many random tasks and project the job from them.
+    pub sample_tasks: Option<u32>,
     pub cluster: ClusterConfig,
 }
 
@@ -134,6 +136,7 @@ impl EnumerateConfig {
             json: None,
             state_dir: None,
             mem_limit: None,
+            sample_tasks: None,
             cluster,
         })
     }

@@ -6,10 +6,20 @@ use std::path::Path;
 
 /// Bytes of memory the kernel reports as available for new allocations (`MemAvailable`).
 pub fn memory_available() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// Bytes of memory the machine has (`MemTotal`): unlike what is available, the same from run
+/// to run, so choices made from it (a product job's parts) are too.
+pub fn memory_total() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+fn meminfo(field: &str) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let kb: u64 = text
         .lines()
-        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .trim()
         .trim_end_matches("kB")
         .trim()
@@ -58,7 +68,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok((value * (1u64 << shift) as f64) as u64)
 }
 
-fn gib(bytes: u64) -> String {
+/// A byte count for messages: MiB below a GiB, else GiB.
+pub fn gib(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        return format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64);
+    }
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tonic::Code;
 
-const SPEC: ProductSpec = ProductSpec { space: ProductSpace::Cube, moves: MoveSet::Htm, max_depth: 4 };
+const SPEC: ProductSpec = ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4);
 
 /// Serves a product job's one level of coset tasks in this process; returns the runtime, the
 /// bound address, the scheduler and the thread that runs the level.

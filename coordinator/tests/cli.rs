@@ -219,6 +219,72 @@ fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A memory limit that leaves less than one whole coset per thread cuts the cosets into parts:
+/// the counts stay the same, embedded and on workers; a depth whose parts cannot fit is refused.
+#[test]
+fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
+    let dir = scratch("parts");
+    let whole = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "9"], &dir, "whole.json");
+    let cut = ["--threads", "16", "enumerate", "cube", "--max-depth", "9", "--mem-limit", "200M"];
+    let path = dir.join("cut.json");
+    let mut args = cut.to_vec();
+    args.extend(["--json", path.to_str().unwrap()]);
+    let out = coordinator(&args);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(!log.contains(", 1 part(s) each") && log.contains(" part(s) each"), "{log}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["depths"], whole);
+    let mut on_workers = cut.to_vec();
+    on_workers.extend(["--workers", "2"]);
+    assert_eq!(depths_of(&on_workers, &dir, "workers.json"), whole);
+    assert_refused(
+        &["--threads", "16", "enumerate", "cube", "--max-depth", "10", "--mem-limit", "200M"],
+        "per task even with each coset cut into 12 parts",
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A sample of every task projects the exact count with no error; a smaller one reports its
+/// tasks, and the option is refused where it does not apply.
+#[test]
+fn a_sample_of_tasks_projects_the_job() {
+    let dir = scratch("sample");
+    let exact = depths_of(&["enumerate", "cube", "--max-depth", "6"], &dir, "exact.json");
+    let path = dir.join("sample.json");
+    for count in ["984", "50"] {
+        let out = coordinator(&[
+            "enumerate",
+            "cube",
+            "--max-depth",
+            "6",
+            "--sample-tasks",
+            count,
+            "--json",
+            path.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v["tasks"], 984);
+        assert_eq!(v["sampled"].as_array().unwrap().len().to_string(), count);
+        let (total, error) =
+            (v["positions"]["total"].as_f64().unwrap(), v["positions"]["error"].as_f64().unwrap());
+        let truth = exact[6]["positions"].as_f64().unwrap();
+        if count == "984" {
+            assert_eq!((total, error), (truth, 0.0));
+        } else {
+            assert!(error > 0.0 && (total - truth).abs() < 3.0 * error, "{total} +- {error} against {truth}");
+        }
+    }
+    assert_refused(&["enumerate", "corners", "--sample-tasks", "5"], "for the product method");
+    assert_refused(&["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "1"], "between 2 and 984");
+    assert_refused(
+        &["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "5", "--workers", "2"],
+        "runs here",
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn product_method_options_are_checked() {
     assert_refused(&["enumerate", "cube"], "needs --max-depth");

@@ -9,20 +9,51 @@ use common::{expected, EDGES_HTM, EDGES_QTM};
 use shared::bfs::reference::brute_force_distribution;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::product::{
-    self, CosetSpace, CubeCosets, EdgeCosets, Layers, ProductJob, ProductSpace, ProductSpec, Scratch,
+    self, CosetSpace, CubeCosets, EdgeCosets, Layers, Part, ProductJob, ProductSpace, ProductSpec, Scratch,
 };
 
 fn enumerate(space: ProductSpace, moves: MoveSet, max_depth: u32) -> product::ProductCounts {
-    ProductJob::build(ProductSpec { space, moves, max_depth }).enumerate()
+    ProductJob::build(ProductSpec::new(space, moves, max_depth)).enumerate()
 }
 
 #[test]
-fn cube_matches_a_plain_hash_set_bfs() {
+fn cube_matches_a_plain_hash_set_bfs_in_whole_cosets_and_in_parts() {
     for (set, depth) in [(MoveSet::Htm, 5), (MoveSet::Qtm, 6)] {
         let moves = set.moves();
         let brute = brute_force_distribution(&moves, SymmetryGroup::Full, depth, |x| *x);
-        let counts = enumerate(ProductSpace::Cube, set, depth);
-        assert_eq!(counts.depths, brute, "{set:?}");
+        for parts in [1, 5, 12] {
+            let spec = ProductSpec { parts, ..ProductSpec::new(ProductSpace::Cube, set, depth) };
+            let counts = ProductJob::build(spec).enumerate();
+            assert_eq!(counts.depths, brute, "{set:?}, {parts} parts");
+        }
+    }
+}
+
+/// The parts of a coset split it exactly: their positions, classes, self-inverse classes and
+/// even the products formed add up to the whole coset's, depth by depth.
+#[test]
+fn the_parts_of_a_coset_add_up_to_the_coset() {
+    for (space, set) in [(ProductSpace::Cube, MoveSet::Htm), (ProductSpace::Edges, MoveSet::Qtm)] {
+        let whole = ProductJob::build(ProductSpec::new(space, set, 8));
+        for parts in [2, 7, 12] {
+            let job = ProductJob::build(ProductSpec { parts, ..whole.spec });
+            for class in (0..whole.task_count()).step_by(41) {
+                let expected = &whole.run(class..class + 1, None)[0];
+                let cut = job.run(class * parts..(class + 1) * parts, None);
+                assert!(cut.iter().all(|(coset, _)| *coset == expected.0));
+                for (d, want) in expected.1.iter().enumerate() {
+                    let sum =
+                        |f: fn(&product::CosetDepth) -> u64| cut.iter().map(|(_, c)| f(&c[d])).sum::<u64>();
+                    let got = product::CosetDepth {
+                        positions: sum(|c| c.positions),
+                        classes: sum(|c| c.classes),
+                        self_inverse: sum(|c| c.self_inverse),
+                        products: sum(|c| c.products),
+                    };
+                    assert_eq!(got, *want, "{space:?} class {class} depth {d}, {parts} parts");
+                }
+            }
+        }
     }
 }
 
@@ -100,7 +131,9 @@ fn quarter_turn_depths_have_the_corner_permutation_parity() {
         let coset = classes.rep(class);
         let odd = space.member(coset).corners.parity();
         for (d, c) in
-            product::enumerate_coset(&space, &layers, &classes, coset, 8, &mut scratch).iter().enumerate()
+            product::enumerate_coset(&space, &layers, &classes, (coset, Part::WHOLE), 8, &mut scratch)
+                .iter()
+                .enumerate()
         {
             if c.positions > 0 {
                 assert_eq!(d % 2 == 1, odd, "coset {coset} depth {d}");

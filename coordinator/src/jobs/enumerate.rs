@@ -21,6 +21,9 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
     if let Some(dir) = &config.state_dir {
         ensure!(dir.is_dir(), "--state-dir {} is not a directory", dir.display());
     }
+    if let Some(count) = config.sample_tasks {
+        return super::product::sample(product_spec(&config), &config, count);
+    }
     let distribution = compute(&config)?;
     print!("{}", distribution.to_text());
     println!(
@@ -42,8 +45,9 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     let start = Instant::now();
     let moves = config.moves.moves();
     let (order, mut depths) = match (config.space, config.method) {
-        (Space::Cube, _) => product(ProductSpace::Cube, config)?,
-        (Space::Edges, Method::Product) => product(ProductSpace::Edges, config)?,
+        (Space::Cube, _) | (Space::Edges, Method::Product) => {
+            super::product::run(product_spec(config), config)?
+        }
         (Space::Corners, _) => run_rows(corner_tetrads(), &moves, config)?,
         (Space::Edges, Method::Rows) => run_rows(edge_slices(), &moves, config)?,
         (Space::H | Space::Hprime, _) => {
@@ -75,10 +79,11 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
     Ok(distribution)
 }
 
-/// Runs the product enumeration of a space.
-fn product(space: ProductSpace, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
+/// The product job of a configuration using the product method.
+fn product_spec(config: &EnumerateConfig) -> ProductSpec {
+    let space = if config.space == Space::Cube { ProductSpace::Cube } else { ProductSpace::Edges };
     let max_depth = config.max_depth.expect("the product method has a --max-depth");
-    super::product::run(ProductSpec { space, moves: config.moves, max_depth }, config)
+    ProductSpec::new(space, config.moves, max_depth)
 }
 
 /// Builds the row space of a block layout (after checking the memory it will take) and runs

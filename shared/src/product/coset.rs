@@ -18,11 +18,45 @@
 //! self-inverse (`C^-1 = C`) when the inverse of its smallest member, moved back into coset
 //! `c` by a symmetry, has the same smallest key: those counts give the classes under M and
 //! inversion as `(classes + self-inverse classes) / 2`.
+//!
+//! Parts: a coset too big for one task's memory is enumerated in parts, by the place of edge
+//! cubie 0 (a [`Part`] takes a run of the 12 places). The place of cubie 0 in `s t` is place
+//! `i` exactly when `s` holds cubie 0 on place `t(i)` (the place `t` brings to `i`), and the
+//! stored layers group each coset's positions by that place, so a part forms its own products
+//! and no others: the parts of a coset split its products, its positions and its duplicates
+//! exactly, and their counts add up to the coset's.
 
 use super::cosets::CosetSpace;
-use super::layers::Layers;
+use super::layers::{Layers, CELLS};
 use super::orbits::CosetOrbits;
 use crate::coord::SymClasses;
+use std::ops::Range;
+
+/// One of `count` parts of a coset: its positions with edge cubie 0 on places [`Part::places`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Part {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Part {
+    /// The whole coset.
+    pub const WHOLE: Part = Part { index: 0, count: 1 };
+    /// The finest cut: one place each.
+    pub const MAX_COUNT: u32 = CELLS as u32;
+
+    /// Part `index` of `count` (`index < count <= 12`).
+    pub fn new(index: u32, count: u32) -> Part {
+        assert!(index < count && count <= Self::MAX_COUNT, "part {index} of {count}");
+        Part { index, count }
+    }
+
+    /// The places of edge cubie 0 this part holds: the `index`-th of `count` near-equal runs.
+    pub fn places(self) -> Range<usize> {
+        let at = |i: u32| (i * Self::MAX_COUNT / self.count) as usize;
+        at(self.index)..at(self.index + 1)
+    }
+}
 
 /// What one coset contributes at one depth.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,12 +82,26 @@ pub struct Scratch {
     prefixes: Vec<usize>,
 }
 
-/// Counts the positions of representative coset `coset` at depths `0..=max_depth`.
+impl Scratch {
+    /// Bytes the vectors have reserved: after a task run with a fresh scratch, what it held at
+    /// its peak.
+    pub fn bytes(&self) -> u64 {
+        let words = self.products.capacity()
+            + self.seen.capacity()
+            + self.spare.capacity()
+            + self.sorted.capacity()
+            + self.prefixes.capacity();
+        (8 * words + 4 * self.partners.capacity()) as u64
+    }
+}
+
+/// Counts the positions of part `part` of representative coset `coset` at depths
+/// `0..=max_depth`.
 pub fn enumerate_coset(
     space: &dyn CosetSpace,
     layers: &Layers,
     classes: &SymClasses,
-    coset: u32,
+    (coset, part): (u32, Part),
     max_depth: u32,
     scratch: &mut Scratch,
 ) -> Vec<CosetDepth> {
@@ -76,12 +124,24 @@ pub fn enumerate_coset(
         // The products with second factors `ts`, all of whose inverses `t_inv` sends `y` to
         // the same coset: that coset's stored positions are the first factors.
         // Products whose factors' optimal words meet in a shorter word are skipped (`Cuts`).
-        let mut join = |ts: std::ops::Range<usize>, partner: u32| {
-            let range = first.range(partner);
-            let (firsts, cuts) = (&first.positions[range.clone()], &first.cut_starts[range]);
+        // With parts, the first factors of `t` are those holding cubie 0 where `t` takes it
+        // from for each place of the part.
+        let mut join = |ts: Range<usize>, partner: u32| {
+            let all = first.range(partner);
+            let (firsts, cuts) = (&first.positions[all.clone()], &first.cut_starts[all]);
             for (t, &starts) in second.positions[ts.clone()].iter().zip(&second.starts[ts]) {
                 debug_assert!(firsts.iter().all(|s| space.coset(&s.compose(t)) == coset));
-                space.append_product_keys(firsts, cuts, t, starts, products);
+                if part == Part::WHOLE {
+                    space.append_product_keys(firsts, cuts, t, starts, products);
+                    continue;
+                }
+                for place in part.places() {
+                    let cell = first.cell(partner, t.edges.perm[place] as usize);
+                    if !cell.is_empty() {
+                        let (firsts, cuts) = (&first.positions[cell.clone()], &first.cut_starts[cell]);
+                        space.append_product_keys(firsts, cuts, t, starts, products);
+                    }
+                }
             }
         };
         if space.cosets_multiply() {

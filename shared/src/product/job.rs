@@ -1,7 +1,7 @@
-//! A whole product enumeration: the coset classes, one task per representative coset, and the
-//! merge of their counts into the three columns.
+//! A whole product enumeration: the coset classes, one task per part of a representative
+//! coset, and the merge of their counts into the three columns.
 
-use super::coset::{enumerate_coset, CosetDepth, Scratch};
+use super::coset::{enumerate_coset, CosetDepth, Part, Scratch};
 use super::cosets::CosetSpace;
 use super::layers::Layers;
 use crate::coord::SymClasses;
@@ -34,8 +34,8 @@ pub struct ProductCounts {
     pub rep_positions: Vec<u64>,
 }
 
-/// Adds up the representative cosets' counts: positions weighted by the size of each coset's
-/// class, classes and self-inverse classes as they are.
+/// Adds up the representative cosets' counts (each coset's parts as they come): positions
+/// weighted by the size of each coset's class, classes and self-inverse classes as they are.
 pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth: u32) -> ProductCounts {
     let n = max_depth as usize + 1;
     let mut positions = vec![0u64; n];
@@ -67,25 +67,26 @@ pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth
     ProductCounts { depths, products, rep_positions }
 }
 
-/// Runs the given representative cosets on the rayon pool, one task each; `done` counts the
-/// cosets as they finish. The results come in the order of `cosets`.
+/// Runs the given parts of representative cosets on the rayon pool, one task each; `done`
+/// counts them as they finish. The results come in the order of `tasks`, named by coset.
 pub fn enumerate_cosets(
     space: &dyn CosetSpace,
     layers: &Layers,
     classes: &SymClasses,
-    cosets: &[u32],
+    tasks: &[(u32, Part)],
     max_depth: u32,
     done: Option<&AtomicU64>,
 ) -> Vec<(u32, Vec<CosetDepth>)> {
-    cosets
+    tasks
         .par_iter()
         .with_max_len(1)
-        .map(|&coset| {
+        .map(|&(coset, part)| {
             // One scratch per thread for the whole run: its vectors keep their capacity (and
             // their pages) from coset to coset.
             thread_local!(static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default()));
-            let counts = SCRATCH
-                .with(|s| enumerate_coset(space, layers, classes, coset, max_depth, &mut s.borrow_mut()));
+            let counts = SCRATCH.with(|s| {
+                enumerate_coset(space, layers, classes, (coset, part), max_depth, &mut s.borrow_mut())
+            });
             if let Some(done) = done {
                 done.fetch_add(1, Ordering::Relaxed);
             }

@@ -1,14 +1,26 @@
 //! The stored positions near start, P[0..=k]: every position of a space at each distance up to
 //! `k`, grouped by coset so that the product join finds the partners of a position with one
-//! lookup.
+//! lookup, and within a coset by the place of edge cubie 0, so that a task enumerating one part
+//! of a coset (see [`super::coset::Part`]) finds exactly the partners that land in its part.
 
 use super::cosets::CosetSpace;
 use crate::cube::{Cube, Move};
 use rayon::prelude::*;
 
-/// The positions at one distance, sorted by coset.
+/// Edge places: a coset's positions are grouped into this many cells by the place of edge
+/// cubie 0.
+pub const CELLS: usize = 12;
+
+/// The place of edge cubie 0 in `x`: a position's cell inside its coset.
+#[inline]
+pub fn cell_of(x: &Cube) -> usize {
+    x.edges.perm.iter().position(|&c| c == 0).expect("edge cubie 0 sits somewhere")
+}
+
+/// The positions at one distance, sorted by coset and, inside a coset, by cell.
 pub struct Layer {
-    /// The positions, grouped by coset (`by_coset[c]..by_coset[c + 1]` are those of coset `c`).
+    /// The positions, grouped by coset and cell (`by_cell[CELLS * c + q]..by_cell[CELLS * c + q
+    /// + 1]` are those of coset `c` with edge cubie 0 on place `q`).
     pub positions: Vec<Cube>,
     /// Their inverses, in the same order.
     pub inverses: Vec<Cube>,
@@ -20,7 +32,7 @@ pub struct Layer {
     /// identity or one move. Such a product has a word shorter than its factors' distances
     /// add up to, so it is not new (see [`Cuts`]).
     pub cut_starts: Vec<u32>,
-    by_coset: Vec<u32>,
+    by_cell: Vec<u32>,
     /// The cosets holding positions, increasing.
     cosets: Vec<u32>,
 }
@@ -78,19 +90,22 @@ impl Cuts {
 impl Layer {
     /// The layer of `positions`, one layer beyond `nearer` (sorted; empty at start).
     fn new(space: &dyn CosetSpace, cuts: &Cuts, mut positions: Vec<Cube>, nearer: &[Cube]) -> Layer {
-        positions.par_sort_unstable_by_key(|x| space.coset(x));
+        let cell = |x: &Cube| CELLS * space.coset(x) as usize + cell_of(x);
+        positions.par_sort_unstable_by_key(cell);
         let (starts, cut_starts) = positions.par_iter().map(|x| cuts.masks(x, nearer)).unzip();
-        let mut by_coset = vec![0u32; space.coset_count() as usize + 1];
+        let cells = CELLS * space.coset_count() as usize;
+        let mut by_cell = vec![0u32; cells + 1];
         for x in &positions {
-            by_coset[space.coset(x) as usize + 1] += 1;
+            by_cell[cell(x) + 1] += 1;
         }
-        for c in 0..space.coset_count() as usize {
-            by_coset[c + 1] += by_coset[c];
+        for i in 0..cells {
+            by_cell[i + 1] += by_cell[i];
         }
         let inverses = positions.par_iter().map(Cube::inverse).collect();
-        let cosets =
-            (0..space.coset_count()).filter(|&c| by_coset[c as usize + 1] > by_coset[c as usize]).collect();
-        Layer { positions, inverses, starts, cut_starts, by_coset, cosets }
+        let cosets = (0..space.coset_count())
+            .filter(|&c| by_cell[CELLS * (c as usize + 1)] > by_cell[CELLS * c as usize])
+            .collect();
+        Layer { positions, inverses, starts, cut_starts, by_cell, cosets }
     }
 
     /// The cosets holding positions of this layer, increasing.
@@ -101,8 +116,15 @@ impl Layer {
     /// Where the positions of one coset lie in `positions` and `inverses`.
     #[inline]
     pub fn range(&self, coset: u32) -> std::ops::Range<usize> {
-        let c = coset as usize;
-        self.by_coset[c] as usize..self.by_coset[c + 1] as usize
+        let c = CELLS * coset as usize;
+        self.by_cell[c] as usize..self.by_cell[c + CELLS] as usize
+    }
+
+    /// Where the positions of one coset with edge cubie 0 on place `place` lie.
+    #[inline]
+    pub fn cell(&self, coset: u32, place: usize) -> std::ops::Range<usize> {
+        let c = CELLS * coset as usize + place;
+        self.by_cell[c] as usize..self.by_cell[c + 1] as usize
     }
 
     pub fn len(&self) -> usize {
@@ -158,6 +180,7 @@ impl Layers {
 
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
-        self.layers.iter().map(|l| (l.len() * (2 * std::mem::size_of::<Cube>() + 8)) as u64).sum()
+        let entries = |l: &Layer| l.len() * (2 * std::mem::size_of::<Cube>() + 8) + 4 * l.by_cell.len();
+        self.layers.iter().map(|l| entries(l) as u64).sum()
     }
 }

@@ -6,7 +6,8 @@
 //! - [`cosets`]: how a space is cut into cosets and how positions are named inside one.
 //! - `cube_keys`: the whole cube's product keys with byte shuffles.
 //! - [`layers`]: P[0..=k], grouped by coset.
-//! - [`coset`]: one coset's positions, classes and self-inverse classes per depth.
+//! - [`coset`]: one coset's (or one part of a coset's) positions, classes and self-inverse
+//!   classes per depth.
 //! - [`orbits`]: which of a coset's positions stand for a class, and which classes are self-inverse.
 //! - [`job`]: the representative cosets, run in parallel, and the merge of their counts.
 //! - [`spec`]: a job named by a string, built the same way by the coordinator and by workers.
@@ -19,7 +20,7 @@ pub mod layers;
 pub mod orbits;
 pub mod spec;
 
-pub use coset::{enumerate_coset, CosetDepth, Scratch};
+pub use coset::{enumerate_coset, CosetDepth, Part, Scratch};
 pub use cosets::{CosetSpace, CubeCosets, EdgeCosets};
 pub use job::{coset_classes, enumerate_cosets, merge, stored_depth, ProductCounts};
 pub use layers::{Layer, Layers};

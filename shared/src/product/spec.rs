@@ -1,8 +1,9 @@
-//! A product enumeration named by a string ("product/cube/htm/10"), so that a worker builds the
-//! same stored positions and coset classes as the coordinator, and the job built from it: the
-//! representative cosets are its tasks, numbered `0..task_count()`.
+//! A product enumeration named by a string ("product/cube/htm/10", or
+//! "product/cube/htm/12/parts=12" when each coset is enumerated in parts), so that a worker
+//! builds the same stored positions and coset classes as the coordinator, and the job built
+//! from it: the parts of the representative cosets are its tasks, numbered `0..task_count()`.
 
-use super::coset::CosetDepth;
+use super::coset::{enumerate_coset, CosetDepth, Part, Scratch};
 use super::cosets::{CosetSpace, CubeCosets, EdgeCosets};
 use super::job::{coset_classes, enumerate_cosets, merge, stored_depth, ProductCounts};
 use super::layers::Layers;
@@ -34,12 +35,21 @@ impl ProductSpace {
     }
 }
 
-/// A space, its move set and the depth to reach.
+/// A space, its move set, the depth to reach, and the parts each coset is cut into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProductSpec {
     pub space: ProductSpace,
     pub moves: MoveSet,
     pub max_depth: u32,
+    /// Parts per coset, 1 ..= [`Part::MAX_COUNT`].
+    pub parts: u32,
+}
+
+impl ProductSpec {
+    /// Whole cosets, one task each.
+    pub const fn new(space: ProductSpace, moves: MoveSet, max_depth: u32) -> Self {
+        ProductSpec { space, moves, max_depth, parts: 1 }
+    }
 }
 
 /// Deepest depth accepted from a spec string (P[8] of the cube would not fit any machine).
@@ -47,19 +57,31 @@ const MAX_SPEC_DEPTH: u32 = 16;
 
 impl std::fmt::Display for ProductSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "product/{}/{}/{}", self.space.name(), self.moves.name(), self.max_depth)
+        write!(f, "product/{}/{}/{}", self.space.name(), self.moves.name(), self.max_depth)?;
+        if self.parts != 1 {
+            write!(f, "/parts={}", self.parts)?;
+        }
+        Ok(())
     }
 }
 
 impl std::str::FromStr for ProductSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("bad product job spec {s:?} (expected product/SPACE/METRIC/DEPTH)");
-        let mut parts = s.split('/');
-        let (Some("product"), Some(space), Some(moves), Some(depth), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
+        let bad = || format!("bad product job spec {s:?} (expected product/SPACE/METRIC/DEPTH[/parts=N])");
+        let mut fields = s.split('/');
+        let (Some("product"), Some(space), Some(moves), Some(depth), cut, None) =
+            (fields.next(), fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
         else {
             return Err(bad());
+        };
+        let parts = match cut {
+            None => 1,
+            Some(cut) => cut
+                .strip_prefix("parts=")
+                .and_then(|n| n.parse().ok())
+                .filter(|n| (1..=Part::MAX_COUNT).contains(n))
+                .ok_or_else(bad)?,
         };
         let space = [ProductSpace::Cube, ProductSpace::Edges]
             .into_iter()
@@ -70,7 +92,7 @@ impl std::str::FromStr for ProductSpec {
             .find(|m| m.name() == moves)
             .ok_or_else(|| format!("unknown metric {moves:?} in product job spec"))?;
         let max_depth = depth.parse().ok().filter(|&d| d <= MAX_SPEC_DEPTH).ok_or_else(bad)?;
-        Ok(ProductSpec { space, moves, max_depth })
+        Ok(ProductSpec { space, moves, max_depth, parts })
     }
 }
 
@@ -80,7 +102,8 @@ pub struct ProductJob {
     space: Box<dyn CosetSpace + Send>,
     pub layers: Layers,
     pub classes: SymClasses,
-    /// The representative coset of each class, in class order: task `i` is coset `reps[i]`.
+    /// The representative coset of each class, in class order: task `i` is part `i % parts`
+    /// of coset `reps[i / parts]`.
     pub reps: Vec<u32>,
 }
 
@@ -97,15 +120,45 @@ impl ProductJob {
         &*self.space
     }
 
-    /// Number of tasks: one per class of cosets.
+    /// Number of tasks: one per part of a class of cosets.
     pub fn task_count(&self) -> u32 {
-        self.reps.len() as u32
+        self.reps.len() as u32 * self.spec.parts
+    }
+
+    /// The coset and part of task `task`.
+    pub fn task(&self, task: u32) -> (u32, Part) {
+        let parts = self.spec.parts;
+        (self.reps[(task / parts) as usize], Part::new(task % parts, parts))
     }
 
     /// Runs tasks `range` on the rayon pool; `done` counts them as they finish.
     pub fn run(&self, range: Range<u32>, done: Option<&AtomicU64>) -> Vec<(u32, Vec<CosetDepth>)> {
-        let cosets = &self.reps[range.start as usize..range.end as usize];
-        enumerate_cosets(&*self.space, &self.layers, &self.classes, cosets, self.spec.max_depth, done)
+        self.run_tasks(&range.collect::<Vec<_>>(), done)
+    }
+
+    /// Runs one task on this thread with the given scratch vectors.
+    pub fn run_task(&self, task: u32, scratch: &mut Scratch) -> Vec<CosetDepth> {
+        enumerate_coset(
+            &*self.space,
+            &self.layers,
+            &self.classes,
+            self.task(task),
+            self.spec.max_depth,
+            scratch,
+        )
+    }
+
+    /// The same job with each coset cut into `parts` tasks (the stored positions do not change).
+    pub fn with_parts(mut self, parts: u32) -> ProductJob {
+        assert!((1..=Part::MAX_COUNT).contains(&parts), "{parts} parts per coset");
+        self.spec.parts = parts;
+        self
+    }
+
+    /// Runs the given tasks on the rayon pool, results in their order.
+    pub fn run_tasks(&self, tasks: &[u32], done: Option<&AtomicU64>) -> Vec<(u32, Vec<CosetDepth>)> {
+        let tasks: Vec<(u32, Part)> = tasks.iter().map(|&t| self.task(t)).collect();
+        enumerate_cosets(&*self.space, &self.layers, &self.classes, &tasks, self.spec.max_depth, done)
     }
 
     /// The whole job on this process's rayon pool.
@@ -125,15 +178,22 @@ mod tests {
 
     #[test]
     fn specs_round_trip_and_bad_ones_are_refused() {
-        let spec = ProductSpec { space: ProductSpace::Cube, moves: MoveSet::Qtm, max_depth: 11 };
+        let spec = ProductSpec::new(ProductSpace::Cube, MoveSet::Qtm, 11);
         assert_eq!(spec.to_string(), "product/cube/qtm/11");
         assert_eq!(spec.to_string().parse::<ProductSpec>(), Ok(spec));
+        let cut = ProductSpec { parts: 12, ..spec };
+        assert_eq!(cut.to_string(), "product/cube/qtm/11/parts=12");
+        assert_eq!(cut.to_string().parse::<ProductSpec>(), Ok(cut));
         for bad in [
             "cube/htm/10",
             "product/cube/htm",
             "product/teapot/htm/3",
             "product/cube/h/3",
             "product/cube/htm/99",
+            "product/cube/htm/9/parts=0",
+            "product/cube/htm/9/parts=13",
+            "product/cube/htm/9/3",
+            "product/cube/htm/9/parts=2/x",
         ] {
             assert!(bad.parse::<ProductSpec>().is_err(), "{bad}");
         }

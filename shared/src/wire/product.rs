@@ -1,4 +1,4 @@
-//! What a product task returns: for each coset of its range, for each depth, the positions,
+//! What a product task returns: for each task (part of a coset) of its range, for each depth, the positions,
 //! classes, self-inverse classes and products formed.
 
 use crate::product::{CosetDepth, ProductJob};
@@ -43,7 +43,7 @@ pub fn decode_counts(
                 .chunks_exact(WORDS_PER_DEPTH)
                 .map(|d| CosetDepth { positions: d[0], classes: d[1], self_inverse: d[2], products: d[3] })
                 .collect();
-            (job.reps[task as usize], depths)
+            (job.task(task).0, depths)
         })
         .collect())
 }
@@ -56,8 +56,7 @@ mod tests {
 
     #[test]
     fn counts_survive_the_wire_and_bad_lengths_are_refused() {
-        let job =
-            ProductJob::build(ProductSpec { space: ProductSpace::Cube, moves: MoveSet::Htm, max_depth: 4 });
+        let job = ProductJob::build(ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4));
         let results = job.run(3..7, None);
         let words = encode_counts(&results);
         assert_eq!(decode_counts(&job, 3..7, &words), Ok(results));
