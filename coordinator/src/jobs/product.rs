@@ -78,19 +78,23 @@ fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
     let per_task = |parts: u32| BYTES_PER_PAIR * pairs / parts as u64;
     let parts = match budget {
         None => 1,
-        Some(budget) => (1..=Part::MAX_COUNT).find(|&p| per_task(p) <= budget).with_context(|| {
-            format!(
-                "depth {max_depth} needs about {} per task even with each coset cut into {} parts, \
-                 but {} of memory{} leaves {} per thread for {threads} threads after the {} of \
-                 stored positions (fewer --threads or more memory)",
-                resources::gib(per_task(Part::MAX_COUNT)),
-                Part::MAX_COUNT,
-                resources::gib(limit.unwrap_or(0)),
-                if config.mem_limit.is_some() { " (--mem-limit)" } else { " (90 % of this machine's)" },
-                resources::gib(budget),
-                resources::gib(layers.bytes()),
-            )
-        })?,
+        // Divisors of 12 only, so that every part holds as many places of cubie 0.
+        Some(budget) => (1..=Part::MAX_COUNT)
+            .filter(|p| Part::MAX_COUNT % p == 0)
+            .find(|&p| per_task(p) <= budget)
+            .with_context(|| {
+                format!(
+                    "depth {max_depth} needs about {} per task even with each coset cut into {} parts, \
+                     but {} of memory{} leaves {} per thread for {threads} threads after the {} of \
+                     stored positions (fewer --threads or more memory)",
+                    resources::gib(per_task(Part::MAX_COUNT)),
+                    Part::MAX_COUNT,
+                    resources::gib(limit.unwrap_or(0)),
+                    if config.mem_limit.is_some() { " (--mem-limit)" } else { " (90 % of this machine's)" },
+                    resources::gib(budget),
+                    resources::gib(layers.bytes()),
+                )
+            })?,
     };
     let job = job.with_parts(parts);
     resources::check_memory(layers_bytes + per_task(parts) * threads, config.mem_limit, "")?;
