@@ -14,7 +14,7 @@ use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{anyhow, Context, Result};
-use shared::product::{Part, ProductJob, ProductSpec, Scratch};
+use shared::product::{Part, ProductJob, ProductSpec};
 use shared::report::thousands;
 use shared::report::DepthCounts;
 use shared::wire;
@@ -198,7 +198,7 @@ struct SampledTask {
     positions: u64,
     products: u64,
     seconds: f64,
-    /// Peak bytes of the task's vectors.
+    /// Bytes the task needed at its peak.
     bytes: u64,
 }
 
@@ -239,7 +239,7 @@ struct Sample {
 }
 
 /// Runs `count` tasks of the job chosen at random (seeded, so the same command samples the
-/// same tasks), each on one thread with its own scratch, and projects the whole job's task
+/// same tasks), each on one thread as in a whole run, and projects the whole job's task
 /// time and deepest-level positions from them.
 pub fn sample(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result<()> {
     let start = Instant::now();
@@ -274,9 +274,8 @@ pub fn sample(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result
             .par_iter()
             .with_max_len(1)
             .map(|&task| {
-                let mut scratch = Scratch::default();
                 let begun = Instant::now();
-                let counts = job.run_task(task, &mut scratch);
+                let (counts, bytes) = job.run_task(task);
                 let seconds = begun.elapsed().as_secs_f64();
                 done.fetch_add(1, Ordering::Relaxed);
                 let (coset, part) = job.task(task);
@@ -290,7 +289,7 @@ pub fn sample(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result
                     positions: deepest.positions,
                     products: deepest.products,
                     seconds,
-                    bytes: scratch.bytes(),
+                    bytes,
                 }
             })
             .collect();

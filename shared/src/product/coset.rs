@@ -27,7 +27,7 @@
 //! exactly, and their counts add up to the coset's.
 
 use super::cosets::CosetSpace;
-use super::layers::{Layers, CELLS};
+use super::layers::{Layer, Layers, CELLS};
 use super::orbits::CosetOrbits;
 use crate::coord::SymClasses;
 use std::ops::Range;
@@ -80,18 +80,16 @@ pub struct Scratch {
     partners: Vec<u32>,
     sorted: Vec<u64>,
     prefixes: Vec<usize>,
+    /// Bytes the last task needed at its peak (its vectors' contents at their largest).
+    peak_bytes: u64,
 }
 
 impl Scratch {
-    /// Bytes the vectors have reserved: after a task run with a fresh scratch, what it held at
-    /// its peak.
-    pub fn bytes(&self) -> u64 {
-        let words = self.products.capacity()
-            + self.seen.capacity()
-            + self.spare.capacity()
-            + self.sorted.capacity()
-            + self.prefixes.capacity();
-        (8 * words + 4 * self.partners.capacity()) as u64
+    /// Bytes the last task needed at its peak: the products' vector as reserved, the buffer
+    /// they are sorted into, and the keys seen before and after. (The vectors keep their
+    /// capacity from task to task, so a thread holds its largest task's need.)
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak_bytes
     }
 }
 
@@ -109,8 +107,9 @@ pub fn enumerate_coset(
     assert!(max_depth <= 2 * k, "depth {max_depth} needs P[{}] stored", max_depth.div_ceil(2));
     let y = space.member(coset);
     let orbits = CosetOrbits::new(space, classes, coset);
-    let Scratch { products, seen, spare, partners, sorted, prefixes } = scratch;
+    let Scratch { products, seen, spare, partners, sorted, prefixes, peak_bytes } = scratch;
     seen.clear();
+    *peak_bytes = 0;
     // Where cosets multiply: the coset of `y t^-1` for the coset of `t`, found once.
     const UNKNOWN: u32 = u32::MAX;
     partners.clear();
@@ -120,47 +119,55 @@ pub fn enumerate_coset(
     let mut out = Vec::with_capacity(max_depth as usize + 1);
     for d in 0..=max_depth {
         let (first, second) = layers.split(d);
+        let last = d == max_depth;
         products.clear();
-        // The products with second factors `ts`, all of whose inverses `t_inv` sends `y` to
-        // the same coset: that coset's stored positions are the first factors.
-        // Products whose factors' optimal words meet in a shorter word are skipped (`Cuts`).
-        // With parts, the first factors of `t` are those holding cubie 0 where `t` takes it
-        // from for each place of the part.
-        let mut join = |ts: Range<usize>, partner: u32| {
-            let all = first.range(partner);
-            let (firsts, cuts) = (&first.positions[all.clone()], &first.cut_starts[all]);
-            for (t, &starts) in second.positions[ts.clone()].iter().zip(&second.starts[ts]) {
-                debug_assert!(firsts.iter().all(|s| space.coset(&s.compose(t)) == coset));
-                if part == Part::WHOLE {
-                    space.append_product_keys(firsts, cuts, t, starts, products);
-                    continue;
-                }
-                for place in part.places() {
-                    let cell = first.cell(partner, t.edges.perm[place] as usize);
-                    if !cell.is_empty() {
-                        let (firsts, cuts) = (&first.positions[cell.clone()], &first.cut_starts[cell]);
-                        space.append_product_keys(firsts, cuts, t, starts, products);
-                    }
-                }
+        // The products with second factors `t` of coset `c`, all of whose inverses send `y` to
+        // the same coset (the partner): that coset's stored positions are the first factors.
+        let mut partner = |c: u32| {
+            if partners[c as usize] == UNKNOWN {
+                partners[c as usize] = space.coset(&y.compose(&second.inverses[second.range(c).start]));
             }
+            partners[c as usize]
+        };
+        // Where cosets multiply, the pairs are counted first, so that the products' vector is
+        // allocated once at its size (doubling could take twice the memory).
+        let mut pairs = 0;
+        if space.cosets_multiply() {
+            for &c in second.cosets() {
+                pair_runs(first, second, second.range(c), partner(c), part, |_, firsts| {
+                    pairs += firsts.len()
+                });
+            }
+            products.reserve_exact(pairs);
+        }
+        // Products whose factors' optimal words meet in a shorter word are skipped (`Cuts`).
+        let mut join = |t: usize, firsts: Range<usize>| {
+            let (s, cuts) = (&first.positions[firsts.clone()], &first.cut_starts[firsts]);
+            let t_starts = second.starts[t];
+            let t = &second.positions[t];
+            debug_assert!(s.iter().all(|s| space.coset(&s.compose(t)) == coset));
+            space.append_product_keys(s, cuts, t, t_starts, products);
         };
         if space.cosets_multiply() {
             for &c in second.cosets() {
-                let range = second.range(c);
-                if partners[c as usize] == UNKNOWN {
-                    partners[c as usize] = space.coset(&y.compose(&second.inverses[range.start]));
-                }
-                join(range, partners[c as usize]);
+                pair_runs(first, second, second.range(c), partner(c), part, &mut join);
             }
         } else {
             for (i, t_inv) in second.inverses.iter().enumerate() {
-                join(i..i + 1, space.coset(&y.compose(t_inv)));
+                pair_runs(first, second, i..i + 1, space.coset(&y.compose(t_inv)), part, &mut join);
             }
         }
         let formed = products.len() as u64;
         sort_by_prefix(products, sorted, prefixes, space.key_prefix());
         products.dedup();
-        let fresh = keep_unseen(products, seen, spare);
+        let seen_before = seen.len();
+        // After the last depth nothing is looked up in `seen` again.
+        let fresh = keep_unseen(products, seen, spare, !last);
+        // The products (as reserved) and the buffer they were sorted into, the keys seen
+        // before and their union with the new ones.
+        let held =
+            pairs.max(formed as usize) + formed as usize + seen_before + if last { 0 } else { seen.len() };
+        *peak_bytes = (*peak_bytes).max(8 * held as u64);
         let mut depth = CosetDepth { positions: fresh as u64, products: formed, ..CosetDepth::default() };
         if orbits.trivial() {
             depth.classes = depth.positions;
@@ -174,6 +181,37 @@ pub fn enumerate_coset(
         out.push(depth);
     }
     out
+}
+
+/// Calls `f(t, firsts)` for each second factor `t` of `ts` (whose inverses all send the coset's
+/// member to coset `partner`) with the stored first factors `s` that make `s t` a position of
+/// the coset's part: the whole partner coset, or with parts the cells holding cubie 0 where `t`
+/// takes it from for each place of the part.
+#[inline]
+fn pair_runs(
+    first: &Layer,
+    second: &Layer,
+    ts: Range<usize>,
+    partner: u32,
+    part: Part,
+    mut f: impl FnMut(usize, Range<usize>),
+) {
+    if part == Part::WHOLE {
+        let all = first.range(partner);
+        for t in ts {
+            f(t, all.clone());
+        }
+        return;
+    }
+    for t in ts {
+        let perm = &second.positions[t].edges.perm;
+        for place in part.places() {
+            let cell = first.cell(partner, perm[place] as usize);
+            if !cell.is_empty() {
+                f(t, cell);
+            }
+        }
+    }
 }
 
 /// Sorts `keys`: one counting pass and one scatter into `buffer` by the keys' prefix
@@ -196,6 +234,7 @@ fn sort_by_prefix(
         starts[p + 1] += starts[p];
     }
     if buffer.len() < n {
+        buffer.reserve_exact(n - buffer.len());
         buffer.resize(n, 0);
     }
     // `starts[p]` is the write cursor of prefix `p`; after the scatter it is where run `p` ends.
@@ -213,28 +252,37 @@ fn sort_by_prefix(
     keys.truncate(n);
 }
 
-/// Keeps in `keys` (sorted, without duplicates) those not in `seen` (sorted), and makes `seen`
-/// the sorted union of both, using `spare` as the other buffer of the merge. Returns how many
-/// keys are left.
-fn keep_unseen(keys: &mut Vec<u64>, seen: &mut Vec<u64>, spare: &mut Vec<u64>) -> usize {
+/// Keeps in `keys` (sorted, without duplicates) those not in `seen` (sorted), and with `update`
+/// makes `seen` the sorted union of both, using `spare` as the other buffer of the merge.
+/// Returns how many keys are left.
+fn keep_unseen(keys: &mut Vec<u64>, seen: &mut Vec<u64>, spare: &mut Vec<u64>, update: bool) -> usize {
     spare.clear();
+    if update {
+        spare.reserve_exact(seen.len() + keys.len());
+    }
     let mut fresh = 0;
     let mut old = seen.iter().copied().peekable();
     for i in 0..keys.len() {
         let key = keys[i];
         while let Some(o) = old.next_if(|&o| o < key) {
-            spare.push(o);
+            if update {
+                spare.push(o);
+            }
         }
         if old.peek() == Some(&key) {
             continue;
         }
-        spare.push(key);
+        if update {
+            spare.push(key);
+        }
         keys[fresh] = key;
         fresh += 1;
     }
-    spare.extend(old);
     keys.truncate(fresh);
-    std::mem::swap(seen, spare);
+    if update {
+        spare.extend(old);
+        std::mem::swap(seen, spare);
+    }
     fresh
 }
 
@@ -258,8 +306,12 @@ mod tests {
     #[test]
     fn unseen_keys_are_kept_and_seen_becomes_the_union() {
         let (mut keys, mut seen, mut spare) = (vec![1, 4, 5, 9, 12], vec![2, 4, 9, 10], vec![7]);
-        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare), 3);
+        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare, true), 3);
         assert_eq!(keys, [1, 5, 12]);
+        assert_eq!(seen, [1, 2, 4, 5, 9, 10, 12]);
+        let mut keys = vec![0, 2, 3, 12];
+        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare, false), 2);
+        assert_eq!(keys, [0, 3]);
         assert_eq!(seen, [1, 2, 4, 5, 9, 10, 12]);
     }
 }

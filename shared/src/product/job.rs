@@ -81,16 +81,19 @@ pub fn enumerate_cosets(
         .par_iter()
         .with_max_len(1)
         .map(|&(coset, part)| {
-            // One scratch per thread for the whole run: its vectors keep their capacity (and
-            // their pages) from coset to coset.
-            thread_local!(static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default()));
-            let counts = SCRATCH.with(|s| {
-                enumerate_coset(space, layers, classes, (coset, part), max_depth, &mut s.borrow_mut())
-            });
+            let counts =
+                with_thread_scratch(|s| enumerate_coset(space, layers, classes, (coset, part), max_depth, s));
             if let Some(done) = done {
                 done.fetch_add(1, Ordering::Relaxed);
             }
             (coset, counts)
         })
         .collect()
+}
+
+/// Runs `f` with this thread's scratch: one per thread for the whole run, so its vectors keep
+/// their capacity (and their pages) from task to task.
+pub fn with_thread_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    thread_local!(static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default()));
+    SCRATCH.with(|s| f(&mut s.borrow_mut()))
 }

@@ -3,9 +3,9 @@
 //! builds the same stored positions and coset classes as the coordinator, and the job built
 //! from it: the parts of the representative cosets are its tasks, numbered `0..task_count()`.
 
-use super::coset::{enumerate_coset, CosetDepth, Part, Scratch};
+use super::coset::{enumerate_coset, CosetDepth, Part};
 use super::cosets::{CosetSpace, CubeCosets, EdgeCosets};
-use super::job::{coset_classes, enumerate_cosets, merge, stored_depth, ProductCounts};
+use super::job::{coset_classes, enumerate_cosets, merge, stored_depth, with_thread_scratch, ProductCounts};
 use super::layers::Layers;
 use crate::coord::SymClasses;
 use crate::cube::MoveSet;
@@ -136,16 +136,15 @@ impl ProductJob {
         self.run_tasks(&range.collect::<Vec<_>>(), done)
     }
 
-    /// Runs one task on this thread with the given scratch vectors.
-    pub fn run_task(&self, task: u32, scratch: &mut Scratch) -> Vec<CosetDepth> {
-        enumerate_coset(
-            &*self.space,
-            &self.layers,
-            &self.classes,
-            self.task(task),
-            self.spec.max_depth,
-            scratch,
-        )
+    /// Runs one task on this thread (with the thread's scratch vectors, as in a whole run):
+    /// its counts and the bytes it needed at its peak.
+    pub fn run_task(&self, task: u32) -> (Vec<CosetDepth>, u64) {
+        with_thread_scratch(|scratch| {
+            let (space, max_depth) = (&*self.space, self.spec.max_depth);
+            let counts =
+                enumerate_coset(space, &self.layers, &self.classes, self.task(task), max_depth, scratch);
+            (counts, scratch.peak_bytes())
+        })
     }
 
     /// The same job with each coset cut into `parts` tasks (the stored positions do not change).
