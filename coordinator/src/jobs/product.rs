@@ -80,7 +80,7 @@ fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
         None => 1,
         // Divisors of 12 only, so that every part holds as many places of cubie 0.
         Some(budget) => (1..=Part::MAX_COUNT)
-            .filter(|p| Part::MAX_COUNT % p == 0)
+            .filter(|p| Part::MAX_COUNT.is_multiple_of(*p))
             .find(|&p| per_task(p) <= budget)
             .with_context(|| {
                 format!(
@@ -265,6 +265,7 @@ pub fn sample(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result
         100.0 * count as f64 / total as f64
     );
     let reporter = Reporter::new(count as u64).with_unit("tasks");
+    reporter.progress.depth.store(spec.max_depth, Ordering::Relaxed);
     let done = &reporter.progress.rows_done;
     let max_depth = spec.max_depth as usize;
     let sampled: Vec<SampledTask> = std::thread::scope(|scope| {
