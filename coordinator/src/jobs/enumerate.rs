@@ -22,7 +22,7 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         ensure!(dir.is_dir(), "--state-dir {} is not a directory", dir.display());
     }
     if let Some(count) = config.sample_tasks {
-        return super::product::sample(product_spec(&config), &config, count);
+        return super::sample::run(product_spec(&config), &config, count);
     }
     let distribution = compute(&config)?;
     print!("{}", distribution.to_text());

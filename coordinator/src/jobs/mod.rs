@@ -6,6 +6,7 @@ mod hbuild;
 pub mod nxopt;
 pub mod phase2;
 mod product;
+mod sample;
 pub mod tables;
 
 use crate::config::Target;

@@ -3,10 +3,10 @@
 //! progress on stderr.
 //!
 //! A coset too big for one thread's share of memory is cut into parts (`shared::product::Part`),
-//! one task each. The tasks run in [`CHUNKS`] chunks, one after the other; with `--state-dir`
-//! each finished chunk's counters are journaled, and the same command run again after a kill
-//! computes only the chunks still missing. `--sample-tasks N` runs N random tasks instead and
-//! projects the whole job's cost from them.
+//! one task each. The tasks run in chunks (at least 8, of at most 128 tasks), one after the
+//! other; with `--state-dir` each finished chunk's counters are journaled, and the same command
+//! run again after a kill computes only the chunks still missing. (`--sample-tasks` runs a
+//! sample of the tasks instead: [`super::sample`].)
 
 use crate::cluster::with_cluster;
 use crate::config::EnumerateConfig;
@@ -22,12 +22,16 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Chunks of tasks a job runs in (and journals) one after the other.
-pub const CHUNKS: u32 = 8;
+/// Chunks of tasks a job runs in (and journals) one after the other: at least this many...
+const MIN_CHUNKS: u32 = 8;
+/// ...and no more tasks than this in one, so that a kill loses little of a long job (at HTM
+/// depth 12, 128 tasks are about 5 minutes on 2 cores).
+const MAX_TASKS_PER_CHUNK: u32 = 128;
 
 /// The task ranges of the chunks, in order.
 fn chunk_ranges(tasks: u32) -> Vec<Range<u32>> {
-    let per_chunk = tasks.div_ceil(CHUNKS).max(1);
+    let chunks = tasks.div_ceil(MAX_TASKS_PER_CHUNK).max(MIN_CHUNKS);
+    let per_chunk = tasks.div_ceil(chunks).max(1);
     (0..tasks).step_by(per_chunk as usize).map(|a| a..(a + per_chunk).min(tasks)).collect()
 }
 
@@ -39,14 +43,14 @@ const BYTES_PER_PAIR: u64 = 32;
 
 /// A product job ready to run: its stored positions, and its cosets cut into parts so that one
 /// task fits the memory budget of a thread.
-struct Prepared {
-    job: ProductJob,
+pub(super) struct Prepared {
+    pub job: ProductJob,
     /// Estimated bytes of one task.
-    per_task: u64,
+    pub per_task: u64,
 }
 
 /// Stores P[0..=k], chooses the parts per coset and checks the memory.
-fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
+pub(super) fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
     let start = Instant::now();
     // Before storing P[0..=k]: words of length k that never undo their last move bound its
     // size (moves x (moves - 1)^(k - 1) positions at depth k, 80 bytes each, plus the
@@ -67,14 +71,14 @@ fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
     tracing::info!(
         "stored P[0..={k}] ({} positions, {}) and the coset classes in {:.1} s",
         thousands(layers.layers.iter().map(|l| l.len() as u64).sum::<u64>()),
-        resources::gib(layers.bytes()),
+        resources::gib(layers_bytes),
         start.elapsed().as_secs_f64(),
     );
     // The fewest parts per coset whose tasks fit the memory left per thread: of --mem-limit,
     // else of 90 % of the machine's memory (not of what happens to be free, so that a resumed
     // job cuts its cosets as its journal did).
     let limit = config.mem_limit.or_else(|| resources::memory_total().map(|m| m / 10 * 9));
-    let budget = limit.map(|l| l.saturating_sub(layers.bytes()) / threads);
+    let budget = limit.map(|l| l.saturating_sub(layers_bytes) / threads);
     let per_task = |parts: u32| BYTES_PER_PAIR * pairs / parts as u64;
     let parts = match budget {
         None => 1,
@@ -92,7 +96,7 @@ fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Prepared> {
                     resources::gib(limit.unwrap_or(0)),
                     if config.mem_limit.is_some() { " (--mem-limit)" } else { " (90 % of this machine's)" },
                     resources::gib(budget),
-                    resources::gib(layers.bytes()),
+                    resources::gib(layers_bytes),
                 )
             })?,
     };
@@ -120,12 +124,12 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     let Prepared { job, .. } = prepare(spec, config)?;
     let (space, max_depth) = (job.space(), spec.max_depth);
     let spec = job.spec;
+    let chunks = chunk_ranges(job.task_count());
     let journal = match &config.state_dir {
-        Some(dir) => Some(RedbJournal::open(dir, &format!("{spec} chunks={CHUNKS}"))?.0),
+        Some(dir) => Some(RedbJournal::open(dir, &format!("{spec} chunks={}", chunks.len()))?.0),
         None => None,
     };
     let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();
-    let chunks = chunk_ranges(job.task_count());
     if !finished.is_empty() {
         tracing::info!("resuming: {} of {} chunks of tasks are in the journal", finished.len(), chunks.len());
     }
@@ -185,159 +189,4 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     }
     tracing::info!("{} products in {seconds:.1} s", thousands(counts.products.iter().sum::<u64>()));
     Ok((space.order(), counts.depths))
-}
-
-/// One sampled task: what it found at the deepest level and what it cost.
-#[derive(serde::Serialize)]
-struct SampledTask {
-    task: u32,
-    coset: u32,
-    part: u32,
-    /// Cosets in the coset's class (its positions count this many times).
-    weight: u64,
-    positions: u64,
-    products: u64,
-    seconds: f64,
-    /// Bytes the task needed at its peak.
-    bytes: u64,
-}
-
-/// A projection from a sample: the sample's mean times the number of tasks, and the half-width
-/// of its 95 % interval (normal approximation, with the finite-population correction).
-#[derive(serde::Serialize)]
-struct Projection {
-    total: f64,
-    error: f64,
-}
-
-impl Projection {
-    fn of(values: &[f64], population: u64) -> Projection {
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
-        let correction = (1.0 - n / population as f64).max(0.0);
-        let total = mean * population as f64;
-        Projection { total, error: 1.96 * population as f64 * (variance / n * correction).sqrt() }
-    }
-}
-
-/// What `--sample-tasks` reports (and writes with `--json`).
-#[derive(serde::Serialize)]
-struct Sample {
-    spec: String,
-    threads: u64,
-    tasks: u32,
-    sampled: Vec<SampledTask>,
-    stored_bytes: u64,
-    estimated_task_bytes: u64,
-    setup_seconds: f64,
-    /// CPU seconds of all tasks (each task runs on one thread).
-    task_seconds: Projection,
-    /// Positions at the deepest level.
-    positions: Projection,
-    peak_rss_bytes: u64,
-}
-
-/// Runs `count` tasks of the job chosen at random (seeded, so the same command samples the
-/// same tasks), each on one thread as in a whole run, and projects the whole job's task
-/// time and deepest-level positions from them.
-pub fn sample(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result<()> {
-    let start = Instant::now();
-    let Prepared { job, per_task } = prepare(spec, config)?;
-    let setup_seconds = start.elapsed().as_secs_f64();
-    let total = job.task_count();
-    anyhow::ensure!(
-        (2..=total).contains(&count),
-        "--sample-tasks {count}: the job has {total} tasks; sample between 2 and {total}"
-    );
-    // A partial Fisher-Yates shuffle, then in task order.
-    let mut rng = shared::cube::SplitMix64::new(0x5a3b1e);
-    let mut order: Vec<u32> = (0..total).collect();
-    for i in 0..count as usize {
-        let j = i + (rng.next_u64() % (total as u64 - i as u64)) as usize;
-        order.swap(i, j);
-    }
-    let mut chosen = order[..count as usize].to_vec();
-    chosen.sort_unstable();
-    tracing::info!(
-        "sampling {count} of {} tasks ({:.2} %)",
-        thousands(total as u64),
-        100.0 * count as f64 / total as f64
-    );
-    let reporter = Reporter::new(count as u64).with_unit("tasks");
-    reporter.progress.depth.store(spec.max_depth, Ordering::Relaxed);
-    let done = &reporter.progress.rows_done;
-    let max_depth = spec.max_depth as usize;
-    let sampled: Vec<SampledTask> = std::thread::scope(|scope| {
-        scope.spawn(|| reporter.display_loop());
-        use rayon::prelude::*;
-        let sampled = chosen
-            .par_iter()
-            .with_max_len(1)
-            .map(|&task| {
-                let begun = Instant::now();
-                let (counts, bytes) = job.run_task(task);
-                let seconds = begun.elapsed().as_secs_f64();
-                done.fetch_add(1, Ordering::Relaxed);
-                let (coset, part) = job.task(task);
-                let weight = job.classes.class_size(job.classes.class_of(coset)) as u64;
-                let deepest = counts[max_depth];
-                SampledTask {
-                    task,
-                    coset,
-                    part: part.index,
-                    weight,
-                    positions: deepest.positions,
-                    products: deepest.products,
-                    seconds,
-                    bytes,
-                }
-            })
-            .collect();
-        reporter.finish();
-        sampled
-    });
-    let seconds: Vec<f64> = sampled.iter().map(|t| t.seconds).collect();
-    let positions: Vec<f64> = sampled.iter().map(|t| (t.weight * t.positions) as f64).collect();
-    let report = Sample {
-        spec: job.spec.to_string(),
-        threads: rayon::current_num_threads() as u64,
-        tasks: total,
-        stored_bytes: job.layers.bytes(),
-        estimated_task_bytes: per_task,
-        setup_seconds,
-        task_seconds: Projection::of(&seconds, total as u64),
-        positions: Projection::of(&positions, total as u64),
-        peak_rss_bytes: crate::output::peak_rss_bytes(),
-        sampled,
-    };
-    let max = |f: fn(&SampledTask) -> f64| report.sampled.iter().map(f).fold(0.0, f64::max);
-    let min = |f: fn(&SampledTask) -> f64| report.sampled.iter().map(f).fold(f64::INFINITY, f64::min);
-    println!("{}: {count} of {} tasks sampled", report.spec, thousands(total as u64));
-    println!(
-        "task time: {:.1} to {:.1} s; all {} tasks: {:.0} +- {:.0} CPU s ({:.1} +- {:.1} CPU hours, 95 %)",
-        min(|t| t.seconds),
-        max(|t| t.seconds),
-        thousands(total as u64),
-        report.task_seconds.total,
-        report.task_seconds.error,
-        report.task_seconds.total / 3600.0,
-        report.task_seconds.error / 3600.0
-    );
-    println!(
-        "task memory: up to {} measured ({} estimated up front); stored positions {}",
-        resources::gib(max(|t| t.bytes as f64) as u64),
-        resources::gib(per_task),
-        resources::gib(report.stored_bytes)
-    );
-    println!(
-        "depth {max_depth}: about {:.4e} +- {:.2e} positions (95 %)",
-        report.positions.total, report.positions.error
-    );
-    if let Some(path) = &config.json {
-        let out = crate::output::OutputFile::prepare(path)?;
-        out.write(format!("{}\n", serde_json::to_string(&report)?).as_bytes())?;
-        tracing::info!("wrote {}", out.path().display());
-    }
-    Ok(())
 }
