@@ -271,7 +271,7 @@ fn a_sample_of_tasks_projects_the_job() {
             (v["positions"]["total"].as_f64().unwrap(), v["positions"]["error"].as_f64().unwrap());
         let truth = exact[6]["positions"].as_f64().unwrap();
         if count == "984" {
-            assert_eq!((total, error), (truth, 0.0));
+            assert!((total - truth).abs() < 0.5 && error == 0.0, "{total} +- {error} against {truth}");
         } else {
             assert!(error > 0.0 && (total - truth).abs() < 3.0 * error, "{total} +- {error} against {truth}");
         }
