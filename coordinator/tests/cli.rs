@@ -95,14 +95,19 @@ fn position_shows_notation_and_words() {
     assert!(solved.contains("48 of 48"), "{solved}");
 }
 
-fn depths_of(args: &[&str], dir: &std::path::Path, name: &str) -> serde_json::Value {
+/// Runs the coordinator with `--json DIR/NAME` added, which must succeed: its stderr and the JSON.
+fn run_json(args: &[&str], dir: &std::path::Path, name: &str) -> (String, serde_json::Value) {
     let path = dir.join(name);
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--json", path.to_str().unwrap()]);
     let out = coordinator(&all);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v["depths"].clone()
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    (log, serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap())
+}
+
+fn depths_of(args: &[&str], dir: &std::path::Path, name: &str) -> serde_json::Value {
+    run_json(args, dir, name).1["depths"].clone()
 }
 
 #[test]
@@ -226,14 +231,8 @@ fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
     let dir = scratch("parts");
     let whole = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "9"], &dir, "whole.json");
     let cut = ["--threads", "16", "enumerate", "cube", "--max-depth", "9", "--mem-limit", "200M"];
-    let path = dir.join("cut.json");
-    let mut args = cut.to_vec();
-    args.extend(["--json", path.to_str().unwrap()]);
-    let out = coordinator(&args);
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    let (log, v) = run_json(&cut, &dir, "cut.json");
     assert!(!log.contains(", 1 part(s) each") && log.contains(" part(s) each"), "{log}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(v["depths"], whole);
     let mut on_workers = cut.to_vec();
     on_workers.extend(["--workers", "2"]);
@@ -251,20 +250,12 @@ fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
 fn a_sample_of_tasks_projects_the_job() {
     let dir = scratch("sample");
     let exact = depths_of(&["enumerate", "cube", "--max-depth", "6"], &dir, "exact.json");
-    let path = dir.join("sample.json");
     for count in ["984", "50"] {
-        let out = coordinator(&[
-            "enumerate",
-            "cube",
-            "--max-depth",
-            "6",
-            "--sample-tasks",
-            count,
-            "--json",
-            path.to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let (_, v) = run_json(
+            &["enumerate", "cube", "--max-depth", "6", "--sample-tasks", count],
+            &dir,
+            "sample.json",
+        );
         assert_eq!(v["tasks"], 984);
         assert_eq!(v["sampled"].as_array().unwrap().len().to_string(), count);
         let (total, error) =

@@ -133,7 +133,8 @@ impl ProductJob {
 
     /// Runs tasks `range` on the rayon pool; `done` counts them as they finish.
     pub fn run(&self, range: Range<u32>, done: Option<&AtomicU64>) -> Vec<(u32, Vec<CosetDepth>)> {
-        self.run_tasks(&range.collect::<Vec<_>>(), done)
+        let tasks: Vec<(u32, Part)> = range.map(|t| self.task(t)).collect();
+        enumerate_cosets(&*self.space, &self.layers, &self.classes, &tasks, self.spec.max_depth, done)
     }
 
     /// Runs one task on this thread (with the thread's scratch vectors, as in a whole run):
@@ -152,12 +153,6 @@ impl ProductJob {
         assert!((1..=Part::MAX_COUNT).contains(&parts), "{parts} parts per coset");
         self.spec.parts = parts;
         self
-    }
-
-    /// Runs the given tasks on the rayon pool, results in their order.
-    pub fn run_tasks(&self, tasks: &[u32], done: Option<&AtomicU64>) -> Vec<(u32, Vec<CosetDepth>)> {
-        let tasks: Vec<(u32, Part)> = tasks.iter().map(|&t| self.task(t)).collect();
-        enumerate_cosets(&*self.space, &self.layers, &self.classes, &tasks, self.spec.max_depth, done)
     }
 
     /// The whole job on this process's rayon pool.

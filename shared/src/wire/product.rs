@@ -1,5 +1,5 @@
-//! What a product task returns: for each task (part of a coset) of its range, for each depth, the positions,
-//! classes, self-inverse classes and products formed.
+//! What a product task returns: for each task (a part of a coset) of its range, for each depth,
+//! the positions, classes, self-inverse classes and products formed.
 
 use crate::product::{CosetDepth, ProductJob};
 use std::ops::Range;
