@@ -99,11 +99,27 @@ struct Cache {
     /// The row inputs of the current level (frontier or unvisited entries, and a forward
     /// level's second input), by name.
     row_inputs: Vec<(String, Arc<PartedRows>)>,
+    /// This worker's results of the level it last worked on, as row sets: a result of a
+    /// forward level's task k is part k of the next level's frontier, so those parts need no
+    /// download. Kept until a task of another level finishes.
+    own_results: Vec<(OwnPart, Arc<SparseRows>)>,
+    /// Parts of frontiers taken from `own_results` and parts downloaded, for the log.
+    parts_reused: u64,
+    parts_downloaded: u64,
     /// A product job's stored positions and coset classes, by job spec.
     product: Option<(String, Arc<ProductJob>)>,
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
     h48: Option<Arc<H11Rows>>,
     h48_levels: Vec<Option<Arc<Level>>>,
+}
+
+/// Which part of which level's results a kept result is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OwnPart {
+    job: u64,
+    level: u32,
+    task: u32,
+    rows_per_part: u32,
 }
 
 /// Why a session with the coordinator ended.
@@ -140,6 +156,9 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
         index: None,
         sources: None,
         row_inputs: Vec::new(),
+        own_results: Vec::new(),
+        parts_reused: 0,
+        parts_downloaded: 0,
         product: None,
         h48: None,
         h48_levels: Vec::new(),
@@ -147,7 +166,18 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     let mut failures = 0u32;
     loop {
         match session(&config, &endpoint, &cache).await {
-            Ok(()) => return Ok(()),
+            Ok(()) => {
+                if let Ok(c) = cache.lock() {
+                    if c.parts_reused + c.parts_downloaded > 0 {
+                        tracing::info!(
+                            "frontier parts: {} were this worker's own results, {} downloaded",
+                            c.parts_reused,
+                            c.parts_downloaded
+                        );
+                    }
+                }
+                return Ok(());
+            }
             Err(Fault::Fatal(e)) => return Err(e),
             Err(Fault::Transient(e)) => {
                 failures += 1;
@@ -331,6 +361,7 @@ async fn run_task(
         c.sources = Some(Arc::new(sources));
         c.spec = Some(task.job_spec.clone());
         c.row_inputs.clear();
+        c.own_results.clear();
     }
     let rows = task.row_begin as u32..task.row_end as u32;
     // Inputs arrive over the network: check their sizes before any indexing trusts them.
@@ -386,11 +417,20 @@ async fn run_task(
     } else {
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input, counting)).await?
     };
-    // The result travels as a sparse row set (its empty rows cost nothing), compressed.
-    Ok(tokio::task::spawn_blocking(move || {
-        SparseRows::encode_result(key, &result, words_per_row, columns, &counts)
+    // The result travels as a sparse row set (its empty rows cost nothing), compressed; this
+    // worker keeps it too, as part of the next level's frontier.
+    let (shard, own) = tokio::task::spawn_blocking(move || {
+        let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row)));
+        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own)
     })
-    .await?)
+    .await?;
+    if let (Some(own), Ok(mut c)) = (own, cache.lock()) {
+        let part =
+            OwnPart { job: task.job_id, level: task.level, task: part, rows_per_part: cut.rows_per_part };
+        c.own_results.retain(|(p, _)| p.job == part.job && p.level == part.level);
+        c.own_results.push((part, own));
+    }
+    Ok(shard)
 }
 
 /// Parts `parts` of the row input `name` of the task's job: from the cache, or downloaded and
@@ -414,11 +454,64 @@ async fn row_input(
     if !valid {
         return Err(TaskError::Other(anyhow!("the coordinator named an unknown row input {name:?}")));
     }
-    let input = Arc::new(download(client, task, name, (cut, words_per_row), parts).await?);
+    let input = if key == name && name.starts_with(level_input_name(Direction::Forward)) {
+        Arc::new(frontier(client, cache, task, name, (cut, words_per_row)).await?)
+    } else {
+        Arc::new(download(client, task, name, (cut, words_per_row), parts).await?)
+    };
     if let Ok(mut c) = cache.lock() {
         c.row_inputs.push((key, input.clone()));
     }
     Ok(input)
+}
+
+/// A whole forward level's frontier `name`: the parts this worker computed itself (its kept
+/// results of the level before) and the others downloaded one by one, or every part at once
+/// when it kept none.
+async fn frontier(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    name: &str,
+    (cut, words_per_row): (PartCut, usize),
+) -> Result<PartedRows, TaskError> {
+    let all = 0..cut.parts();
+    let mut sets: Vec<Option<Arc<SparseRows>>> = {
+        let c = cache.lock().map_err(|_| anyhow!("worker state poisoned"))?;
+        all.clone()
+            .map(|k| {
+                let wanted = OwnPart {
+                    job: task.job_id,
+                    level: task.level.wrapping_sub(1),
+                    task: k,
+                    rows_per_part: cut.rows_per_part,
+                };
+                c.own_results.iter().find(|(p, _)| *p == wanted).map(|(_, set)| set.clone())
+            })
+            .collect()
+    };
+    let kept = sets.iter().flatten().count();
+    let missing = sets.len() - kept;
+    if kept == 0 {
+        let input = download(client, task, name, (cut, words_per_row), all).await?;
+        if let Ok(mut c) = cache.lock() {
+            c.parts_downloaded += missing as u64;
+        }
+        return Ok(input);
+    }
+    for (k, set) in sets.iter_mut().enumerate() {
+        if set.is_none() {
+            let k = k as u32;
+            let part = download(client, task, name, (cut, words_per_row), k..k + 1).await?;
+            *set = part.into_parts().pop();
+        }
+    }
+    if let Ok(mut c) = cache.lock() {
+        c.parts_reused += kept as u64;
+        c.parts_downloaded += missing as u64;
+    }
+    let sets = sets.into_iter().map(|s| s.expect("every part kept or downloaded")).collect();
+    PartedRows::new(cut, all, sets).map_err(|e| TaskError::Other(anyhow!("the frontier {name}: {e}")))
 }
 
 /// A product job's task: the counters of a range of representative cosets. It needs no input:

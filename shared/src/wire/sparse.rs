@@ -8,12 +8,14 @@ use crate::bfs::task::{row_bits, tail_mask, RowBits, Seen, VisitedRows};
 use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
 /// row has entries, then the words of those rows only. A forward level sends its frontier so,
 /// a backward level its unvisited entries; early and late levels touch few rows, so neither
 /// side pays for the whole array there.
 pub struct SparseRows {
+    rows: usize,
     words_per_row: usize,
     /// The payload: `blocks` words of row bits, then the occupied rows' words in row order.
     payload: Vec<u64>,
@@ -122,6 +124,30 @@ impl SparseRows {
         (occupied, parts)
     }
 
+    /// The row set of `full` (whole rows of `words_per_row` words), as a worker keeps its own
+    /// result: the same rows a decoder reads from that result's shard.
+    pub fn from_rows(full: &[u64], words_per_row: usize) -> Self {
+        let occupied = row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0));
+        let held: usize = occupied.iter().map(|b| b.count_ones() as usize).sum();
+        let mut payload = Vec::with_capacity(occupied.len() + held * words_per_row);
+        payload.extend_from_slice(&occupied);
+        for (k, &bits) in occupied.iter().enumerate() {
+            let mut b = bits;
+            while b != 0 {
+                let r = k * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                payload.extend_from_slice(&full[r * words_per_row..][..words_per_row]);
+            }
+        }
+        let rows = full.len() / words_per_row.max(1);
+        Self::from_payload(payload, rows, words_per_row).expect("a payload built from whole rows")
+    }
+
+    /// Rows the set covers.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
     /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
     fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
         let blocks = rows.div_ceil(64);
@@ -144,7 +170,7 @@ impl SparseRows {
                 payload.len()
             ));
         }
-        Ok(SparseRows { words_per_row, payload, blocks, before })
+        Ok(SparseRows { rows, words_per_row, payload, blocks, before })
     }
 }
 
@@ -170,13 +196,31 @@ const RESULT_COUNTERS: usize = 4;
 pub struct PartedRows {
     first: u32,
     rows_per_part: u32,
-    parts: Vec<SparseRows>,
+    parts: Vec<Arc<SparseRows>>,
 }
 
 impl PartedRows {
-    /// Parts `parts` of `cut` (see [`PartsDecoder`]).
-    fn new(cut: PartCut, parts: Range<u32>, sets: Vec<SparseRows>) -> Self {
-        PartedRows { first: parts.start * cut.rows_per_part, rows_per_part: cut.rows_per_part, parts: sets }
+    /// Parts `parts` of `cut`, one row set each (decoded by [`PartsDecoder`], or kept by the
+    /// worker that computed them: see [`SparseRows::from_rows`]).
+    pub fn new(cut: PartCut, parts: Range<u32>, sets: Vec<Arc<SparseRows>>) -> Result<Self, String> {
+        if sets.len() != parts.len() {
+            return Err(format!("{} row sets for the {} parts {parts:?}", sets.len(), parts.len()));
+        }
+        for (k, set) in parts.clone().zip(&sets) {
+            if set.rows() != cut.range(k).len() {
+                return Err(format!("a row set of {} rows for part {k} of {cut:?}", set.rows()));
+            }
+        }
+        Ok(PartedRows {
+            first: parts.start * cut.rows_per_part,
+            rows_per_part: cut.rows_per_part,
+            parts: sets,
+        })
+    }
+
+    /// The row sets of the parts, in order.
+    pub fn into_parts(self) -> Vec<Arc<SparseRows>> {
+        self.parts
     }
 
     /// Part `k` of a whole array (`full`, or its complement), encoded as the coordinator
@@ -237,7 +281,7 @@ pub struct PartsDecoder {
     words_per_row: usize,
     parts: Range<u32>,
     current: Option<shard::WordsDecoder>,
-    done: Vec<SparseRows>,
+    done: Vec<Arc<SparseRows>>,
 }
 
 impl PartsDecoder {
@@ -276,7 +320,7 @@ impl PartsDecoder {
         let decoder = self.current.take().expect("a part under way");
         let payload = decoder.finish().map_err(|e| format!("part {k}: {e}"))?;
         let rows = self.cut.range(k).len();
-        self.done.push(SparseRows::from_part_payload(payload, rows, self.words_per_row)?);
+        self.done.push(Arc::new(SparseRows::from_part_payload(payload, rows, self.words_per_row)?));
         Ok(())
     }
 
@@ -285,7 +329,7 @@ impl PartsDecoder {
         if self.current.is_some() || self.done.len() != self.parts.len() {
             return Err(format!("{} of {} parts arrived", self.done.len(), self.parts.len()));
         }
-        Ok(PartedRows::new(self.cut, self.parts, self.done))
+        PartedRows::new(self.cut, self.parts, self.done)
     }
 }
 
@@ -385,6 +429,24 @@ mod tests {
                 assert!(one.row(r).is_none(), "row {r} is not in part 1");
             }
         }
+    }
+
+    #[test]
+    fn a_worker_s_own_rows_stand_for_the_parts_it_would_download() {
+        let (cut, full, shards) = parts();
+        let decoded = read(cut, &shards.concat(), 0..3).unwrap().into_parts();
+        // Part 1 as its worker keeps it, parts 0 and 2 as downloaded.
+        let own = Arc::new(SparseRows::from_rows(&full[8..16], 2));
+        let (held, all) = (own.rows(), read(cut, &shards.concat(), 0..3).unwrap());
+        assert_eq!(held, 4);
+        let mixed = PartedRows::new(cut, 0..3, vec![decoded[0].clone(), own, decoded[2].clone()]).unwrap();
+        for r in 0..10u32 {
+            assert_eq!(mixed.row(r), all.row(r), "row {r}");
+        }
+        // A row set of the wrong size, or a missing one, is refused.
+        let short = Arc::new(SparseRows::from_rows(&full[8..14], 2));
+        assert!(PartedRows::new(cut, 0..3, vec![decoded[0].clone(), short, decoded[2].clone()]).is_err());
+        assert!(PartedRows::new(cut, 0..3, decoded[..2].to_vec()).is_err());
     }
 
     #[test]
