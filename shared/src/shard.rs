@@ -251,7 +251,19 @@ pub fn max_shard_bytes(max_words: usize) -> u64 {
 /// [`decode_for`] of a payload of at most `max_len` 64-bit words, decompressed straight into the
 /// words (no intermediate byte copy: a frontier can be gigabytes).
 pub fn decode_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<Vec<u64>, ShardError> {
+    decode_words_into(bytes, expected, max_len, Vec::new())
+}
+
+/// [`decode_words_for`] into `words`, whose memory is reused (a process that decodes shard
+/// after shard keeps one buffer's pages instead of faulting in fresh ones each time).
+pub fn decode_words_into(
+    bytes: &[u8],
+    expected: ShardKey,
+    max_len: usize,
+    words: Vec<u64>,
+) -> Result<Vec<u64>, ShardError> {
     let mut decoder = WordsDecoder::new(expected, max_len);
+    decoder.words = words;
     decoder.push(bytes)?;
     decoder.finish()
 }
@@ -336,7 +348,13 @@ impl WordsDecoder {
             if header.raw_len % 8 != 0 {
                 return Err(ShardError::Decompress(format!("{} bytes are not whole words", header.raw_len)));
             }
-            self.words = vec![0u64; header.raw_len as usize / 8];
+            let n = header.raw_len as usize / 8;
+            if self.words.capacity() >= n {
+                self.words.clear();
+                self.words.resize(n, 0);
+            } else {
+                self.words = vec![0u64; n];
+            }
             self.header = Some(header);
         }
         self.received += bytes.len() as u64;

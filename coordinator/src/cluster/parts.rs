@@ -4,12 +4,12 @@
 //! (for edges HTM about 4 GB at the largest levels). The page cache serves recent parts at
 //! memory speed when there is room; when there is not, the disk does.
 
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Names of part directories: this prefix, the coordinator's process id, a job number.
 const PREFIX: &str = "cubefarm-parts-";
@@ -19,7 +19,14 @@ const PREFIX: &str = "cubefarm-parts-";
 pub struct PartDir {
     path: PathBuf,
     written: AtomicU64,
+    /// Files of parts no longer served, overwritten by the next parts: their pages are still
+    /// in the page cache, where a new file's would be allocated afresh (on a virtual machine,
+    /// writing a part to fresh pages cost the coordinator about as much as decoding it).
+    spares: Arc<Mutex<Vec<PathBuf>>>,
 }
+
+/// Spare files kept for reuse (about two levels' parts).
+const SPARE_FILES: usize = 256;
 
 impl PartDir {
     /// Makes the directory, after removing those a killed coordinator left behind.
@@ -30,16 +37,23 @@ impl PartDir {
         let n = JOBS.fetch_add(1, Ordering::Relaxed);
         let path = root.join(format!("{PREFIX}{}-{n}", std::process::id()));
         fs::create_dir_all(&path)?;
-        Ok(PartDir { path, written: AtomicU64::new(0) })
+        Ok(PartDir { path, written: AtomicU64::new(0), spares: Arc::default() })
     }
 
-    /// Keeps `bytes` as a new part file; the file goes when the last handle to it does.
+    /// Keeps `bytes` as a part, in a spare file if there is one, else in a new one; the file
+    /// becomes a spare when the last handle to it goes.
     pub fn write(&self, bytes: &[u8]) -> io::Result<Arc<PartFile>> {
-        let n = self.written.fetch_add(1, Ordering::Relaxed);
-        let path = self.path.join(format!("{n}.part"));
-        fs::write(&path, bytes)
-            .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
-        Ok(Arc::new(PartFile { path, len: bytes.len() as u64 }))
+        let spare = self.spares.lock().ok().and_then(|mut s| s.pop());
+        let path = spare.unwrap_or_else(|| {
+            let n = self.written.fetch_add(1, Ordering::Relaxed);
+            self.path.join(format!("{n}.part"))
+        });
+        let written = OpenOptions::new().write(true).create(true).truncate(false).open(&path).and_then(|f| {
+            f.write_all_at(bytes, 0)?;
+            f.set_len(bytes.len() as u64)
+        });
+        written.map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
+        Ok(Arc::new(PartFile { path, len: bytes.len() as u64, spares: self.spares.clone() }))
     }
 }
 
@@ -69,6 +83,7 @@ impl Drop for PartDir {
 pub struct PartFile {
     path: PathBuf,
     len: u64,
+    spares: Arc<Mutex<Vec<PathBuf>>>,
 }
 
 impl PartFile {
@@ -86,7 +101,14 @@ impl PartFile {
 
 impl Drop for PartFile {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        let path = std::mem::take(&mut self.path);
+        if let Ok(mut spares) = self.spares.lock() {
+            if spares.len() < SPARE_FILES {
+                spares.push(path);
+                return;
+            }
+        }
+        let _ = fs::remove_file(path);
     }
 }
 
@@ -120,7 +142,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parts_are_read_back_and_removed_with_their_last_handle_and_their_directory() {
+    fn parts_are_read_back_their_files_reused_and_removed_with_their_directory() {
         let dir = PartDir::create().unwrap();
         let root = dir.path.clone();
         let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7) as u8).collect();
@@ -129,10 +151,13 @@ mod tests {
         assert_eq!((served.size(), served.read(4990, 10).unwrap()), (5000, bytes[4990..].to_vec()));
         let path = part.path.clone();
         drop(part);
-        assert!(path.exists(), "a part being served stays");
+        assert_eq!(served.read(0, 10).unwrap(), bytes[..10], "a part being served stays");
         drop(served);
-        assert!(!path.exists(), "a part no longer served is removed");
-        let _kept = dir.write(b"kept").unwrap();
+        // A part no longer served leaves its file to the next part, cut to its length.
+        let next = dir.write(b"kept").unwrap();
+        assert_eq!(next.path, path);
+        assert_eq!((next.size(), fs::metadata(&path).unwrap().len()), (4, 4));
+        assert_eq!(InputPart::File(next).read(0, 4).unwrap(), b"kept");
         drop(dir);
         assert!(!root.exists(), "the job's directory goes with the job");
     }

@@ -204,6 +204,52 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
+    /// Buffers of merged row results (their shard's bytes and decoded words), reused by the
+    /// next uploads (see [`Buffers`]).
+    pub buffers: Buffers,
+}
+
+/// A few spare buffers for the shards that arrive one after another: a result's bytes and
+/// words go back here once merged, so the next upload fills memory already mapped instead of
+/// faulting in fresh pages (which, on a virtual machine, costs as much as decoding them).
+#[derive(Default)]
+pub struct Buffers {
+    bytes: Mutex<Vec<Vec<u8>>>,
+    words: Mutex<Vec<Vec<u64>>>,
+}
+
+/// Spare buffers kept of each kind: about as many as uploads merge at once.
+const SPARE_BUFFERS: usize = 4;
+
+impl Buffers {
+    /// An empty buffer for a shard's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        self.bytes.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
+    }
+
+    /// An empty buffer for a shard's words.
+    pub fn words(&self) -> Vec<u64> {
+        self.words.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
+    }
+
+    /// Takes back a merged result's bytes.
+    fn give_bytes(&self, buffer: Vec<u8>) {
+        Self::keep(&self.bytes, buffer)
+    }
+
+    /// Takes back a merged result's words.
+    fn give_words(&self, buffer: Vec<u64>) {
+        Self::keep(&self.words, buffer)
+    }
+
+    fn keep<T>(spares: &Mutex<Vec<Vec<T>>>, mut buffer: Vec<T>) {
+        buffer.clear();
+        if let Ok(mut spares) = spares.lock() {
+            if spares.len() < SPARE_BUFFERS {
+                spares.push(buffer);
+            }
+        }
+    }
 }
 
 impl Shared {
@@ -225,6 +271,7 @@ impl Shared {
             }),
             changed: Condvar::new(),
             parts: OnceLock::new(),
+            buffers: Buffers::default(),
             lease_time,
             tasks_per_level: tasks_per_level.max(1),
         }
@@ -454,8 +501,10 @@ impl Shared {
                 *merging += 1;
                 drop(s);
                 // A merged result is kept, as it came, as a part of the next level's input.
-                let merged = merge_rows(words, rows, w, data).and_then(|c| {
+                let merged = merge_rows(words, rows, w, data).and_then(|(c, words)| {
+                    self.buffers.give_words(words);
                     let file = self.part_dir()?.write(&shard).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
+                    self.buffers.give_bytes(shard);
                     Ok((c, file))
                 });
                 if let Err(why) = &merged {
@@ -767,13 +816,14 @@ impl Shared {
 
 /// Reads a row task's result (`payload`, for `rows` of `words` words each) and copies its
 /// occupied rows into `next` (the level's new entries of those rows are exactly the task's);
-/// returns its counts. Nothing is written unless the whole result is well formed.
+/// returns its counts and the payload's memory. Nothing is written unless the whole result is
+/// well formed.
 fn merge_rows(
     payload: Vec<u64>,
     rows: Range<u32>,
     words: usize,
     next: Published,
-) -> Result<RowCounts, String> {
+) -> Result<(RowCounts, Vec<u64>), String> {
     let (result, counts) = SparseRows::result_from_payload(payload, rows.len(), words)?;
     if rows.end as usize * words > next.len {
         return Err(format!("rows {rows:?} outside the level"));
@@ -785,7 +835,7 @@ fn merge_rows(
         let row = unsafe { std::slice::from_raw_parts_mut(next.next.add(r as usize * words), words) };
         row.copy_from_slice(bits);
     }
-    Ok(counts)
+    Ok((counts, result.into_payload()))
 }
 
 /// Expands levels by leasing row ranges to workers.

@@ -121,7 +121,7 @@ impl v1::coordinator_server::Coordinator for Service {
             Err(Status::invalid_argument(why))
         };
         let max_bytes = shard::max_shard_bytes(limit.max_words);
-        let mut bytes = Vec::new();
+        let mut bytes = self.shared.buffers.bytes();
         loop {
             if chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("shard chunks out of order"));
@@ -144,7 +144,7 @@ impl v1::coordinator_server::Coordinator for Service {
         let received = bytes.len() as u64;
         let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
         let decoded = tokio::task::spawn_blocking(move || {
-            shard::decode_words_for(&bytes, expected, limit.max_words)
+            shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words())
                 .map(|words| shared.complete(limit.depth, task, words, bytes))
         })
         .await

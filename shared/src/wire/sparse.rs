@@ -143,6 +143,11 @@ impl SparseRows {
         Self::from_payload(payload, rows, words_per_row).expect("a payload built from whole rows")
     }
 
+    /// The payload's memory, for reuse.
+    pub fn into_payload(self) -> Vec<u64> {
+        self.payload
+    }
+
     /// Rows the set covers.
     pub fn rows(&self) -> usize {
         self.rows
