@@ -191,7 +191,9 @@ impl AnyIndex {
     }
 
     /// A forward task: the new entries of `rows` at the level after `frontier` (which holds
-    /// every row), with their counts (see [`forward_rows`]).
+    /// every row), with their counts (see [`forward_rows`]), written into `out`'s memory when
+    /// it has room (a worker passes its last task's buffer back).
+    #[allow(clippy::too_many_arguments)]
     pub fn forward_task(
         &self,
         moves: &[Move],
@@ -200,9 +202,10 @@ impl AnyIndex {
         frontier: &PartedRows,
         seen: &KnownVisited,
         counting: Counting,
+        out: Vec<u64>,
     ) -> (Vec<u64>, RowCounts) {
         let words = self.words_per_row();
-        let mut out = vec![0u64; rows.len() * words];
+        let mut out = zeroed(out, rows.len() * words);
         let counts = by_row_chunks(
             &mut out,
             words,
@@ -214,16 +217,17 @@ impl AnyIndex {
     }
 
     /// A backward task: the new entries of `rows` given every row's unvisited entries, with
-    /// their counts.
+    /// their counts (in `out`'s memory when it has room).
     pub fn pull_task(
         &self,
         moves: &[Move],
         rows: Range<u32>,
         unvisited: &PartedRows,
         counting: Counting,
+        out: Vec<u64>,
     ) -> (Vec<u64>, RowCounts) {
         let words = self.words_per_row();
-        let mut out = vec![0u64; rows.len() * words];
+        let mut out = zeroed(out, rows.len() * words);
         let unvisited = Unvisited(unvisited);
         let counts = by_row_chunks(
             &mut out,
@@ -234,6 +238,17 @@ impl AnyIndex {
         );
         (out, counts)
     }
+}
+
+/// `len` zero words in `buffer`'s memory when it has room (zeroing pages already mapped is
+/// cheaper than faulting in fresh ones, one task after another), else in a new vector.
+fn zeroed(mut buffer: Vec<u64>, len: usize) -> Vec<u64> {
+    if buffer.capacity() < len {
+        return vec![0; len];
+    }
+    buffer.clear();
+    buffer.resize(len, 0);
+    buffer
 }
 
 #[cfg(test)]

@@ -433,6 +433,9 @@ mod tests {
         assert_eq!(decode_words_for(&shard, KEY, 5000), Ok(words.clone()));
         assert_eq!(decode_words_for(&shard, KEY, 6000), Ok(words.clone()));
         assert!(matches!(decode_words_for(&shard, KEY, 4999), Err(ShardError::TooLarge { .. })));
+        // Into a reused buffer, longer and holding other words, or shorter.
+        assert_eq!(decode_words_into(&shard, KEY, 5000, vec![u64::MAX; 9000]), Ok(words.clone()));
+        assert_eq!(decode_words_into(&shard, KEY, 5000, vec![1; 10]), Ok(words.clone()));
         let parts = [&words[..10], &[], &words[10..]].map(WordPart::plain);
         assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts), KEY, 5000), Ok(words.clone()));
         // Complemented parts: every word inverted, the last one masked.

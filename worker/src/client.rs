@@ -103,6 +103,8 @@ struct Cache {
     /// forward level's task k is part k of the next level's frontier, so those parts need no
     /// download. Kept until a task of another level finishes.
     own_results: Vec<(OwnPart, Arc<SparseRows>)>,
+    /// A finished row task's output buffer, for the next task to fill (its pages stay mapped).
+    spare_rows: Vec<u64>,
     /// Parts of frontiers taken from `own_results` and parts downloaded, for the log.
     parts_reused: u64,
     parts_downloaded: u64,
@@ -157,6 +159,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
         sources: None,
         row_inputs: Vec::new(),
         own_results: Vec::new(),
+        spare_rows: Vec::new(),
         parts_reused: 0,
         parts_downloaded: 0,
         product: None,
@@ -401,6 +404,7 @@ async fn run_task(
     };
     let counting = if task.positions_only { Counting::Positions } else { Counting::Classes };
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
+    let out = cache.lock().map(|mut c| std::mem::take(&mut c.spare_rows)).unwrap_or_default();
     let (result, counts) = if forward {
         let sources = cache.lock().ok().and_then(|c| c.sources.clone()).expect("sources built");
         let before_is_frontier = before_name.split('/').next() == Some(level_input_name(Direction::Forward));
@@ -411,24 +415,27 @@ async fn run_task(
                 Some(b) => Before::Unvisited(b),
             };
             let seen = KnownVisited { frontier: &input, before };
-            index.forward_task(&moves, rows, &sources, &input, &seen, counting)
+            index.forward_task(&moves, rows, &sources, &input, &seen, counting, out)
         })
         .await?
     } else {
-        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input, counting)).await?
+        tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input, counting, out)).await?
     };
     // The result travels as a sparse row set (its empty rows cost nothing), compressed; this
     // worker keeps it too, as part of the next level's frontier.
-    let (shard, own) = tokio::task::spawn_blocking(move || {
+    let (shard, own, result) = tokio::task::spawn_blocking(move || {
         let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row)));
-        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own)
+        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
     })
     .await?;
-    if let (Some(own), Ok(mut c)) = (own, cache.lock()) {
-        let part =
-            OwnPart { job: task.job_id, level: task.level, task: part, rows_per_part: cut.rows_per_part };
-        c.own_results.retain(|(p, _)| p.job == part.job && p.level == part.level);
-        c.own_results.push((part, own));
+    if let Ok(mut c) = cache.lock() {
+        c.spare_rows = result;
+        if let Some(own) = own {
+            let part =
+                OwnPart { job: task.job_id, level: task.level, task: part, rows_per_part: cut.rows_per_part };
+            c.own_results.retain(|(p, _)| p.job == part.job && p.level == part.level);
+            c.own_results.push((part, own));
+        }
     }
     Ok(shard)
 }
