@@ -498,13 +498,12 @@ async fn frontier(
             .collect()
     };
     let kept = sets.iter().flatten().count();
-    let missing = sets.len() - kept;
+    if let Ok(mut c) = cache.lock() {
+        c.parts_reused += kept as u64;
+        c.parts_downloaded += (sets.len() - kept) as u64;
+    }
     if kept == 0 {
-        let input = download(client, task, name, (cut, words_per_row), all).await?;
-        if let Ok(mut c) = cache.lock() {
-            c.parts_downloaded += missing as u64;
-        }
-        return Ok(input);
+        return download(client, task, name, (cut, words_per_row), all).await;
     }
     for (k, set) in sets.iter_mut().enumerate() {
         if set.is_none() {
@@ -512,10 +511,6 @@ async fn frontier(
             let part = download(client, task, name, (cut, words_per_row), k..k + 1).await?;
             *set = part.into_parts().pop();
         }
-    }
-    if let Ok(mut c) = cache.lock() {
-        c.parts_reused += kept as u64;
-        c.parts_downloaded += missing as u64;
     }
     let sets = sets.into_iter().map(|s| s.expect("every part kept or downloaded")).collect();
     PartedRows::new(cut, all, sets).map_err(|e| TaskError::Other(anyhow!("the frontier {name}: {e}")))
