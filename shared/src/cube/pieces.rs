@@ -67,13 +67,13 @@ impl<const N: usize, const O: u8> Pieces<N, O> {
 
     /// Parity of the permutation (true = odd).
     pub fn parity(&self) -> bool {
-        let mut odd = false;
-        for i in 0..N {
-            for j in i + 1..N {
-                odd ^= self.perm[i] > self.perm[j];
-            }
+        // Inversions: for each cubie, the larger cubies on earlier places.
+        let (mut earlier, mut inversions) = (0u32, 0u32);
+        for &c in &self.perm {
+            inversions += (earlier >> c).count_ones();
+            earlier |= 1 << c;
         }
-        odd
+        inversions & 1 == 1
     }
 
     /// The sticker permutation (24 slots for both kinds).

@@ -72,6 +72,25 @@ fn a_quarter_turn_moves_four_corners_and_four_edges() {
 }
 
 #[test]
+fn parity_is_the_parity_of_the_swaps_that_sort_the_cubies() {
+    for x in randoms(5, 300) {
+        let swaps = |perm: &mut [u8]| {
+            let mut n = 0;
+            for i in 0..perm.len() {
+                while perm[i] as usize != i {
+                    let j = perm[i] as usize;
+                    perm.swap(i, j);
+                    n += 1;
+                }
+            }
+            n % 2 == 1
+        };
+        assert_eq!(x.corners.parity(), swaps(&mut x.corners.perm.clone()));
+        assert_eq!(x.edges.parity(), swaps(&mut x.edges.perm.clone()));
+    }
+}
+
+#[test]
 fn superflip_sequence_flips_every_edge_in_place() {
     // A published 20-move superflip.
     let x = apply_moves(&parse_moves("U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2").unwrap());
