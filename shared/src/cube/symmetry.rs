@@ -232,7 +232,11 @@ mod tests {
     /// The place-by-place maps agree with conjugating the sticker permutations themselves.
     #[test]
     fn piece_maps_conjugate_as_the_stickers_do() {
-        fn by_stickers<const N: usize, const O: u8>(s: &[u8; 24], s_inv: &[u8; 24], x: &Pieces<N, O>) -> Pieces<N, O> {
+        fn by_stickers<const N: usize, const O: u8>(
+            s: &[u8; 24],
+            s_inv: &[u8; 24],
+            x: &Pieces<N, O>,
+        ) -> Pieces<N, O> {
             let y = compose_stickers(&compose_stickers(s, &x.to_stickers()), s_inv);
             Pieces::from_stickers(&y).expect("a conjugate is a position")
         }

@@ -5,7 +5,7 @@
 //! For depth `d` the task forms the products of P[a] and P[b] with `a = min(k, d)` and
 //! `b = d - a`: every position at distance `d` splits an optimal word into a first part of
 //! length `a` and a second of length `b`, so it is such a product. Products also land on
-//! positions nearer start; those are dropped against the sorted set of keys already seen.
+//! positions nearer start; those are dropped against the keys already seen (see `sieve`).
 //! The join loops over the second factors `t` (the smaller layer) and finds the first factors
 //! with one lookup each: `s t` lies in coset `c` exactly when `s` lies in the coset of
 //! `y t^-1` for any member `y` of `c`. Where cosets multiply (the cube's corner permutations)
@@ -29,6 +29,7 @@
 use super::cosets::CosetSpace;
 use super::layers::{Layer, Layers, CELLS};
 use super::orbits::CosetOrbits;
+use super::sieve::Sieve;
 use crate::coord::SymClasses;
 use std::ops::Range;
 
@@ -75,18 +76,15 @@ pub struct CosetDepth {
 #[derive(Default)]
 pub struct Scratch {
     products: Vec<u64>,
-    seen: Vec<u64>,
-    spare: Vec<u64>,
+    sieve: Sieve,
     partners: Vec<u32>,
-    sorted: Vec<u64>,
-    prefixes: Vec<usize>,
     /// Bytes the last task needed at its peak (its vectors' contents at their largest).
     peak_bytes: u64,
 }
 
 impl Scratch {
     /// Bytes the last task needed at its peak: the products' vector as reserved, the buffer
-    /// they are sorted into, and the keys seen before and after. (The vectors keep their
+    /// they are scattered into, the keys seen before and after, and the sieve's hash set. (The vectors keep their
     /// capacity from task to task, so a thread holds its largest task's need. Where cosets do
     /// not multiply, the products' vector is not reserved ahead and may hold up to twice its
     /// count here.)
@@ -109,8 +107,10 @@ pub fn enumerate_coset(
     assert!(max_depth <= 2 * k, "depth {max_depth} needs P[{}] stored", max_depth.div_ceil(2));
     let y = space.member(coset);
     let orbits = CosetOrbits::new(space, classes, coset);
-    let Scratch { products, seen, spare, partners, sorted, prefixes, peak_bytes } = scratch;
-    seen.clear();
+    let Scratch { products, sieve, partners, peak_bytes } = scratch;
+    let (first, second) = layers.split(max_depth);
+    let deepest = first.len() as u64 * second.len() as u64 / space.coset_count() as u64 / part.count as u64;
+    sieve.start(space.key_prefix(), deepest);
     *peak_bytes = 0;
     // Where cosets multiply: the coset of `y t^-1` for the coset of `t`, found once.
     const UNKNOWN: u32 = u32::MAX;
@@ -160,21 +160,21 @@ pub fn enumerate_coset(
             }
         }
         let formed = products.len() as u64;
-        sort_by_prefix(products, sorted, prefixes, space.key_prefix());
-        products.dedup();
-        let seen_before = seen.len();
-        // After the last depth nothing is looked up in `seen` again.
-        let fresh = keep_unseen(products, seen, spare, !last);
-        // The products (as reserved) and the buffer they were sorted into, the keys seen
-        // before and their union with the new ones.
-        let held =
-            pairs.max(formed as usize) + formed as usize + seen_before + if last { 0 } else { seen.len() };
-        *peak_bytes = (*peak_bytes).max(8 * held as u64);
+        let seen_before = sieve.seen_len();
+        // After the last depth nothing is looked up in the seen keys again.
+        let fresh = sieve.sift(products, !last);
+        // The products (as reserved) and the buffer they were scattered into, the keys seen
+        // before and their union with the new ones, and the hash set.
+        let held = pairs.max(formed as usize)
+            + formed as usize
+            + seen_before
+            + if last { 0 } else { sieve.seen_len() };
+        *peak_bytes = (*peak_bytes).max(8 * held as u64 + sieve.table_bytes());
         let mut depth = CosetDepth { positions: fresh as u64, products: formed, ..CosetDepth::default() };
         if orbits.trivial() {
             depth.classes = depth.positions;
         } else {
-            for &key in products.iter() {
+            for key in sieve.fresh() {
                 let (smallest, self_inverse) = orbits.classify(key);
                 depth.classes += smallest as u64;
                 depth.self_inverse += self_inverse as u64;
@@ -213,107 +213,5 @@ fn pair_runs(
                 f(t, cell);
             }
         }
-    }
-}
-
-/// Sorts `keys`: one counting pass and one scatter into `buffer` by the keys' prefix
-/// (`key >> shift`, below `values`), then each prefix's keys on their own, small enough to sort
-/// in cache (at HTM depth 11 a coset's 10^8 keys fall into 2,187 runs of about 50,000). The
-/// sorted keys end in `keys`; `buffer` keeps the other vector for next time.
-fn sort_by_prefix(
-    keys: &mut Vec<u64>,
-    buffer: &mut Vec<u64>,
-    starts: &mut Vec<usize>,
-    (values, shift): (u32, u32),
-) {
-    let n = keys.len();
-    starts.clear();
-    starts.resize(values as usize + 1, 0);
-    for &key in keys.iter() {
-        starts[(key >> shift) as usize + 1] += 1;
-    }
-    for p in 0..values as usize {
-        starts[p + 1] += starts[p];
-    }
-    if buffer.len() < n {
-        buffer.reserve_exact(n - buffer.len());
-        buffer.resize(n, 0);
-    }
-    // `starts[p]` is the write cursor of prefix `p`; after the scatter it is where run `p` ends.
-    for &key in keys.iter() {
-        let slot = &mut starts[(key >> shift) as usize];
-        buffer[*slot] = key;
-        *slot += 1;
-    }
-    let mut begin = 0;
-    for &end in &starts[..values as usize] {
-        buffer[begin..end].sort_unstable();
-        begin = end;
-    }
-    std::mem::swap(keys, buffer);
-    keys.truncate(n);
-}
-
-/// Keeps in `keys` (sorted, without duplicates) those not in `seen` (sorted), and with `update`
-/// makes `seen` the sorted union of both, using `spare` as the other buffer of the merge.
-/// Returns how many keys are left.
-fn keep_unseen(keys: &mut Vec<u64>, seen: &mut Vec<u64>, spare: &mut Vec<u64>, update: bool) -> usize {
-    spare.clear();
-    if update {
-        spare.reserve_exact(seen.len() + keys.len());
-    }
-    let mut fresh = 0;
-    let mut old = seen.iter().copied().peekable();
-    for i in 0..keys.len() {
-        let key = keys[i];
-        while let Some(o) = old.next_if(|&o| o < key) {
-            if update {
-                spare.push(o);
-            }
-        }
-        if old.peek() == Some(&key) {
-            continue;
-        }
-        if update {
-            spare.push(key);
-        }
-        keys[fresh] = key;
-        fresh += 1;
-    }
-    keys.truncate(fresh);
-    if update {
-        spare.extend(old);
-        std::mem::swap(seen, spare);
-    }
-    fresh
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{keep_unseen, sort_by_prefix};
-
-    #[test]
-    fn sorting_by_prefix_sorts() {
-        let mut rng = crate::cube::SplitMix64::new(11);
-        let (mut buffer, mut starts) = (vec![5; 3], Vec::new());
-        for n in [0, 1, 1000, 20_000] {
-            let mut keys: Vec<u64> = (0..n).map(|_| rng.next_u64() % (37 << 20)).collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            sort_by_prefix(&mut keys, &mut buffer, &mut starts, (37, 20));
-            assert_eq!(keys, expected);
-        }
-    }
-
-    #[test]
-    fn unseen_keys_are_kept_and_seen_becomes_the_union() {
-        let (mut keys, mut seen, mut spare) = (vec![1, 4, 5, 9, 12], vec![2, 4, 9, 10], vec![7]);
-        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare, true), 3);
-        assert_eq!(keys, [1, 5, 12]);
-        assert_eq!(seen, [1, 2, 4, 5, 9, 10, 12]);
-        let mut keys = vec![0, 2, 3, 12];
-        assert_eq!(keep_unseen(&mut keys, &mut seen, &mut spare, false), 2);
-        assert_eq!(keys, [0, 3]);
-        assert_eq!(seen, [1, 2, 4, 5, 9, 10, 12]);
     }
 }

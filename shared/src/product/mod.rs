@@ -8,6 +8,7 @@
 //! - [`layers`]: P[0..=k], grouped by coset.
 //! - [`coset`]: one coset's (or one part of a coset's) positions, classes and self-inverse
 //!   classes per depth.
+//! - `sieve`: a depth's products, repeats and keys seen before dropped, cache-sized run by run.
 //! - [`orbits`]: which of a coset's positions stand for a class, and which classes are self-inverse.
 //! - [`job`]: the representative cosets, run in parallel, and the merge of their counts.
 //! - [`spec`]: a job named by a string, built the same way by the coordinator and by workers.
@@ -18,6 +19,7 @@ mod cube_keys;
 pub mod job;
 pub mod layers;
 pub mod orbits;
+mod sieve;
 pub mod spec;
 
 pub use coset::{enumerate_coset, CosetDepth, Part, Scratch};
