@@ -81,7 +81,7 @@ impl<const N: usize> PieceMap<N> {
             for c in 0..N {
                 for ori in 0..o {
                     let y = s[o * c + (ori + k) % o] as usize;
-                    map.image[q][o * c + ori] = ((y / o) << 2 | y % o) as u8;
+                    map.image[q][o * c + ori] = (((y / o) << 2) | (y % o)) as u8;
                 }
             }
         }

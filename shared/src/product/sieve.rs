@@ -199,7 +199,7 @@ mod tests {
             let mut seen = BTreeSet::new();
             for n in [0usize, 1, 300, 5_000, 40_000] {
                 let mut products: Vec<u64> = (0..n)
-                    .map(|_| (rng.next_u64() % values as u64) << shift | rng.next_u64() % span)
+                    .map(|_| ((rng.next_u64() % values as u64) << shift) | (rng.next_u64() % span))
                     .collect();
                 let expected: BTreeSet<u64> =
                     products.iter().copied().filter(|k| !seen.contains(k)).collect();
