@@ -84,10 +84,10 @@ pub struct Scratch {
 
 impl Scratch {
     /// Bytes the last task needed at its peak: the products' vector as reserved, the buffer
-    /// they are scattered into, the keys seen before and after, and the sieve's hash set. (The vectors keep their
-    /// capacity from task to task, so a thread holds its largest task's need. Where cosets do
-    /// not multiply, the products' vector is not reserved ahead and may hold up to twice its
-    /// count here.)
+    /// they are scattered into, the keys seen before and after, and the sieve's hash set.
+    /// (The vectors keep their capacity from task to task, so a thread holds its largest
+    /// task's need. Where cosets do not multiply, the products' vector is not reserved ahead
+    /// and may hold up to twice its count here.)
     pub fn peak_bytes(&self) -> u64 {
         self.peak_bytes
     }

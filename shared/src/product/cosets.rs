@@ -34,7 +34,8 @@ pub trait CosetSpace: Sync {
     fn coset(&self, x: &Cube) -> u32;
     /// Some position of the coset.
     fn member(&self, coset: u32) -> Cube;
-    /// The position's name inside its coset: distinct positions of one coset get distinct keys.
+    /// The position's name inside its coset: distinct positions of one coset get distinct keys,
+    /// all below 2^63 (the sieve marks its empty slots with `u64::MAX`).
     fn key(&self, x: &Cube) -> u64;
     /// The position with this key in the coset of `member`.
     fn position_of_key(&self, member: &Cube, key: u64) -> Cube;
