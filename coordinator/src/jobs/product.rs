@@ -64,8 +64,7 @@ pub(super) fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Pre
     })?;
     let job = ProductJob::build(spec);
     let (layers, space, max_depth) = (&job.layers, job.space(), spec.max_depth);
-    let (first, second) = layers.split(max_depth);
-    let pairs = first.len() as u64 * second.len() as u64 / space.coset_count() as u64;
+    let pairs = layers.pairs_per_coset(max_depth, space.coset_count());
     let threads = rayon::current_num_threads() as u64;
     let layers_bytes = layers.bytes();
     tracing::info!(

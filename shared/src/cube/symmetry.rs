@@ -121,16 +121,17 @@ fn build_tables() -> Tables {
         .iter()
         .map(|m| {
             let (corners, edges) = symmetry_stickers(m);
+            let (corners_inv, edges_inv) = (invert_stickers(&corners), invert_stickers(&edges));
             SymmetryData {
                 matrix: *m,
                 corners,
                 edges,
-                corners_inv: invert_stickers(&corners),
-                edges_inv: invert_stickers(&edges),
+                corners_inv,
+                edges_inv,
                 inverse: 0,
                 moves: [0; 18],
-                corner_map: PieceMap::new(&corners, &invert_stickers(&corners), 3),
-                edge_map: PieceMap::new(&edges, &invert_stickers(&edges), 2),
+                corner_map: PieceMap::new(&corners, &corners_inv, 3),
+                edge_map: PieceMap::new(&edges, &edges_inv, 2),
             }
         })
         .collect();

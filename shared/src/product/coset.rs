@@ -108,8 +108,7 @@ pub fn enumerate_coset(
     let y = space.member(coset);
     let orbits = CosetOrbits::new(space, classes, coset);
     let Scratch { products, sieve, partners, peak_bytes } = scratch;
-    let (first, second) = layers.split(max_depth);
-    let deepest = first.len() as u64 * second.len() as u64 / space.coset_count() as u64 / part.count as u64;
+    let deepest = layers.pairs_per_coset(max_depth, space.coset_count()) / part.count as u64;
     sieve.start(space.key_prefix(), deepest);
     *peak_bytes = 0;
     // Where cosets multiply: the coset of `y t^-1` for the coset of `t`, found once.

@@ -173,6 +173,13 @@ impl Layers {
         (&self.layers[a as usize], &self.layers[(d - a) as usize])
     }
 
+    /// The products of an average coset at depth `d`: the pairs of P[a] x P[b] over the
+    /// `cosets` cosets.
+    pub fn pairs_per_coset(&self, d: u32, cosets: u32) -> u64 {
+        let (first, second) = self.split(d);
+        first.len() as u64 * second.len() as u64 / cosets as u64
+    }
+
     /// The deepest stored distance.
     pub fn depth(&self) -> u32 {
         self.layers.len() as u32 - 1

@@ -80,7 +80,7 @@ impl Sieve {
         self.fresh_ends.clear();
         for p in 0..self.values {
             let (begin, end) = (self.runs[p], self.runs[p + 1]);
-            let old = &self.seen.keys[self.seen.starts[p]..self.seen.starts[p + 1]];
+            let old = self.seen.group(p);
             let kept =
                 if begin == end { 0 } else { sift_run(&mut self.grouped[begin..end], old, &mut self.table) };
             self.fresh_ends.push(begin + kept);
