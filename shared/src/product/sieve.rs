@@ -3,7 +3,7 @@
 //! A depth's products hold many repeats (about 1.4 products per new position) and keys of
 //! nearer depths. Sorting them all and merging with the sorted keys seen costs a comparison
 //! sort of 10^8 keys per coset at HTM depth 11. Instead the products are scattered by their key
-//! prefix (the cube's corner twists: 2,187 runs of some 50,000 keys at that depth), and each run
+//! prefix (the cube's corner twists: 2,187 runs of some 40,000 keys at that depth), and each run
 //! is sifted through a hash set sized to the cache that first takes the run's keys seen before.
 //! The seen keys stay grouped by prefix (in no order inside a group), so each run meets only
 //! its own group. Where a prefix's runs would outgrow the cache they are cut finer by the
@@ -12,8 +12,9 @@
 /// Marks an empty slot of the hash set: no key reaches it (keys stay below 2^63).
 const EMPTY: u64 = u64::MAX;
 
-/// The keys a run should hold at most, so that its hash set (four slots a key at most,
-/// 8 bytes a slot) stays within a core's second-level cache.
+/// The products (as pairs, before cuts) an average run should hold at most, so that its hash
+/// set (four slots a key at most, 8 bytes a slot: 384 KiB) stays within a core's second-level
+/// cache.
 const RUN_KEYS: u64 = 12_000;
 /// Runs are cut at most this many bits finer than the prefix.
 const MAX_EXTRA_BITS: u32 = 4;
