@@ -156,3 +156,43 @@ fn coset_classes_count_like_burnside() {
         assert_eq!(classes.class_count() as u64, burnside, "space {i}");
     }
 }
+
+/// Inversion pairs the classes of cosets: a class and its inverse class have the same size,
+/// and their representatives hold as many positions and classes at every depth, none of them
+/// self-inverse. (The job enumerates one class of each such pair and counts it twice.)
+#[test]
+fn a_class_of_cosets_and_its_inverse_class_count_alike() {
+    let space = CubeCosets;
+    let classes = product::coset_classes(&space);
+    let inverse = product::inverse_classes(&space, &classes);
+    let layers = Layers::build(&space, &MoveSet::Htm.moves(), 4);
+    let mut scratch = Scratch::default();
+    let mut run = |class: u32| {
+        let coset = (classes.rep(class), Part::WHOLE);
+        product::enumerate_coset(&space, &layers, &classes, coset, 8, &mut scratch)
+    };
+    let mut paired = 0;
+    for class in 0..classes.class_count() as u32 {
+        let other = inverse[class as usize];
+        assert_eq!(inverse[other as usize], class, "inversion is an involution on classes");
+        assert_eq!(classes.class_size(class), classes.class_size(other));
+        if other <= class || paired >= 40 {
+            continue;
+        }
+        paired += 1;
+        let (a, b) = (run(class), run(other));
+        for (d, (a, b)) in a.iter().zip(&b).enumerate() {
+            assert_eq!(
+                (a.positions, a.classes),
+                (b.positions, b.classes),
+                "classes {class}, {other} depth {d}"
+            );
+            assert_eq!((a.self_inverse, b.self_inverse), (0, 0), "classes {class}, {other} depth {d}");
+        }
+    }
+    let enumerated = product::enumerated(&inverse).count();
+    assert!(
+        paired == 40 && enumerated < classes.class_count(),
+        "{paired} pairs checked, {enumerated} enumerated"
+    );
+}

@@ -105,14 +105,15 @@ pub(super) fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Pre
     let symmetric = (0..classes.class_count() as u32).filter(|&c| classes.stabilizer(c) != 1).count();
     tracing::info!(
         "{} cosets of {} positions in {} classes under the 48 symmetries ({symmetric} of them \
-         self-symmetric), {parts} part(s) each: {} tasks of about {} each ({threads} at a time), \
-         about {} products at depth {max_depth}",
+         self-symmetric), {} enumerated (the others are their inverses), {parts} part(s) each: {} \
+         tasks of about {} each ({threads} at a time), about {} products at depth {max_depth}",
         thousands(job.space().coset_count() as u64),
         thousands((job.space().order() / job.space().coset_count() as u128) as u64),
         thousands(classes.class_count() as u64),
+        thousands(job.reps.len() as u64),
         thousands(job.task_count() as u64),
         resources::gib(per_task(parts)),
-        thousands(pairs * classes.class_count() as u64),
+        thousands(pairs * job.reps.len() as u64),
     );
     Ok(Prepared { job, per_task: per_task(parts) })
 }
@@ -125,7 +126,12 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     let spec = job.spec;
     let chunks = chunk_ranges(job.task_count());
     let journal = match &config.state_dir {
-        Some(dir) => Some(RedbJournal::open(dir, &format!("{spec} chunks={}", chunks.len()))?.0),
+        // The task count names the task list (it shrank when inverse classes were paired), so
+        // a journal of another numbering is refused rather than misread.
+        Some(dir) => {
+            let identity = format!("{spec} tasks={} chunks={}", job.task_count(), chunks.len());
+            Some(RedbJournal::open(dir, &identity)?.0)
+        }
         None => None,
     };
     let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();

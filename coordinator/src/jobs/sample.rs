@@ -104,7 +104,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result<()
                 let seconds = begun.elapsed().as_secs_f64();
                 done.fetch_add(1, Ordering::Relaxed);
                 let (coset, part) = job.task(task);
-                let weight = job.classes.class_size(job.classes.class_of(coset)) as u64;
+                let weight = job.weight(coset);
                 let deepest = counts[max_depth];
                 SampledTask {
                     task,

@@ -34,9 +34,48 @@ pub struct ProductCounts {
     pub rep_positions: Vec<u64>,
 }
 
+/// The class of the inverse cosets of each class: where cosets multiply, the inverses of the
+/// cosets of one class make up one class (`(m x m^-1)^-1 = m x^-1 m^-1`); elsewhere no class
+/// is known to pair with another, and each stands for itself.
+pub fn inverse_classes(space: &dyn CosetSpace, classes: &SymClasses) -> Vec<u32> {
+    (0..classes.class_count() as u32)
+        .map(|c| {
+            if space.cosets_multiply() {
+                classes.class_of(space.coset(&space.member(classes.rep(c)).inverse()))
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The classes a job enumerates: of two classes that are each other's inverses, the first.
+/// Inversion maps the positions of the one onto those of the other at every depth, and their
+/// classes under M onto classes, none of them self-inverse (the inverse of a position lies in
+/// the other class of cosets); so the first is counted twice and the second is not run.
+pub fn enumerated(inverse: &[u32]) -> impl Iterator<Item = u32> + '_ {
+    (0..inverse.len() as u32).filter(|&c| c <= inverse[c as usize])
+}
+
+/// How many classes of cosets the enumerated class `class` stands for: itself and its inverse.
+pub fn stands_for(inverse: &[u32], class: u32) -> u64 {
+    if inverse[class as usize] == class {
+        1
+    } else {
+        2
+    }
+}
+
 /// Adds up the representative cosets' counts (each coset's parts as they come): positions
-/// weighted by the size of each coset's class, classes and self-inverse classes as they are.
-pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth: u32) -> ProductCounts {
+/// weighted by the size of each coset's class, and with classes and self-inverse classes
+/// counted once more for a class that also stands for its inverse class (`inverse`, see
+/// [`inverse_classes`]).
+pub fn merge(
+    classes: &SymClasses,
+    inverse: &[u32],
+    results: &[(u32, Vec<CosetDepth>)],
+    max_depth: u32,
+) -> ProductCounts {
     let n = max_depth as usize + 1;
     let mut positions = vec![0u64; n];
     let mut sym = vec![0u64; n];
@@ -44,10 +83,16 @@ pub fn merge(classes: &SymClasses, results: &[(u32, Vec<CosetDepth>)], max_depth
     let mut products = vec![0u64; n];
     let mut rep_positions = vec![0u64; n];
     for (coset, depths) in results {
-        let weight = classes.class_size(classes.class_of(*coset)) as u64;
+        let class = classes.class_of(*coset);
+        let twins = stands_for(inverse, class);
+        let weight = twins * classes.class_size(class) as u64;
         for (d, c) in depths.iter().enumerate() {
+            assert!(
+                twins == 1 || c.self_inverse == 0,
+                "a class whose inverse is another has no self-inverse classes"
+            );
             positions[d] += weight * c.positions;
-            sym[d] += c.classes;
+            sym[d] += twins * c.classes;
             self_inverse[d] += c.self_inverse;
             products[d] += c.products;
             rep_positions[d] += c.positions;

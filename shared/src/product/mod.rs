@@ -24,6 +24,8 @@ pub mod spec;
 
 pub use coset::{enumerate_coset, CosetDepth, Part, Scratch};
 pub use cosets::{CosetSpace, CubeCosets, EdgeCosets};
-pub use job::{coset_classes, enumerate_cosets, merge, stored_depth, ProductCounts};
+pub use job::{
+    coset_classes, enumerate_cosets, enumerated, inverse_classes, merge, stored_depth, ProductCounts,
+};
 pub use layers::{Layer, Layers};
 pub use spec::{ProductJob, ProductSpace, ProductSpec};

@@ -5,7 +5,10 @@
 
 use super::coset::{enumerate_coset, CosetDepth, Part};
 use super::cosets::{CosetSpace, CubeCosets, EdgeCosets};
-use super::job::{coset_classes, enumerate_cosets, merge, stored_depth, with_thread_scratch, ProductCounts};
+use super::job::{
+    coset_classes, enumerate_cosets, enumerated, inverse_classes, merge, stands_for, stored_depth,
+    with_thread_scratch, ProductCounts,
+};
 use super::layers::Layers;
 use crate::coord::SymClasses;
 use crate::cube::MoveSet;
@@ -102,8 +105,10 @@ pub struct ProductJob {
     space: Box<dyn CosetSpace + Send>,
     pub layers: Layers,
     pub classes: SymClasses,
-    /// The representative coset of each class, in class order: task `i` is part `i % parts`
-    /// of coset `reps[i / parts]`.
+    /// The class of the inverse cosets of each class (see [`super::job::inverse_classes`]).
+    pub inverse: Vec<u32>,
+    /// The representative coset of each enumerated class (of a class and its inverse class,
+    /// the first), in class order: task `i` is part `i % parts` of coset `reps[i / parts]`.
     pub reps: Vec<u32>,
 }
 
@@ -112,15 +117,23 @@ impl ProductJob {
         let space = spec.space.build();
         let layers = Layers::build(&*space, &spec.moves.moves(), stored_depth(spec.max_depth));
         let classes = coset_classes(&*space);
-        let reps = (0..classes.class_count() as u32).map(|c| classes.rep(c)).collect();
-        ProductJob { spec, space, layers, classes, reps }
+        let inverse = inverse_classes(&*space, &classes);
+        let reps = enumerated(&inverse).map(|c| classes.rep(c)).collect();
+        ProductJob { spec, space, layers, classes, inverse, reps }
+    }
+
+    /// The cosets whose positions a representative coset's stand for: its class, and its
+    /// inverse class where that is another.
+    pub fn weight(&self, coset: u32) -> u64 {
+        let class = self.classes.class_of(coset);
+        stands_for(&self.inverse, class) * self.classes.class_size(class) as u64
     }
 
     pub fn space(&self) -> &dyn CosetSpace {
         &*self.space
     }
 
-    /// Number of tasks: one per part of a class of cosets.
+    /// Number of tasks: one per part of an enumerated class of cosets.
     pub fn task_count(&self) -> u32 {
         self.reps.len() as u32 * self.spec.parts
     }
@@ -162,7 +175,7 @@ impl ProductJob {
 
     /// Adds up the counts of all tasks.
     pub fn merge(&self, results: &[(u32, Vec<CosetDepth>)]) -> ProductCounts {
-        merge(&self.classes, results, self.spec.max_depth)
+        merge(&self.classes, &self.inverse, results, self.spec.max_depth)
     }
 }
 
