@@ -42,11 +42,15 @@ pub struct Layer {
 /// with move `m` and one of `t` begins with `m'`, and `m m'` is the identity or a single move
 /// (in the half-turn metric: two turns of one face; in the quarter-turn metric: a turn and its
 /// inverse), then `s t` has a word of length at most `a + b - 1` and was found at a smaller
-/// depth. Which moves end or begin an optimal word follows from the stored layers: `s m^-1`
-/// (or `m^-1 t`) lies one layer nearer start.
+/// depth.
+///
+/// Which moves end an optimal word of `y` is known as the layers are built: `y = x m` with `x`
+/// one layer nearer start, so the moves that generated `y` from the layer before are exactly
+/// its ending moves. The moves that begin one are the inverses of those ending a word of
+/// `y^-1` (the move sets are closed under inversion, so each layer is too).
 pub struct Cuts {
-    /// The inverses of the job's moves in the space.
-    inverses: Vec<Cube>,
+    /// Per move, the index of its inverse.
+    inverse: Vec<u32>,
     /// Per move `m`, the moves `m'` with `m m'` the identity or one move.
     short: Vec<u32>,
 }
@@ -54,7 +58,14 @@ pub struct Cuts {
 impl Cuts {
     fn new(moves: &[Cube]) -> Cuts {
         assert!(moves.len() <= 32, "move masks are 32 bits");
-        let inverses: Vec<Cube> = moves.iter().map(Cube::inverse).collect();
+        let inverse = moves
+            .iter()
+            .map(|m| {
+                let m_inv = m.inverse();
+                moves.iter().position(|n| *n == m_inv).expect("the move set holds every move's inverse")
+                    as u32
+            })
+            .collect();
         let short = moves
             .iter()
             .map(|m| {
@@ -68,31 +79,50 @@ impl Cuts {
                 mask
             })
             .collect();
-        Cuts { inverses, short }
+        Cuts { inverse, short }
     }
 
-    /// The start moves of `t` and the cut starts of `s` for positions one layer beyond
-    /// `nearer` (sorted).
-    fn masks(&self, x: &Cube, nearer: &[Cube]) -> (u32, u32) {
-        let (mut starts, mut cut) = (0u32, 0u32);
-        for i in 0..self.inverses.len() {
-            if nearer.binary_search(&self.inverses[i].compose(x)).is_ok() {
-                starts |= 1 << i;
-            }
-            if nearer.binary_search(&x.compose(&self.inverses[i])).is_ok() {
-                cut |= self.short[i];
-            }
-        }
-        (starts, cut)
+    /// The moves that must not begin a second factor after a first factor ending with `ends`.
+    fn cut(&self, ends: u32) -> u32 {
+        bits(ends).fold(0, |cut, i| cut | self.short[i])
+    }
+
+    /// The moves beginning an optimal word of `y`, from the moves ending one of `y^-1`.
+    fn starts(&self, inverse_ends: u32) -> u32 {
+        bits(inverse_ends).fold(0, |starts, i| starts | 1 << self.inverse[i])
     }
 }
 
+/// The indices of the set bits of `mask`.
+fn bits(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |i| mask >> i & 1 == 1)
+}
+
+/// One distance's positions, sorted, each with the moves ending its optimal words (bit `i`:
+/// move `i`), as the breadth-first search finds them.
+struct Level {
+    positions: Vec<Cube>,
+    ends: Vec<u32>,
+}
+
 impl Layer {
-    /// The layer of `positions`, one layer beyond `nearer` (sorted; empty at start).
-    fn new(space: &dyn CosetSpace, cuts: &Cuts, mut positions: Vec<Cube>, nearer: &[Cube]) -> Layer {
+    /// The layer of one level: start moves and cut starts from its ending moves, then the
+    /// positions grouped by coset and cell.
+    fn new(space: &dyn CosetSpace, cuts: &Cuts, level: Level) -> Layer {
+        let Level { positions, ends } = level;
+        let masks: Vec<(u32, u32)> = positions
+            .par_iter()
+            .zip(&ends)
+            .map(|(x, &e)| {
+                let inverse = positions.binary_search(&x.inverse()).expect("a layer holds its inverses");
+                (cuts.starts(ends[inverse]), cuts.cut(e))
+            })
+            .collect();
         let cell = |x: &Cube| CELLS * space.coset(x) as usize + cell_of(x);
-        positions.par_sort_unstable_by_key(cell);
-        let (starts, cut_starts) = positions.par_iter().map(|x| cuts.masks(x, nearer)).unzip();
+        let mut entries: Vec<(Cube, (u32, u32))> = positions.into_iter().zip(masks).collect();
+        entries.par_sort_unstable_by_key(|(x, _)| cell(x));
+        let (positions, masks): (Vec<Cube>, Vec<(u32, u32)>) = entries.into_par_iter().unzip();
+        let (starts, cut_starts) = masks.into_par_iter().unzip();
         let cells = CELLS * space.coset_count() as usize;
         let mut by_cell = vec![0u32; cells + 1];
         for x in &positions {
@@ -145,24 +175,28 @@ impl Layers {
     pub fn build(space: &dyn CosetSpace, moves: &[Move], k: u32) -> Layers {
         let generators: Vec<Cube> = moves.iter().map(|m| space.project(m.cube())).collect();
         let cuts = Cuts::new(&generators);
-        let mut levels: Vec<Vec<Cube>> = vec![vec![space.project(&Cube::SOLVED)]];
+        let mut levels = vec![Level { positions: vec![space.project(&Cube::SOLVED)], ends: vec![0] }];
         for _ in 0..k {
-            let last = levels.last().expect("level 0 exists");
-            let mut next: Vec<Cube> =
-                last.par_iter().flat_map_iter(|x| generators.iter().map(move |g| x.compose(g))).collect();
-            next.par_sort_unstable();
-            next.dedup();
+            let last = &levels.last().expect("level 0 exists").positions;
+            let mut next: Vec<(Cube, u32)> = last
+                .par_iter()
+                .flat_map_iter(|x| generators.iter().enumerate().map(move |(i, g)| (x.compose(g), 1 << i)))
+                .collect();
+            next.par_sort_unstable_by_key(|&(y, _)| y);
             // A neighbour of distance d lies at d - 1, d or d + 1.
-            let older: Vec<&Vec<Cube>> = levels.iter().rev().take(2).collect();
-            next.retain(|x| older.iter().all(|level| level.binary_search(x).is_err()));
-            levels.push(next);
+            let older: Vec<&Vec<Cube>> = levels.iter().rev().take(2).map(|l| &l.positions).collect();
+            let mut level = Level { positions: Vec::new(), ends: Vec::new() };
+            for (y, end) in next {
+                if level.positions.last() == Some(&y) {
+                    *level.ends.last_mut().expect("as many masks as positions") |= end;
+                } else if older.iter().all(|older| older.binary_search(&y).is_err()) {
+                    level.positions.push(y);
+                    level.ends.push(end);
+                }
+            }
+            levels.push(level);
         }
-        // Deepest first, so each level moves into its layer while the one before is still here.
-        let mut layers = Vec::with_capacity(levels.len());
-        while let Some(level) = levels.pop() {
-            layers.push(Layer::new(space, &cuts, level, levels.last().map_or(&[], |v| v.as_slice())));
-        }
-        layers.reverse();
+        let layers = levels.into_iter().map(|level| Layer::new(space, &cuts, level)).collect();
         Layers { layers }
     }
 
