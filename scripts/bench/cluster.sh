@@ -7,6 +7,7 @@
 # from workers) are kept in results/logs/.
 #
 #   scripts/bench/cluster.sh [SPACE] [extra coordinator args...]     (default: h)
+#   WORKER_THREADS=1 scripts/bench/cluster.sh cube --max-depth 11    (threads per worker; default all cores)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 space=${1:-h}
@@ -25,7 +26,7 @@ port=${PORT:-7890}
  for i in 1 2; do
      /usr/bin/time -f "%e %U %S %M" -o "$out/worker-$i.time" \
          target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
-         2> "$out/worker-$i.log" &
+         ${WORKER_THREADS:+--threads "$WORKER_THREADS"} 2> "$out/worker-$i.log" &
  done
  wait) &
 python3 scripts/bench/measure.py "enumerate $space, coordinator of 2 local worker processes (this process only)" -- \
