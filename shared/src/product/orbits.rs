@@ -14,13 +14,12 @@ use crate::cube::{Cube, Symmetry};
 /// Marks a prefix whose inverses lie outside this coset's class.
 const ELSEWHERE: u16 = u16::MAX;
 
-/// What the prefix tables say about the positions with one prefix, as bits; none set: each
-/// is the smallest of its orbit, and its class is not self-inverse.
-/// Some member of the stabilizer maps the prefix to a smaller one: not the smallest.
+/// Verdict bit: some member of the stabilizer maps the prefix to a smaller one, so no position
+/// with this prefix is the smallest of its orbit.
 const NOT_SMALLEST: u8 = 1;
-/// Some member maps the prefix to itself: the conjugate's whole key decides.
+/// Verdict bit: some member maps the prefix to itself, so the conjugate's whole key decides.
 const TIE: u8 = 2;
-/// The inverse, moved back into this coset, may lie in the position's orbit.
+/// Verdict bit: the inverse, moved back into this coset, may lie in the position's orbit.
 const MAY_RETURN: u8 = 4;
 
 /// Classifies the positions of one representative coset.
@@ -34,7 +33,8 @@ pub struct CosetOrbits<'a> {
     shift: u32,
     /// For each member `m` of `stabilizer`: prefix of `m x m^-1` by prefix of `x`.
     conj: Vec<Vec<u16>>,
-    /// Per prefix, the bits above.
+    /// Per prefix, what the tables say about the positions with it (the bits above); none set:
+    /// each is the smallest of its orbit, and its class is not self-inverse.
     verdict: Vec<u8>,
     /// The symmetry that moves the inverses of this coset's positions back into it, where one
     /// does for all of them (cosets multiply, so those inverses share one coset).
