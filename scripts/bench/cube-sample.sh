@@ -3,12 +3,12 @@
 # depth-12 tasks, cosets cut into 12 parts by a 9 GiB limit), measured (wall, CPU, peak RSS)
 # into results/BENCHMARKS.md, with the projection of the whole job in results/NAME.json and .md.
 #
-#   scripts/bench/cube-sample.sh [METRIC DEPTH TASKS MEM_LIMIT]    (default: htm 12 119 9G)
+#   scripts/bench/cube-sample.sh [METRIC DEPTH TASKS MEM_LIMIT]    (default: htm 12 79 9G)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 metric=${1:-htm}
 depth=${2:-12}
-tasks=${3:-119}
+tasks=${3:-79}
 limit=${4:-9G}
 name="cube-$metric-$depth-sample"
 cargo build --release --locked -p coordinator
