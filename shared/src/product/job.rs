@@ -66,6 +66,12 @@ pub fn stands_for(inverse: &[u32], class: u32) -> u64 {
     }
 }
 
+/// The cosets whose positions one of class `class`'s stand for: the class's, and its inverse
+/// class's where that is another.
+pub fn class_weight(classes: &SymClasses, inverse: &[u32], class: u32) -> u64 {
+    stands_for(inverse, class) * classes.class_size(class) as u64
+}
+
 /// Adds up the representative cosets' counts (each coset's parts as they come): positions
 /// weighted by the size of each coset's class, and with classes and self-inverse classes
 /// counted once more for a class that also stands for its inverse class (`inverse`, see
@@ -85,7 +91,7 @@ pub fn merge(
     for (coset, depths) in results {
         let class = classes.class_of(*coset);
         let twins = stands_for(inverse, class);
-        let weight = twins * classes.class_size(class) as u64;
+        let weight = class_weight(classes, inverse, class);
         for (d, c) in depths.iter().enumerate() {
             assert!(
                 twins == 1 || c.self_inverse == 0,

@@ -183,18 +183,21 @@ impl Layers {
                 .flat_map_iter(|x| generators.iter().enumerate().map(move |(i, g)| (x.compose(g), 1 << i)))
                 .collect();
             next.par_sort_unstable_by_key(|&(y, _)| y);
+            // One entry per position, with the moves of all that generated it.
+            next.dedup_by(|(y, end), (kept, ends)| {
+                let same = y == kept;
+                if same {
+                    *ends |= *end;
+                }
+                same
+            });
             // A neighbour of distance d lies at d - 1, d or d + 1.
             let older: Vec<&Vec<Cube>> = levels.iter().rev().take(2).map(|l| &l.positions).collect();
-            let mut level = Level { positions: Vec::new(), ends: Vec::new() };
-            for (y, end) in next {
-                if level.positions.last() == Some(&y) {
-                    *level.ends.last_mut().expect("as many masks as positions") |= end;
-                } else if older.iter().all(|older| older.binary_search(&y).is_err()) {
-                    level.positions.push(y);
-                    level.ends.push(end);
-                }
-            }
-            levels.push(level);
+            let (positions, ends) = next
+                .into_par_iter()
+                .filter(|(y, _)| older.iter().all(|older| older.binary_search(y).is_err()))
+                .unzip();
+            levels.push(Level { positions, ends });
         }
         let layers = levels.into_iter().map(|level| Layer::new(space, &cuts, level)).collect();
         Layers { layers }

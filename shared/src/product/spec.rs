@@ -6,7 +6,7 @@
 use super::coset::{enumerate_coset, CosetDepth, Part};
 use super::cosets::{CosetSpace, CubeCosets, EdgeCosets};
 use super::job::{
-    coset_classes, enumerate_cosets, enumerated, inverse_classes, merge, stands_for, stored_depth,
+    class_weight, coset_classes, enumerate_cosets, enumerated, inverse_classes, merge, stored_depth,
     with_thread_scratch, ProductCounts,
 };
 use super::layers::Layers;
@@ -122,11 +122,10 @@ impl ProductJob {
         ProductJob { spec, space, layers, classes, inverse, reps }
     }
 
-    /// The cosets whose positions a representative coset's stand for: its class, and its
-    /// inverse class where that is another.
+    /// The cosets whose positions a representative coset's stand for (see
+    /// [`super::job::class_weight`]).
     pub fn weight(&self, coset: u32) -> u64 {
-        let class = self.classes.class_of(coset);
-        stands_for(&self.inverse, class) * self.classes.class_size(class) as u64
+        class_weight(&self.classes, &self.inverse, self.classes.class_of(coset))
     }
 
     pub fn space(&self) -> &dyn CosetSpace {
