@@ -332,12 +332,33 @@ async fn download(
         tracing::warn!("input {name} is damaged ({e}); dropping the task");
         TaskError::Gone
     };
+    // Decompression is heavy: it runs on a blocking thread, fed through a short queue while the
+    // next chunks arrive, never on the runtime's threads.
     let mut decoder = PartsDecoder::new(task.job_id, depth, cut, words_per_row, parts);
-    while let Some(chunk) = stream.message().await.map_err(rpc)? {
-        decoder.push(&chunk.data).map_err(damaged)?;
+    let (chunks, mut queued) = tokio::sync::mpsc::channel::<Vec<u8>>(DECODE_QUEUE_CHUNKS);
+    let decoding = tokio::task::spawn_blocking(move || {
+        while let Some(chunk) = queued.blocking_recv() {
+            decoder.push(&chunk)?;
+        }
+        decoder.finish()
+    });
+    let received = async {
+        while let Some(chunk) = stream.message().await.map_err(rpc)? {
+            if chunks.send(chunk.data).await.is_err() {
+                break; // the decoder stopped at a damaged chunk; its error is reported below
+            }
+        }
+        Ok::<(), TaskError>(())
     }
-    decoder.finish().map_err(damaged)
+    .await;
+    drop(chunks);
+    let decoded = decoding.await?;
+    received?;
+    decoded.map_err(damaged)
 }
+
+/// Chunks (of up to 1 MiB) queued between a download and its decoder.
+const DECODE_QUEUE_CHUNKS: usize = 4;
 
 async fn run_task(
     client: &mut Client,
@@ -505,12 +526,22 @@ async fn frontier(
     if kept == 0 {
         return download(client, task, name, (cut, words_per_row), all).await;
     }
-    for (k, set) in sets.iter_mut().enumerate() {
-        if set.is_none() {
-            let k = k as u32;
-            let part = download(client, task, name, (cut, words_per_row), k..k + 1).await?;
-            *set = part.into_parts().pop();
+    // The missing parts are downloaded a few at a time, each decoded on its own thread, so a
+    // worker of many cores does not decode the frontier on one.
+    let missing: Vec<u32> = (0..cut.parts()).filter(|&k| sets[k as usize].is_none()).collect();
+    let mut missing = missing.into_iter();
+    let mut running = tokio::task::JoinSet::new();
+    loop {
+        while running.len() < rayon::current_num_threads().max(1) {
+            let Some(k) = missing.next() else { break };
+            let (mut client, task, name) = (client.clone(), task.clone(), name.to_string());
+            running.spawn(async move {
+                (k, download(&mut client, &task, &name, (cut, words_per_row), k..k + 1).await)
+            });
         }
+        let Some(finished) = running.join_next().await else { break };
+        let (k, part) = finished?;
+        sets[k as usize] = part?.into_parts().pop();
     }
     let sets = sets.into_iter().map(|s| s.expect("every part kept or downloaded")).collect();
     PartedRows::new(cut, all, sets).map_err(|e| TaskError::Other(anyhow!("the frontier {name}: {e}")))
