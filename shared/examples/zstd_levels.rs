@@ -1,5 +1,5 @@
 //! Measures what the shards' zstd level costs and saves on real search levels: runs the `h`
-//! search (Kociemba's H, its own moves) to depth 15 and compresses each of its last five levels
+//! search (Kociemba's H, its own moves) to depth 15 and compresses each of its levels 11 to 15
 //! (the whole bit array, in 16 MiB frames as the shards cut it) at several levels, on one
 //! thread. Prints the compressed size and the compression and decompression rates per level.
 //!
