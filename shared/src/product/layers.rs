@@ -121,8 +121,8 @@ impl Layer {
         let cell = |x: &Cube| CELLS * space.coset(x) as usize + cell_of(x);
         let mut entries: Vec<(Cube, (u32, u32))> = positions.into_iter().zip(masks).collect();
         entries.par_sort_unstable_by_key(|(x, _)| cell(x));
-        let (positions, masks): (Vec<Cube>, Vec<(u32, u32)>) = entries.into_par_iter().unzip();
-        let (starts, cut_starts) = masks.into_par_iter().unzip();
+        let (positions, (starts, cut_starts)): (Vec<Cube>, (Vec<u32>, Vec<u32>)) =
+            entries.into_par_iter().unzip();
         let cells = CELLS * space.coset_count() as usize;
         let mut by_cell = vec![0u32; cells + 1];
         for x in &positions {
