@@ -5,7 +5,7 @@
 //! input, and a forward task can fetch just its own rows of the previous level.
 
 use crate::bfs::task::{row_bits, tail_mask, RowBits, Seen, VisitedRows};
-use crate::shard::{self, ShardKey, WordPart};
+use crate::shard::{self, Codec, ShardKey, WordPart};
 use crate::space::RowCounts;
 use std::ops::Range;
 use std::sync::Arc;
@@ -35,6 +35,7 @@ impl SparseRows {
         columns: u32,
         complement: bool,
         counts: &RowCounts,
+        codec: Codec,
     ) -> Vec<u8> {
         let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, complement);
         let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
@@ -42,7 +43,7 @@ impl SparseRows {
             .chain(rows)
             .chain(std::iter::once(WordPart::plain(&counts)))
             .collect();
-        shard::encode_word_parts(key, &parts)
+        shard::encode_word_parts(key, &parts, codec)
     }
 
     /// A row task's result: its new entries (`full` holds just its rows) as a part with their
@@ -53,8 +54,9 @@ impl SparseRows {
         words_per_row: usize,
         columns: u32,
         counts: &RowCounts,
+        codec: Codec,
     ) -> Vec<u8> {
-        Self::encode_part(key, full, words_per_row, columns, false, counts)
+        Self::encode_part(key, full, words_per_row, columns, false, counts, codec)
     }
 
     /// Reads a part's payload for `rows` rows, its counters dropped.
@@ -240,11 +242,12 @@ impl PartedRows {
         words_per_row: usize,
         columns: u32,
         complement: bool,
+        codec: Codec,
     ) -> Vec<u8> {
         let rows = cut.range(k);
         let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
         let key = cut.key(job, depth, k);
-        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
+        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default(), codec)
     }
 }
 
@@ -400,13 +403,16 @@ mod tests {
     use super::*;
 
     /// Three parts of a small array (rows of 2 words, 100 columns) as the coordinator encodes
-    /// them for depth 5.
+    /// them for depth 5; the middle one stored, the others compressed (an input whose parts came
+    /// from workers on different links).
     fn parts() -> (PartCut, Vec<u64>, Vec<Vec<u8>>) {
         let cut = PartCut::new(10, 4);
         let full: Vec<u64> =
             (0..20u64).map(|i| if i % 3 == 0 { 0 } else { (i * 0x9e37) & 0xf_ffff_ffff }).collect();
-        let shards =
-            (0..cut.parts()).map(|k| PartedRows::encode_part(9, 5, cut, k, &full, 2, 100, false)).collect();
+        let codec = |k| if k == 1 { Codec::Stored } else { Codec::Zstd };
+        let shards = (0..cut.parts())
+            .map(|k| PartedRows::encode_part(9, 5, cut, k, &full, 2, 100, false, codec(k)))
+            .collect();
         (cut, full, shards)
     }
 
@@ -468,7 +474,7 @@ mod tests {
         assert!(read(cut, &damaged, 0..3).is_err());
         // Another depth's parts are another input.
         let other: Vec<Vec<u8>> = (0..cut.parts())
-            .map(|k| PartedRows::encode_part(9, 6, cut, k, &[0; 20], 2, 100, false))
+            .map(|k| PartedRows::encode_part(9, 6, cut, k, &[0; 20], 2, 100, false, Codec::Stored))
             .collect();
         assert!(read(cut, &other.concat(), 0..3).is_err());
     }
