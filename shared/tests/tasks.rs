@@ -41,7 +41,7 @@ fn read_parts(shards: &[Vec<u8>], depth: u32, cut: PartCut, words: usize, parts:
 /// How part `k` travels: both codecs, so that an input mixes them (as one whose parts came from
 /// workers on different links would).
 fn codec(k: u32) -> Codec {
-    if k.is_multiple_of(2) {
+    if k % 2 == 0 {
         Codec::Zstd
     } else {
         Codec::Stored
