@@ -97,7 +97,7 @@ fn run_distributed<I: RowIndex>(
             on_level(level, bits);
             let (out, inn) = shared.traffic();
             tracing::info!(
-                "traffic so far: {:.1} MiB to workers, {:.1} MiB from workers",
+                "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
                 out as f64 / 1048576.0,
                 inn as f64 / 1048576.0
             );

@@ -9,7 +9,7 @@ use cubefarm_proto::v1;
 use cubefarm_proto::CoordinatorClient;
 use shared::cube::MoveSet;
 use shared::product::{ProductJob, ProductSpace, ProductSpec};
-use shared::shard::{self, Codec, ShardKey};
+use shared::shard::{self, ShardKey};
 use shared::wire;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -25,7 +25,7 @@ const SPEC: ProductSpec = ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4);
 fn start(
 ) -> (tokio::runtime::Runtime, SocketAddr, Arc<Shared>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let shared = Arc::new(Shared::new(1, SPEC.to_string(), Duration::from_secs(600), 8, Codec::Zstd));
+    let shared = Arc::new(Shared::new(1, SPEC.to_string(), Duration::from_secs(600), 8));
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let config = ServeConfig { shared: shared.clone(), token: None, tls: None };
     let (addr, server) = serve(config, listener, std::future::pending()).unwrap();
@@ -104,7 +104,7 @@ fn check_recovery(
         &mut client,
         task.task_id,
         task.attempt,
-        shard::encode_words(key, &counts, Codec::Zstd),
+        shard::encode_words(key, &counts),
         4096,
     ));
     assert!(reply.unwrap().accepted);
@@ -139,12 +139,12 @@ fn a_shard_claiming_2_pow_40_bytes_is_refused_without_allocating_and_the_task_ha
     let (runtime, addr, shared, level) = start();
     let (mut client, task) = runtime.block_on(take_task(addr));
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
-    let mut forged = shard::encode_words(key, &[1, 2, 3], Codec::Zstd);
-    // The header (bincode, fixed width, little-endian): magic 8, version 2, key 24, codec 1,
-    // then the raw length at byte 35; its CRC-32 follows the 55 bytes of fields.
-    forged[35..43].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let crc = shared::checksum::crc32(&forged[..55]);
-    forged[55..59].copy_from_slice(&crc.to_le_bytes());
+    let mut forged = shard::encode_words(key, &[1, 2, 3]);
+    // The header (bincode, fixed width, little-endian): magic 8, version 2, key 24, then the
+    // raw length at byte 34; its CRC-32 follows the 54 bytes of fields.
+    forged[34..42].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let crc = shared::checksum::crc32(&forged[..54]);
+    forged[54..58].copy_from_slice(&crc.to_le_bytes());
     let status = runtime.block_on(upload(&mut client, task.task_id, task.attempt, forged, 4096)).unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("1099511627776"), "{status:?}");

@@ -17,7 +17,7 @@ use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
-use shared::shard::{Codec, ShardKey};
+use shared::shard::ShardKey;
 use shared::space::{count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
 use shared::wire::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 use std::ops::Range;
@@ -38,22 +38,12 @@ fn read_parts(shards: &[Vec<u8>], depth: u32, cut: PartCut, words: usize, parts:
     decoder.finish().unwrap()
 }
 
-/// How part `k` travels: both codecs, so that an input mixes them (as one whose parts came from
-/// workers on different links would).
-fn codec(k: u32) -> Codec {
-    if k % 2 == 0 {
-        Codec::Zstd
-    } else {
-        Codec::Stored
-    }
-}
-
 /// A full array (or its complement) as a worker receives it: every part, through the shard
 /// codec.
 fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> PartedRows {
     let cut = cut_of((full.len() / words) as u32);
     let shards: Vec<Vec<u8>> = (0..cut.parts())
-        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement, codec(k)))
+        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement))
         .collect();
     read_parts(&shards, 3, cut, words, 0..cut.parts())
 }
@@ -62,7 +52,7 @@ fn over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool) -> 
 fn part_over_the_wire(full: &[u64], words: usize, columns: u32, complement: bool, k: u32) -> PartedRows {
     let cut = cut_of((full.len() / words) as u32);
     let shards: Vec<Vec<u8>> = (0..cut.parts())
-        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement, codec(k)))
+        .map(|k| PartedRows::encode_part(1, 3, cut, k, full, words, columns, complement))
         .collect();
     read_parts(&shards, 3, cut, words, k..k + 1)
 }
@@ -77,8 +67,7 @@ fn results_are_next_input(space: &impl RowIndex, depth: u32, expected: &[u64]) {
             let rows = cut.range(k);
             let part = &expected[rows.start as usize * words..rows.end as usize * words];
             let key = ShardKey { job: 1, task: k as u64, attempt: 1 + k % 3, level: depth };
-            let counts = count_rows(space, rows, part);
-            SparseRows::encode_result(key, part, words, space.column_count(), &counts, codec(k))
+            SparseRows::encode_result(key, part, words, space.column_count(), &count_rows(space, rows, part))
         })
         .collect();
     let input = read_parts(&shards, depth + 1, cut, words, 0..cut.parts());

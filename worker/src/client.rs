@@ -12,7 +12,7 @@ use shared::coord::h48::H48Coords;
 use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
-use shared::shard::{self, Codec, ShardKey, WordPart};
+use shared::shard::{self, ShardKey, WordPart};
 use shared::wire::{
     self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows,
 };
@@ -113,15 +113,6 @@ struct Cache {
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
     h48: Option<Arc<H11Rows>>,
     h48_levels: Vec<Option<Arc<Level>>>,
-}
-
-/// How the coordinator wants `task`'s result encoded.
-fn result_codec(task: &v1::Task) -> Codec {
-    if task.stored_shards {
-        Codec::Stored
-    } else {
-        Codec::Zstd
-    }
 }
 
 /// Which part of which level's results a kept result is.
@@ -451,12 +442,11 @@ async fn run_task(
     } else {
         tokio::task::spawn_blocking(move || index.pull_task(&moves, rows, &input, counting, out)).await?
     };
-    // The result travels as a sparse row set (its empty rows cost nothing), encoded as the
-    // coordinator asked; this worker keeps it too, as part of the next level's frontier.
-    let codec = result_codec(task);
+    // The result travels as a sparse row set (its empty rows cost nothing), compressed; this
+    // worker keeps it too, as part of the next level's frontier.
     let (shard, own, result) = tokio::task::spawn_blocking(move || {
         let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row)));
-        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts, codec), own, result)
+        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
     })
     .await?;
     if let Ok(mut c) = cache.lock() {
@@ -583,10 +573,9 @@ async fn run_product_task(
         return Err(TaskError::Other(anyhow!("task cosets {begin}..{end} outside 0..{}", job.task_count())));
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
-    let codec = result_codec(task);
     Ok(tokio::task::spawn_blocking(move || {
         let words = wire::product::encode_counts(&job.run(begin as u32..end as u32, None));
-        shard::encode_word_parts(key, &[WordPart::plain(&words)], codec)
+        shard::encode_word_parts(key, &[WordPart::plain(&words)])
     })
     .await?)
 }
@@ -652,7 +641,6 @@ async fn run_h48_task(
         levels.push(l);
     }
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level };
-    let codec = result_codec(task);
     Ok(tokio::task::spawn_blocking(move || {
         use rayon::prelude::*;
         let words = if level <= base as u32 + 1 {
@@ -669,7 +657,7 @@ async fn run_h48_task(
                 .collect();
             wire::h48::encode_table_rows(&made)
         };
-        shard::encode_words(key, &words, codec)
+        shard::encode_words(key, &words)
     })
     .await?)
 }

@@ -13,7 +13,6 @@ pub use service::print_status;
 use crate::progress::Reporter;
 use anyhow::{bail, Result};
 use cubefarm_proto::auth::Token;
-use shared::shard::Codec;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,18 +90,6 @@ impl ClusterConfig {
     pub fn distributed(&self) -> bool {
         self.listen.is_some() || self.workers > 0
     }
-
-    /// How shards travel: stored when every worker runs on this machine (a loopback listener,
-    /// or in-process workers alone), where compressing them would only cost CPU on both ends;
-    /// compressed when workers can connect from other machines. (A worker that reaches a
-    /// loopback listener through a tunnel from elsewhere gets stored shards too: listen on a
-    /// routable address, with a token, to have them compressed.)
-    pub fn codec(&self) -> Codec {
-        match self.listen {
-            Some(addr) if !addr.ip().is_loopback() => Codec::Zstd,
-            _ => Codec::Stored,
-        }
-    }
 }
 
 /// What a listener serves: the job's scheduler, the token workers must present, and TLS.
@@ -153,7 +140,6 @@ pub fn with_cluster<T>(
         job_spec,
         std::time::Duration::from_secs(cluster.lease_secs),
         cluster.tasks_per_level as usize,
-        cluster.codec(),
     ));
     let status = shared.clone();
     reporter.set_extra(move || {
@@ -170,13 +156,6 @@ pub fn with_cluster<T>(
     let config = ServeConfig { shared: shared.clone(), token: token.clone(), tls: cluster.tls.clone() };
     let (local, server) = serve(config.clone(), listener, until_stopped())?;
     tracing::info!("serving workers on {local}");
-    tracing::info!(
-        "{}",
-        match shared.codec {
-            Codec::Stored => "shards travel stored: every worker is on this machine",
-            Codec::Zstd => "shards travel compressed with zstd: workers may be on other machines",
-        }
-    );
     if cluster.tls.is_some() {
         tracing::info!("workers connect over TLS: https://HOST:{} with --ca", local.port());
     }

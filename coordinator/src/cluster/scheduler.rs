@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use shared::bfs::task::{Counting, RowBits};
 use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
-use shared::shard::{self, Codec, ShardKey};
+use shared::shard::{self, ShardKey};
 use shared::space::{RowCounts, RowIndex};
 use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows};
 use std::collections::HashMap;
@@ -155,8 +155,6 @@ pub struct Lease {
     pub rows_per_part: u32,
     /// A row task counts entries and positions only.
     pub positions_only: bool,
-    /// How the task's result is encoded.
-    pub codec: Codec,
 }
 
 /// The answer to a worker's poll.
@@ -206,8 +204,6 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
-    /// How inputs are served and results come back (see [`ClusterConfig::codec`]).
-    pub codec: Codec,
     /// Buffers of merged row results (their shard's bytes and decoded words), reused by the
     /// next uploads (see [`Buffers`]).
     pub buffers: Buffers,
@@ -257,15 +253,7 @@ impl Buffers {
 }
 
 impl Shared {
-    /// The scheduler of job `job`; `codec` encodes the inputs it serves and the results it asks
-    /// workers for.
-    pub fn new(
-        job: u64,
-        job_spec: String,
-        lease_time: Duration,
-        tasks_per_level: usize,
-        codec: Codec,
-    ) -> Self {
+    pub fn new(job: u64, job_spec: String, lease_time: Duration, tasks_per_level: usize) -> Self {
         Shared {
             state: Mutex::new(State {
                 job,
@@ -286,7 +274,6 @@ impl Shared {
             buffers: Buffers::default(),
             lease_time,
             tasks_per_level: tasks_per_level.max(1),
-            codec,
         }
     }
 
@@ -422,7 +409,6 @@ impl Shared {
             before_input,
             rows_per_part,
             positions_only,
-            codec: self.codec,
         })
     }
 
@@ -614,9 +600,8 @@ impl Shared {
             let parts = (0..cut.parts())
                 .into_par_iter()
                 .map(|k| {
-                    let bytes = PartedRows::encode_part(
-                        job, depth, cut, k, source, words, columns, unvisited, self.codec,
-                    );
+                    let bytes =
+                        PartedRows::encode_part(job, depth, cut, k, source, words, columns, unvisited);
                     parts_dir.write(&bytes).map(Some).map_err(|e| format!("{KEEP_FAILED}: {e}"))
                 })
                 .collect::<Result<_, _>>()?;
@@ -702,7 +687,7 @@ impl Shared {
         let (input, level) = name.rsplit_once('/').expect("an input name is <input>/<level>");
         let level: u32 = level.parse().expect("an input's level");
         let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level };
-        let encoded = Arc::new(shard::encode(key, bytes, self.codec));
+        let encoded = Arc::new(shard::encode(key, bytes));
         self.lock().named_inputs.insert(format!("{input}/{level}"), encoded);
     }
 
@@ -890,7 +875,7 @@ mod tests {
 
     #[test]
     fn coset_levels_keep_counters_and_ignore_results_of_earlier_levels() {
-        let shared = Shared::new(1, "product/cube/htm/2".into(), Duration::from_secs(60), 2, Codec::Zstd);
+        let shared = Shared::new(1, "product/cube/htm/2".into(), Duration::from_secs(60), 2);
         let worker = shared.register("test", 1, 0);
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {

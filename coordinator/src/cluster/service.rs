@@ -78,7 +78,6 @@ impl v1::coordinator_server::Coordinator for Service {
                     before_input: lease.before_input,
                     positions_only: lease.positions_only,
                     rows_per_part: lease.rows_per_part,
-                    stored_shards: lease.codec == shard::Codec::Stored,
                 }),
                 done: false,
             })),

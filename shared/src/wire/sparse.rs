@@ -5,7 +5,7 @@
 //! input, and a forward task can fetch just its own rows of the previous level.
 
 use crate::bfs::task::{row_bits, tail_mask, RowBits, Seen, VisitedRows};
-use crate::shard::{self, Codec, ShardKey, WordPart};
+use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
 use std::ops::Range;
 use std::sync::Arc;
@@ -35,7 +35,6 @@ impl SparseRows {
         columns: u32,
         complement: bool,
         counts: &RowCounts,
-        codec: Codec,
     ) -> Vec<u8> {
         let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, complement);
         let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
@@ -43,7 +42,7 @@ impl SparseRows {
             .chain(rows)
             .chain(std::iter::once(WordPart::plain(&counts)))
             .collect();
-        shard::encode_word_parts(key, &parts, codec)
+        shard::encode_word_parts(key, &parts)
     }
 
     /// A row task's result: its new entries (`full` holds just its rows) as a part with their
@@ -54,9 +53,8 @@ impl SparseRows {
         words_per_row: usize,
         columns: u32,
         counts: &RowCounts,
-        codec: Codec,
     ) -> Vec<u8> {
-        Self::encode_part(key, full, words_per_row, columns, false, counts, codec)
+        Self::encode_part(key, full, words_per_row, columns, false, counts)
     }
 
     /// Reads a part's payload for `rows` rows, its counters dropped.
@@ -242,12 +240,11 @@ impl PartedRows {
         words_per_row: usize,
         columns: u32,
         complement: bool,
-        codec: Codec,
     ) -> Vec<u8> {
         let rows = cut.range(k);
         let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
         let key = cut.key(job, depth, k);
-        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default(), codec)
+        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
     }
 }
 
@@ -403,16 +400,13 @@ mod tests {
     use super::*;
 
     /// Three parts of a small array (rows of 2 words, 100 columns) as the coordinator encodes
-    /// them for depth 5; the middle one stored, the others compressed (an input whose parts came
-    /// from workers on different links).
+    /// them for depth 5.
     fn parts() -> (PartCut, Vec<u64>, Vec<Vec<u8>>) {
         let cut = PartCut::new(10, 4);
         let full: Vec<u64> =
             (0..20u64).map(|i| if i % 3 == 0 { 0 } else { (i * 0x9e37) & 0xf_ffff_ffff }).collect();
-        let codec = |k| if k == 1 { Codec::Stored } else { Codec::Zstd };
-        let shards = (0..cut.parts())
-            .map(|k| PartedRows::encode_part(9, 5, cut, k, &full, 2, 100, false, codec(k)))
-            .collect();
+        let shards =
+            (0..cut.parts()).map(|k| PartedRows::encode_part(9, 5, cut, k, &full, 2, 100, false)).collect();
         (cut, full, shards)
     }
 
@@ -474,7 +468,7 @@ mod tests {
         assert!(read(cut, &damaged, 0..3).is_err());
         // Another depth's parts are another input.
         let other: Vec<Vec<u8>> = (0..cut.parts())
-            .map(|k| PartedRows::encode_part(9, 6, cut, k, &[0; 20], 2, 100, false, Codec::Stored))
+            .map(|k| PartedRows::encode_part(9, 6, cut, k, &[0; 20], 2, 100, false))
             .collect();
         assert!(read(cut, &other.concat(), 0..3).is_err());
     }
