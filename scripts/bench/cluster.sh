@@ -29,15 +29,17 @@ port=${PORT:-7890}
          ${WORKER_THREADS:+--threads "$WORKER_THREADS"} 2> "$out/worker-$i.log" &
  done
  wait) &
-python3 scripts/bench/measure.py "enumerate $space, coordinator of 2 local worker processes (this process only)" -- \
+threads=${WORKER_THREADS:+ of $WORKER_THREADS thread(s)}
+python3 scripts/bench/measure.py "enumerate $space, coordinator of 2 local worker processes$threads (this process only)" -- \
     target/release/coordinator enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
     --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster.log" | tee "$out/$space-cluster.row"
 wait
-python3 - "$space" "$out" <<'PY'
+python3 - "$space" "$out" "${WORKER_THREADS:-}" <<'PY'
 import datetime, json, subprocess, sys
 sys.path.insert(0, "scripts/bench")
 import measure
-space, out = sys.argv[1], sys.argv[2]
+space, out, threads = sys.argv[1], sys.argv[2], sys.argv[3]
+worker_command = f"target/release/worker --threads {threads}" if threads else "target/release/worker"
 a = json.load(open(f"{out}/{space}-embedded.json"))
 b = json.load(open(f"{out}/{space}-cluster.json"))
 assert a["depths"] == b["depths"], "cluster result differs from the embedded one"
@@ -54,7 +56,7 @@ for i in (1, 2):
     cpu = float(user) + float(system)
     worker_cpu += cpu
     measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {space}, worker process {i} of 2 | "
-                       f"{float(wall):.2f} | {cpu:.2f} | {int(rss_kib) / 1024:.1f} | `target/release/worker` |\n")
+                       f"{float(wall):.2f} | {cpu:.2f} | {int(rss_kib) / 1024:.1f} | `{worker_command}` |\n")
 total = coordinator_cpu + worker_cpu
 summary = (f"coordinator {coordinator_cpu:.1f} CPU s = {100 * coordinator_cpu / total:.1f} % of the job's "
            f"{total:.1f}; total CPU / embedded = {total / embedded_cpu:.2f}; "
