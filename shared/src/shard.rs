@@ -255,7 +255,8 @@ pub fn decode_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Res
 }
 
 /// [`decode_words_for`] into `words`, whose memory is reused (a process that decodes shard
-/// after shard keeps one buffer's pages instead of faulting in fresh ones each time).
+/// after shard keeps one buffer's pages instead of faulting in fresh ones each time); its words
+/// are overwritten, not zeroed first, so pass it with its old length.
 pub fn decode_words_into(
     bytes: &[u8],
     expected: ShardKey,
@@ -348,9 +349,11 @@ impl WordsDecoder {
             if header.raw_len % 8 != 0 {
                 return Err(ShardError::Decompress(format!("{} bytes are not whole words", header.raw_len)));
             }
+            // Every word is overwritten (`finish` checks that all were), so a reused buffer's
+            // old words are kept rather than zeroed first; only words it never held are zeroed.
             let n = header.raw_len as usize / 8;
             if self.words.capacity() >= n {
-                self.words.clear();
+                self.words.truncate(n);
                 self.words.resize(n, 0);
             } else {
                 self.words = vec![0u64; n];

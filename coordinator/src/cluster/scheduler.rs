@@ -227,23 +227,24 @@ impl Buffers {
         self.bytes.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
     }
 
-    /// An empty buffer for a shard's words.
+    /// A buffer for a shard's words, with the words it last held (decoding overwrites them).
     pub fn words(&self) -> Vec<u64> {
         self.words.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
     }
 
     /// Takes back a merged result's bytes.
-    fn give_bytes(&self, buffer: Vec<u8>) {
+    fn give_bytes(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
         Self::keep(&self.bytes, buffer)
     }
 
-    /// Takes back a merged result's words.
+    /// Takes back a merged result's words (with them: the next decoding overwrites them rather
+    /// than zeroing them first).
     fn give_words(&self, buffer: Vec<u64>) {
         Self::keep(&self.words, buffer)
     }
 
-    fn keep<T>(spares: &Mutex<Vec<Vec<T>>>, mut buffer: Vec<T>) {
-        buffer.clear();
+    fn keep<T>(spares: &Mutex<Vec<Vec<T>>>, buffer: Vec<T>) {
         if let Ok(mut spares) = spares.lock() {
             if spares.len() < SPARE_BUFFERS {
                 spares.push(buffer);
