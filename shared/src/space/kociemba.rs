@@ -33,8 +33,14 @@ pub struct KociembaSpace {
     conj8: Vec<u16>,
     right4: Vec<[u8; 24]>,
     conj4: Vec<[u8; 24]>,
-    /// Whether the inverse of the representative corner permutation lies in the same class.
-    inverse_in_class: Vec<bool>,
+    /// Per row: the row of the inverse of its representative corner permutation, and the
+    /// symmetry that brings that inverse to its class's representative. The inverse of a
+    /// position in H is the inverse of each of its three permutations, so a position's inverse
+    /// is located from these and the two tables below, without building a cube.
+    inverse_rows: Vec<(u32, Symmetry)>,
+    /// Rank of the inverse of each U/D-edge permutation, and of each slice-edge permutation.
+    inverse8: Vec<u16>,
+    inverse4: [u8; 24],
     /// With the slice edges: one bit per column, set when the column's edge permutation is odd.
     odd_columns: Vec<u64>,
 }
@@ -97,9 +103,14 @@ impl KociembaSpace {
             .members()
             .map(|s| std::array::from_fn(|c| edge_ranks(&s.conjugate_edges(&edges_of(0, c as u32))).1 as u8))
             .collect();
-        let inverse_in_class = (0..rows)
-            .map(|r| classes.class_of(perm_rank(&corners_of(classes.rep(r)).inverse().perm)) == r)
+        let inverse_rows = (0..rows)
+            .map(|r| {
+                let raw = perm_rank(&corners_of(classes.rep(r)).inverse().perm);
+                (classes.class_of(raw), classes.to_rep(raw))
+            })
             .collect();
+        let inverse8 = (0..UD as u32).map(|c| edge_ranks(&edges_of(c, 0).inverse()).0 as u16).collect();
+        let inverse4 = std::array::from_fn(|c| edge_ranks(&edges_of(0, c as u32).inverse()).1 as u8);
         let odd_columns = if with_slice {
             let slice_odd: Vec<bool> = (0..24).map(|s| edges_of(0, s).parity()).collect();
             let mut bits = vec![0u64; (UD * 24).div_ceil(64)];
@@ -128,7 +139,9 @@ impl KociembaSpace {
             conj8,
             right4,
             conj4,
-            inverse_in_class,
+            inverse_rows,
+            inverse8,
+            inverse4,
         }
     }
 
@@ -252,15 +265,23 @@ impl RowIndex for KociembaSpace {
     }
 
     fn inverses(&self, row: u32) -> Inverses<AnyColumn> {
-        if self.inverse_in_class[row as usize] {
+        if self.inverse_rows[row as usize].0 == row {
             Inverses::Test(AnyColumn)
         } else {
             Inverses::Never
         }
     }
 
+    /// Where [`Self::position`]`(row, column).inverse()` is: its corners' row and symmetry are
+    /// the row's, its edge permutations are the inverses of the column's, conjugated by that
+    /// symmetry (what [`Self::locate`] does, by table lookups).
+    #[inline]
     fn locate_inverse(&self, row: u32, column: u32) -> (u32, u32) {
-        self.locate(&self.position(row, column).inverse())
+        let (inverse_row, s) = self.inverse_rows[row as usize];
+        let per = self.columns_per_ud();
+        let slice = if self.with_slice { self.inverse4[(column % per) as usize] as u32 } else { 0 };
+        let inverse = self.inverse8[(column / per) as usize] as u32 * per + slice;
+        (inverse_row, self.symmetry_map(s).apply(inverse))
     }
 
     fn mark_unreachable(&self, row: u32, bits: &mut [u64]) {
@@ -271,6 +292,28 @@ impl RowIndex for KociembaSpace {
         let odd_row = corners_of(self.rows.classes.rep(row)).parity();
         for (b, &odd) in bits.iter_mut().zip(&self.odd_columns) {
             *b |= if odd_row { !odd } else { odd };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::SplitMix64;
+
+    /// The table lookups of `locate_inverse` against building the inverse cube and locating it.
+    #[test]
+    fn inverses_located_by_tables_are_those_of_the_cubes() {
+        let mut rng = SplitMix64::new(17);
+        for with_slice in [false, true] {
+            let space = KociembaSpace::new(with_slice);
+            for row in 0..space.row_count() {
+                for _ in 0..64 {
+                    let column = rng.below(space.column_count() as u64) as u32;
+                    let expected = space.locate(&space.position(row, column).inverse());
+                    assert_eq!(space.locate_inverse(row, column), expected, "{with_slice} {row} {column}");
+                }
+            }
         }
     }
 }
