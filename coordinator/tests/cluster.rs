@@ -295,6 +295,25 @@ fn in_process_workers_give_the_embedded_result() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A block-layout space (corners) through in-process workers: the coordinator's index has no
+/// transitions (its workers expand every level), and the result is the embedded one.
+#[test]
+fn corners_on_in_process_workers_give_the_embedded_result() {
+    let dir = scratch("corners");
+    let run = |name: &str, extra: &[&str]| {
+        let path = dir.join(name);
+        let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+            .args(["enumerate", "corners", "--json", path.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        depths(&path)
+    };
+    assert_eq!(run("workers.json", &["--workers", "2"]), run("embedded.json", &[]));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
     let dir = scratch("restart");

@@ -12,7 +12,7 @@ use shared::cube::{Move, Pieces};
 use shared::job::{JobSpec, RowJob};
 use shared::product::{ProductSpace, ProductSpec};
 use shared::report::{thousands, DepthCounts, Distribution};
-use shared::space::{KociembaSpace, RowIndex, RowSpace};
+use shared::space::{KociembaSpace, RowIndex, RowSpace, Transitions};
 use std::time::Instant;
 
 /// Runs the enumeration, prints the table on stdout and progress on stderr.
@@ -100,7 +100,10 @@ where
     let classes = RowSpace::build_classes(&layout);
     let rows = classes.class_count() as u64;
     let state = bfs::state_bytes(rows, layout.column_count() as u64);
-    let index = RowSpace::<N, O>::memory_bytes(&classes);
+    // With workers, this process expands no row: it locates, closes and counts level 0 and
+    // schedules the rest, so it needs no transitions (the workers build their own index).
+    let transitions = if config.cluster.distributed() { Transitions::Skip } else { Transitions::Probe };
+    let index = RowSpace::<N, O>::memory_bytes(&classes, transitions);
     let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
     tracing::info!(
         "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
@@ -112,7 +115,7 @@ where
         if config.state_dir.is_some() { " (on disk)" } else { "" }
     );
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
-    let space = RowSpace::with_classes(layout, classes);
+    let space = RowSpace::with_classes(layout, classes, transitions);
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
     Ok((space.order() as u128, search(&space, moves, config)?))
 }
