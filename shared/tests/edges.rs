@@ -6,7 +6,7 @@
 use shared::bfs::{self, BfsOptions};
 use shared::coord::edge_slices;
 use shared::cube::{MoveSet, SplitMix64};
-use shared::space::RowSpace;
+use shared::space::{for_each_bit, InverseFilter, RowSpace};
 
 mod common;
 use common::{expected, EDGES_HTM, EDGES_QTM};
@@ -27,6 +27,30 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
                 let y = space.position(row, c).compose(&m.cube().edges);
                 assert_eq!(space.locate(&y), (t.target, t.map.apply(c)), "row {row} move {m} column {c}");
             }
+        }
+    }
+
+    // The inverse filter by groups of 24 columns against testing every set column.
+    let mut rng = SplitMix64::new(23);
+    for _ in 0..300 {
+        let row = rng.below(space.row_count() as u64) as u32;
+        let filter = space.inverse_filter(row);
+        // Rows of 13,824 columns fill their 216 words: any bit pattern is a row. Sparse, about
+        // 12 %, about 63 %, full.
+        assert_eq!(space.column_count() % 64, 0);
+        for ones in [1, 8, 64, 0] {
+            let bits: Vec<u64> = (0..words)
+                .map(|_| if ones == 0 { u64::MAX } else { (0..ones).fold(0, |w, _| w | 1 << rng.below(64)) })
+                .collect();
+            let mut by_column = Vec::new();
+            for_each_bit(&bits, |c| {
+                if filter.candidate(c) {
+                    by_column.push(c)
+                }
+            });
+            let mut by_group = Vec::new();
+            filter.for_each_candidate(&bits, |c| by_group.push(c));
+            assert_eq!(by_group, by_column, "row {row}, {ones} random bits a word");
         }
     }
 

@@ -47,6 +47,19 @@ pub enum Inverses<F> {
 /// A cheap pre-test of [`Inverses::Test`]: false only when the inverse is certainly elsewhere.
 pub trait InverseFilter {
     fn candidate(&self, column: u32) -> bool;
+
+    /// Calls `f` with every set column of `bits` (one row) that passes [`Self::candidate`], in
+    /// increasing order. A filter with structure can skip whole groups of columns at once.
+    fn for_each_candidate(&self, bits: &[u64], mut f: impl FnMut(u32))
+    where
+        Self: Sized,
+    {
+        for_each_bit(bits, |c| {
+            if self.candidate(c) {
+                f(c)
+            }
+        });
+    }
 }
 
 /// The filter that lets every column through.
@@ -109,25 +122,22 @@ pub trait RowIndex: Sync {
         let mut counts =
             RowCounts { entries, positions: entries * self.row_weight(row), ..Default::default() };
         let maps = self.stabilizer(row);
-        let inverses = self.inverses(row);
-        if maps.is_empty() && !matches!(inverses, Inverses::Test(_)) {
-            counts.classes = entries;
+        counts.classes = if maps.is_empty() {
+            entries
         } else {
-            for_each_bit(bits, |c| {
-                if !maps.is_empty() && canonical(&maps, c) != c {
-                    return;
+            let mut classes = 0;
+            for_each_bit(bits, |c| classes += (canonical(&maps, c) == c) as u64);
+            classes
+        };
+        match self.inverses(row) {
+            Inverses::Undefined => counts.self_inverse = counts.classes,
+            Inverses::Never => {}
+            Inverses::Test(filter) => filter.for_each_candidate(bits, |c| {
+                if maps.is_empty() || canonical(&maps, c) == c {
+                    let (r, c2) = self.locate_inverse(row, c);
+                    counts.self_inverse += (r == row && canonical(&maps, c2) == c) as u64;
                 }
-                counts.classes += 1;
-                if let Inverses::Test(filter) = &inverses {
-                    if filter.candidate(c) {
-                        let (r, c2) = self.locate_inverse(row, c);
-                        counts.self_inverse += (r == row && canonical(&maps, c2) == c) as u64;
-                    }
-                }
-            });
-        }
-        if matches!(inverses, Inverses::Undefined) {
-            counts.self_inverse = counts.classes;
+            }),
         }
         counts
     }
