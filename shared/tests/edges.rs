@@ -30,14 +30,14 @@ fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
         }
     }
 
-    // The inverse filter by groups of 24 columns against testing every set column.
+    // The inverse filter by groups of 24 columns against testing every set column. Rows of
+    // 13,824 columns fill their 216 words, so any bit pattern is a row: sparse, about 12 %,
+    // about 63 %, full.
+    assert_eq!(space.column_count() % 64, 0);
     let mut rng = SplitMix64::new(23);
     for _ in 0..300 {
         let row = rng.below(space.row_count() as u64) as u32;
         let filter = space.inverse_filter(row);
-        // Rows of 13,824 columns fill their 216 words: any bit pattern is a row. Sparse, about
-        // 12 %, about 63 %, full.
-        assert_eq!(space.column_count() % 64, 0);
         for ones in [1, 8, 64, 0] {
             let bits: Vec<u64> = (0..words)
                 .map(|_| if ones == 0 { u64::MAX } else { (0..ones).fold(0, |w, _| w | 1 << rng.below(64)) })
