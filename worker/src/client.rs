@@ -212,6 +212,10 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
         return Err(Fault::Fatal(anyhow!("the coordinator refused this worker: {}", reply.message)));
     }
     let worker_id = reply.worker_id;
+    // A result uploads while the next task is polled for and computed, so that the
+    // coordinator's check and merge of one result overlap this worker's next task; at most one
+    // upload is in flight.
+    let mut uploading: Option<tokio::task::JoinHandle<Result<(), Fault>>> = None;
     loop {
         let poll = client
             .poll_task(v1::PollTaskRequest { worker_id })
@@ -219,7 +223,7 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
             .map_err(|s| classify("lost the coordinator", s))?
             .into_inner();
         if poll.done {
-            return Ok(());
+            return finish_upload(&mut uploading).await;
         }
         // The coordinator holds an idle poll up to a second, so polling again at once is fine.
         let Some(task) = poll.task else { continue };
@@ -245,25 +249,42 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
             Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
             Err(TaskError::Other(e)) => return Err(Fault::Fatal(e)),
         };
-        let chunks: Vec<v1::ShardChunk> = shard
-            .chunks(MAX_CHUNK_BYTES)
-            .enumerate()
-            .map(|(i, data)| v1::ShardChunk {
-                task_id: task.task_id,
-                attempt: task.attempt,
-                offset: (i * MAX_CHUNK_BYTES) as u64,
-                data: data.to_vec(),
-                last: (i + 1) * MAX_CHUNK_BYTES >= shard.len(),
-            })
-            .collect();
-        match client.upload_shard(tokio_stream::iter(chunks)).await {
-            Ok(_) => {}
-            // Damaged on the way: the lease will expire and the task be handed out again.
-            Err(s) if s.code() == tonic::Code::DataLoss => {
-                tracing::warn!("task {} rejected: {}", task.task_id, s.message())
-            }
-            Err(s) => return Err(classify("upload failed", s)),
+        finish_upload(&mut uploading).await?;
+        uploading = Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, shard)));
+    }
+}
+
+/// Waits for the upload in flight, if any.
+async fn finish_upload(
+    uploading: &mut Option<tokio::task::JoinHandle<Result<(), Fault>>>,
+) -> Result<(), Fault> {
+    match uploading.take() {
+        None => Ok(()),
+        Some(handle) => handle.await.map_err(|e| Fault::Fatal(anyhow!("an upload stopped: {e}")))?,
+    }
+}
+
+/// Uploads a task's result in chunks.
+async fn upload(mut client: Client, task_id: u64, attempt: u32, shard: Vec<u8>) -> Result<(), Fault> {
+    let chunks: Vec<v1::ShardChunk> = shard
+        .chunks(MAX_CHUNK_BYTES)
+        .enumerate()
+        .map(|(i, data)| v1::ShardChunk {
+            task_id,
+            attempt,
+            offset: (i * MAX_CHUNK_BYTES) as u64,
+            data: data.to_vec(),
+            last: (i + 1) * MAX_CHUNK_BYTES >= shard.len(),
+        })
+        .collect();
+    match client.upload_shard(tokio_stream::iter(chunks)).await {
+        Ok(_) => Ok(()),
+        // Damaged on the way: the lease will expire and the task be handed out again.
+        Err(s) if s.code() == tonic::Code::DataLoss => {
+            tracing::warn!("task {task_id} rejected: {}", s.message());
+            Ok(())
         }
+        Err(s) => Err(classify("upload failed", s)),
     }
 }
 

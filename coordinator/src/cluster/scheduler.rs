@@ -359,12 +359,14 @@ impl Shared {
     /// blocking thread.
     pub fn poll_wait(&self, worker: u64, wait: Duration) -> Poll {
         let end = Instant::now() + wait;
+        // The state stays locked from the check to the wait, so a level published in between
+        // cannot be missed.
+        let mut s = self.lock();
         loop {
-            match self.poll(worker) {
+            match self.poll_locked(&mut s, worker) {
                 Poll::Wait if Instant::now() < end => {
-                    let s = self.lock();
                     let left = end.saturating_duration_since(Instant::now());
-                    drop(self.changed.wait_timeout(s, left.min(Duration::from_millis(100))));
+                    s = self.changed.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
                 }
                 answer => return answer,
             }
@@ -372,8 +374,7 @@ impl Shared {
     }
 
     /// A task for `worker`, if any is pending now.
-    pub fn poll(&self, worker: u64) -> Poll {
-        let mut s = self.lock();
+    fn poll_locked(&self, s: &mut State, worker: u64) -> Poll {
         if let Some(w) = s.workers.get_mut(&worker) {
             w.1 = Instant::now();
         }
