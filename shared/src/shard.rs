@@ -263,8 +263,7 @@ pub fn decode_words_into(
     max_len: usize,
     words: Vec<u64>,
 ) -> Result<Vec<u64>, ShardError> {
-    let mut decoder = WordsDecoder::new(expected, max_len);
-    decoder.words = words;
+    let mut decoder = WordsDecoder::new(expected, max_len).with_buffer(words);
     decoder.push(bytes)?;
     decoder.finish()
 }
@@ -301,6 +300,11 @@ impl WordsDecoder {
             words: Vec::new(),
             written: 0,
         }
+    }
+
+    /// Decodes into `words` (its memory reused: see [`Self::push`]) instead of a new buffer.
+    pub fn with_buffer(self, words: Vec<u64>) -> Self {
+        WordsDecoder { words, ..self }
     }
 
     /// Accepts the expected task's shard of any attempt: the parts of an input the

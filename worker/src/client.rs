@@ -14,7 +14,7 @@ use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
 use shared::wire::{
-    self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows,
+    self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, WordPool,
 };
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -105,6 +105,8 @@ struct Cache {
     own_results: Vec<(OwnPart, Arc<SparseRows>)>,
     /// A finished row task's output buffer, for the next task to fill (its pages stay mapped).
     spare_rows: Vec<u64>,
+    /// Buffers of row sets no longer needed, for the next ones decoded or kept.
+    pool: WordPool,
     /// Parts of frontiers taken from `own_results` and parts downloaded, for the log.
     parts_reused: u64,
     parts_downloaded: u64,
@@ -113,6 +115,21 @@ struct Cache {
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
     h48: Option<Arc<H11Rows>>,
     h48_levels: Vec<Option<Arc<Level>>>,
+}
+
+impl Cache {
+    /// Drops the row inputs whose name `keep_input` refuses and the kept results `keep_own`
+    /// refuses, giving their buffers back to the pool.
+    fn drop_row_sets(&mut self, keep_input: impl Fn(&str) -> bool, keep_own: impl Fn(&OwnPart) -> bool) {
+        let (inputs, own) = (std::mem::take(&mut self.row_inputs), std::mem::take(&mut self.own_results));
+        let (kept, dropped): (Vec<_>, Vec<_>) = inputs.into_iter().partition(|(n, _)| keep_input(n));
+        self.row_inputs = kept;
+        let (kept_own, dropped_own): (Vec<_>, Vec<_>) = own.into_iter().partition(|(p, _)| keep_own(p));
+        self.own_results = kept_own;
+        // Own results are also parts of a frontier input: whichever goes last returns the buffer.
+        dropped.into_iter().for_each(|(_, rows)| self.pool.recycle_parts(rows));
+        dropped_own.into_iter().for_each(|(_, set)| self.pool.recycle(set));
+    }
 }
 
 /// Which part of which level's results a kept result is.
@@ -160,6 +177,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
         row_inputs: Vec::new(),
         own_results: Vec::new(),
         spare_rows: Vec::new(),
+        pool: WordPool::default(),
         parts_reused: 0,
         parts_downloaded: 0,
         product: None,
@@ -328,6 +346,7 @@ async fn download(
     name: &str,
     (cut, words_per_row): (PartCut, usize),
     parts: std::ops::Range<u32>,
+    pool: WordPool,
 ) -> Result<PartedRows, TaskError> {
     let depth = name
         .rsplit_once('/')
@@ -355,7 +374,7 @@ async fn download(
     };
     // Decompression is heavy: it runs on a blocking thread, fed through a short queue while the
     // next chunks arrive, never on the runtime's threads.
-    let mut decoder = PartsDecoder::new(task.job_id, depth, cut, words_per_row, parts);
+    let mut decoder = PartsDecoder::new(task.job_id, depth, cut, words_per_row, parts).with_pool(pool);
     let (chunks, mut queued) = tokio::sync::mpsc::channel::<Vec<u8>>(DECODE_QUEUE_CHUNKS);
     let decoding = tokio::task::spawn_blocking(move || {
         while let Some(chunk) = queued.blocking_recv() {
@@ -405,8 +424,7 @@ async fn run_task(
         c.index = Some(Arc::new(index));
         c.sources = Some(Arc::new(sources));
         c.spec = Some(task.job_spec.clone());
-        c.row_inputs.clear();
-        c.own_results.clear();
+        c.drop_row_sets(|_| false, |_| false);
     }
     let rows = task.row_begin as u32..task.row_end as u32;
     // Inputs arrive over the network: check their sizes before any indexing trusts them.
@@ -437,7 +455,7 @@ async fn run_task(
     let before_part = format!("{before_name}/{part}");
     // Inputs of earlier levels go first: a worker holds at most this task's two.
     if let Ok(mut c) = cache.lock() {
-        c.row_inputs.retain(|(n, _)| *n == input_name || *n == before_part);
+        c.drop_row_sets(|n| n == input_name || n == before_part, |_| true);
     }
     let input = row_input(client, cache, task, &input_name, (cut, words_per_row), 0..cut.parts()).await?;
     let before = match before_name {
@@ -465,8 +483,10 @@ async fn run_task(
     };
     // The result travels as a sparse row set (its empty rows cost nothing), compressed; this
     // worker keeps it too, as part of the next level's frontier.
+    let pool = cache.lock().map(|c| c.pool.clone()).unwrap_or_default();
     let (shard, own, result) = tokio::task::spawn_blocking(move || {
-        let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row)));
+        let buffer = || pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
+        let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row, buffer())));
         (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
     })
     .await?;
@@ -475,7 +495,7 @@ async fn run_task(
         if let Some(own) = own {
             let part =
                 OwnPart { job: task.job_id, level: task.level, task: part, rows_per_part: cut.rows_per_part };
-            c.own_results.retain(|(p, _)| p.job == part.job && p.level == part.level);
+            c.drop_row_sets(|_| true, |p| p.job == part.job && p.level == part.level);
             c.own_results.push((part, own));
         }
     }
@@ -506,7 +526,8 @@ async fn row_input(
     let input = if key == name && name.starts_with(level_input_name(Direction::Forward)) {
         Arc::new(frontier(client, cache, task, name, (cut, words_per_row)).await?)
     } else {
-        Arc::new(download(client, task, name, (cut, words_per_row), parts).await?)
+        let pool = cache.lock().map(|c| c.pool.clone()).unwrap_or_default();
+        Arc::new(download(client, task, name, (cut, words_per_row), parts, pool).await?)
     };
     if let Ok(mut c) = cache.lock() {
         c.row_inputs.push((key, input.clone()));
@@ -540,12 +561,14 @@ async fn frontier(
             .collect()
     };
     let kept = sets.iter().flatten().count();
+    let mut pool = WordPool::default();
     if let Ok(mut c) = cache.lock() {
         c.parts_reused += kept as u64;
         c.parts_downloaded += (sets.len() - kept) as u64;
+        pool = c.pool.clone();
     }
     if kept == 0 {
-        return download(client, task, name, (cut, words_per_row), all).await;
+        return download(client, task, name, (cut, words_per_row), all, pool).await;
     }
     // The missing parts are downloaded a few at a time, each decoded on its own thread, so a
     // worker of many cores does not decode the frontier on one.
@@ -555,9 +578,10 @@ async fn frontier(
     loop {
         while running.len() < rayon::current_num_threads().max(1) {
             let Some(k) = missing.next() else { break };
-            let (mut client, task, name) = (client.clone(), task.clone(), name.to_string());
+            let (mut client, task, name, pool) =
+                (client.clone(), task.clone(), name.to_string(), pool.clone());
             running.spawn(async move {
-                (k, download(&mut client, &task, &name, (cut, words_per_row), k..k + 1).await)
+                (k, download(&mut client, &task, &name, (cut, words_per_row), k..k + 1, pool).await)
             });
         }
         let Some(finished) = running.join_next().await else { break };

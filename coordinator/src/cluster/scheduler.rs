@@ -97,9 +97,10 @@ enum Work {
 /// heal by handing the task out again).
 const KEEP_FAILED: &str = "cannot keep a level input's part";
 
-/// Hands out again the tasks whose lease has expired.
-fn requeue_expired(tasks: &mut [Task]) {
+/// Hands out again the tasks whose lease has expired; tells waiting polls if there were any.
+fn requeue_expired(tasks: &mut [Task], changed: &Condvar) {
     let now = Instant::now();
+    let before = tasks.iter().filter(|t| t.state == TaskState::Pending).count();
     for (i, t) in tasks.iter_mut().enumerate() {
         if let TaskState::Leased { worker, deadline } = t.state {
             if deadline < now {
@@ -110,6 +111,9 @@ fn requeue_expired(tasks: &mut [Task]) {
                 t.state = TaskState::Pending;
             }
         }
+    }
+    if tasks.iter().filter(|t| t.state == TaskState::Pending).count() > before {
+        changed.notify_all();
     }
 }
 
@@ -768,7 +772,7 @@ impl Shared {
             if lvl.remaining == 0 && taken == lvl.tasks.len() {
                 break;
             }
-            requeue_expired(&mut lvl.tasks);
+            requeue_expired(&mut lvl.tasks, &self.changed);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         s.level = None;
@@ -809,7 +813,7 @@ impl Shared {
             if lvl.remaining == 0 {
                 break;
             }
-            requeue_expired(&mut lvl.tasks);
+            requeue_expired(&mut lvl.tasks, &self.changed);
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(s.level.take().expect("published").work)

@@ -6,9 +6,11 @@
 //! refused, not trusted.
 
 pub mod h48;
+mod pool;
 pub mod product;
 mod sparse;
 
+pub use pool::WordPool;
 pub use sparse::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 
 use crate::bfs::Direction;

@@ -4,6 +4,7 @@
 //! such a part (with its counts), so the results of one level are, unchanged, the next level's
 //! input, and a forward task can fetch just its own rows of the previous level.
 
+use super::WordPool;
 use crate::bfs::task::{row_bits, tail_mask, RowBits, Seen, VisitedRows};
 use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
@@ -125,11 +126,14 @@ impl SparseRows {
     }
 
     /// The row set of `full` (whole rows of `words_per_row` words), as a worker keeps its own
-    /// result: the same rows a decoder reads from that result's shard.
-    pub fn from_rows(full: &[u64], words_per_row: usize) -> Self {
+    /// result: the same rows a decoder reads from that result's shard. It is written into
+    /// `buffer` (cleared first; a buffer of a [`super::WordPool`], or `Vec::new()`).
+    pub fn from_rows(full: &[u64], words_per_row: usize, buffer: Vec<u64>) -> Self {
         let occupied = row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0));
         let held: usize = occupied.iter().map(|b| b.count_ones() as usize).sum();
-        let mut payload = Vec::with_capacity(occupied.len() + held * words_per_row);
+        let mut payload = buffer;
+        payload.clear();
+        payload.reserve(occupied.len() + held * words_per_row);
         payload.extend_from_slice(&occupied);
         for (k, &bits) in occupied.iter().enumerate() {
             let mut b = bits;
@@ -287,11 +291,17 @@ pub struct PartsDecoder {
     parts: Range<u32>,
     current: Option<shard::WordsDecoder>,
     done: Vec<Arc<SparseRows>>,
+    pool: Option<WordPool>,
 }
 
 impl PartsDecoder {
     pub fn new(job: u64, depth: u32, cut: PartCut, words_per_row: usize, parts: Range<u32>) -> Self {
-        PartsDecoder { job, depth, cut, words_per_row, parts, current: None, done: Vec::new() }
+        PartsDecoder { job, depth, cut, words_per_row, parts, current: None, done: Vec::new(), pool: None }
+    }
+
+    /// Decodes each part into a buffer of `pool`.
+    pub fn with_pool(self, pool: WordPool) -> Self {
+        PartsDecoder { pool: Some(pool), ..self }
     }
 
     fn next_part(&self) -> u32 {
@@ -308,7 +318,12 @@ impl PartsDecoder {
             let decoder = self.current.get_or_insert_with(|| {
                 let rows = self.cut.range(k).len();
                 let max = SparseRows::max_result_words(rows, self.words_per_row);
-                shard::WordsDecoder::new(self.cut.key(self.job, self.depth, k), max).any_attempt()
+                let decoder =
+                    shard::WordsDecoder::new(self.cut.key(self.job, self.depth, k), max).any_attempt();
+                match &self.pool {
+                    Some(pool) => decoder.with_buffer(pool.take(max)),
+                    None => decoder,
+                }
             });
             let take = (decoder.wanted() as usize).min(bytes.len());
             decoder.push(&bytes[..take]).map_err(|e| format!("part {k}: {e}"))?;
@@ -442,14 +457,14 @@ mod tests {
         let all = read(cut, &shards.concat(), 0..3).unwrap();
         let decoded = read(cut, &shards.concat(), 0..3).unwrap().into_parts();
         // Part 1 as its worker keeps it, parts 0 and 2 as downloaded.
-        let own = Arc::new(SparseRows::from_rows(&full[8..16], 2));
+        let own = Arc::new(SparseRows::from_rows(&full[8..16], 2, Vec::new()));
         assert_eq!(own.rows(), 4);
         let mixed = PartedRows::new(cut, 0..3, vec![decoded[0].clone(), own, decoded[2].clone()]).unwrap();
         for r in 0..10u32 {
             assert_eq!(mixed.row(r), all.row(r), "row {r}");
         }
         // A row set of the wrong size, or a missing one, is refused.
-        let short = Arc::new(SparseRows::from_rows(&full[8..14], 2));
+        let short = Arc::new(SparseRows::from_rows(&full[8..14], 2, Vec::new()));
         assert!(PartedRows::new(cut, 0..3, vec![decoded[0].clone(), short, decoded[2].clone()]).is_err());
         assert!(PartedRows::new(cut, 0..3, decoded[..2].to_vec()).is_err());
     }
