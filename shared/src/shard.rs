@@ -158,27 +158,35 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
         groups.last_mut().expect("non-empty").push(part);
         in_group += part.words.len();
     }
+    // Each frame is written into room for its worst case, and the frames are copied once,
+    // after the header: fresh memory is expensive here (see `wire::WordPool`), and growing a
+    // buffer or concatenating twice would touch twice as much.
     let frames: Vec<Vec<u8>> = groups
         .par_iter()
         .map(|group| {
-            let mut encoder = zstd::stream::Encoder::new(Vec::new(), 1).expect("a zstd encoder context");
+            let bytes = group.iter().map(|p| p.words.len() * 8).sum();
+            let room = Vec::with_capacity(zstd::zstd_safe::compress_bound(bytes) + 64);
+            let mut encoder = zstd::stream::Encoder::new(room, 1).expect("a zstd encoder context");
             for part in group {
                 part.write_to(&mut encoder).expect("writing to memory");
             }
             encoder.finish().expect("writing to memory")
         })
         .collect();
-    let compressed = frames.concat();
+    let mut crc = crate::checksum::Crc32::default();
+    frames.iter().for_each(|f| crc.update(f));
     let header = Header {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
         raw_len: parts.iter().map(|p| p.words.len() as u64 * 8).sum(),
-        payload_len: compressed.len() as u64,
-        payload_crc: crc32(&compressed),
+        payload_len: frames.iter().map(|f| f.len() as u64).sum(),
+        payload_crc: crc.finish(),
     };
-    let mut out = encode_header(&header);
-    out.extend_from_slice(&compressed);
+    let head = encode_header(&header);
+    let mut out = Vec::with_capacity(head.len() + header.payload_len as usize);
+    out.extend_from_slice(&head);
+    frames.iter().for_each(|f| out.extend_from_slice(f));
     out
 }
 
