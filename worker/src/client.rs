@@ -118,6 +118,11 @@ struct Cache {
 }
 
 impl Cache {
+    /// The worker's buffer pool (a handle to it).
+    fn pool(cache: &Mutex<Cache>) -> WordPool {
+        cache.lock().map(|c| c.pool.clone()).unwrap_or_default()
+    }
+
     /// Drops the row inputs whose name `keep_input` refuses and the kept results `keep_own`
     /// refuses, giving their buffers back to the pool.
     fn drop_row_sets(&mut self, keep_input: impl Fn(&str) -> bool, keep_own: impl Fn(&OwnPart) -> bool) {
@@ -483,10 +488,12 @@ async fn run_task(
     };
     // The result travels as a sparse row set (its empty rows cost nothing), compressed; this
     // worker keeps it too, as part of the next level's frontier.
-    let pool = cache.lock().map(|c| c.pool.clone()).unwrap_or_default();
+    let pool = Cache::pool(cache);
     let (shard, own, result) = tokio::task::spawn_blocking(move || {
-        let buffer = || pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
-        let own = forward.then(|| Arc::new(SparseRows::from_rows(&result, words_per_row, buffer())));
+        let own = forward.then(|| {
+            let buffer = pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
+            Arc::new(SparseRows::from_rows(&result, words_per_row, buffer))
+        });
         (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
     })
     .await?;
@@ -526,8 +533,7 @@ async fn row_input(
     let input = if key == name && name.starts_with(level_input_name(Direction::Forward)) {
         Arc::new(frontier(client, cache, task, name, (cut, words_per_row)).await?)
     } else {
-        let pool = cache.lock().map(|c| c.pool.clone()).unwrap_or_default();
-        Arc::new(download(client, task, name, (cut, words_per_row), parts, pool).await?)
+        Arc::new(download(client, task, name, (cut, words_per_row), parts, Cache::pool(cache)).await?)
     };
     if let Ok(mut c) = cache.lock() {
         c.row_inputs.push((key, input.clone()));
@@ -561,12 +567,11 @@ async fn frontier(
             .collect()
     };
     let kept = sets.iter().flatten().count();
-    let mut pool = WordPool::default();
     if let Ok(mut c) = cache.lock() {
         c.parts_reused += kept as u64;
         c.parts_downloaded += (sets.len() - kept) as u64;
-        pool = c.pool.clone();
     }
+    let pool = Cache::pool(cache);
     if kept == 0 {
         return download(client, task, name, (cut, words_per_row), all, pool).await;
     }

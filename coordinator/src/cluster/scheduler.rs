@@ -23,7 +23,7 @@ use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
 use shared::cube::Move;
 use shared::shard::{self, ShardKey};
 use shared::space::{RowCounts, RowIndex};
-use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows};
+use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows, WordPool};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,7 +100,7 @@ const KEEP_FAILED: &str = "cannot keep a level input's part";
 /// Hands out again the tasks whose lease has expired; tells waiting polls if there were any.
 fn requeue_expired(tasks: &mut [Task], changed: &Condvar) {
     let now = Instant::now();
-    let before = tasks.iter().filter(|t| t.state == TaskState::Pending).count();
+    let mut requeued = false;
     for (i, t) in tasks.iter_mut().enumerate() {
         if let TaskState::Leased { worker, deadline } = t.state {
             if deadline < now {
@@ -109,10 +109,11 @@ fn requeue_expired(tasks: &mut [Task], changed: &Condvar) {
                     t.attempt
                 );
                 t.state = TaskState::Pending;
+                requeued = true;
             }
         }
     }
-    if tasks.iter().filter(|t| t.state == TaskState::Pending).count() > before {
+    if requeued {
         changed.notify_all();
     }
 }
@@ -216,14 +217,19 @@ pub struct Shared {
 /// A few spare buffers for the shards that arrive one after another: a result's bytes and
 /// words go back here once merged, so the next upload fills memory already mapped instead of
 /// faulting in fresh pages (which, on a virtual machine, costs as much as decoding them).
-#[derive(Default)]
 pub struct Buffers {
     bytes: Mutex<Vec<Vec<u8>>>,
-    words: Mutex<Vec<Vec<u64>>>,
+    words: WordPool,
 }
 
 /// Spare buffers kept of each kind: about as many as uploads merge at once.
 const SPARE_BUFFERS: usize = 4;
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Buffers { bytes: Mutex::default(), words: WordPool::new(SPARE_BUFFERS) }
+    }
+}
 
 impl Buffers {
     /// An empty buffer for a shard's bytes.
@@ -231,29 +237,26 @@ impl Buffers {
         self.bytes.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
     }
 
-    /// A buffer for a shard's words, with the words it last held (decoding overwrites them).
-    pub fn words(&self) -> Vec<u64> {
-        self.words.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
+    /// A buffer for a shard of at most `max_words` words, with the words it last held
+    /// (decoding overwrites them).
+    pub fn words(&self, max_words: usize) -> Vec<u64> {
+        self.words.take(max_words)
     }
 
     /// Takes back a merged result's bytes.
     fn give_bytes(&self, mut buffer: Vec<u8>) {
         buffer.clear();
-        Self::keep(&self.bytes, buffer)
+        if let Ok(mut spares) = self.bytes.lock() {
+            if spares.len() < SPARE_BUFFERS {
+                spares.push(buffer);
+            }
+        }
     }
 
     /// Takes back a merged result's words (with them: the next decoding overwrites them rather
     /// than zeroing them first).
     fn give_words(&self, buffer: Vec<u64>) {
-        Self::keep(&self.words, buffer)
-    }
-
-    fn keep<T>(spares: &Mutex<Vec<Vec<T>>>, buffer: Vec<T>) {
-        if let Ok(mut spares) = spares.lock() {
-            if spares.len() < SPARE_BUFFERS {
-                spares.push(buffer);
-            }
-        }
+        self.words.give(buffer)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Word buffers that a worker hands from one level's row sets to the next level's.
+//! Word buffers handed from row sets no longer needed to the next ones: a worker's from one
+//! level's parts to the next level's, the coordinator's from one merged result to the next.
 //!
 //! On the virtual machines measured here, memory a process touches for the first time costs a
 //! page fault and the kernel's zeroing of every 4 KiB page. A worker that took a fresh buffer
@@ -10,18 +11,29 @@
 use super::{PartedRows, SparseRows};
 use std::sync::{Arc, Mutex};
 
-/// A shared stack of returned buffers (at most [`WordPool::KEPT`]); clones share it.
-#[derive(Clone, Default)]
-pub struct WordPool(Arc<Mutex<Vec<Vec<u64>>>>);
+/// A shared stack of returned buffers, at most `kept` of them; clones share it.
+#[derive(Clone)]
+pub struct WordPool {
+    free: Arc<Mutex<Vec<Vec<u64>>>>,
+    kept: usize,
+}
+
+impl Default for WordPool {
+    /// A worker's: it holds about two levels' parts (64 each by default), input and kept results.
+    fn default() -> Self {
+        WordPool::new(256)
+    }
+}
 
 impl WordPool {
-    /// Buffers kept at most: a worker holds about two levels' parts (64 each by default).
-    pub const KEPT: usize = 256;
+    pub fn new(kept: usize) -> Self {
+        WordPool { free: Arc::default(), kept }
+    }
 
     /// A buffer of at least `capacity` words: a returned one if one is large enough, else a new
     /// one. Its length and words are what its last user left; callers overwrite or clear it.
     pub fn take(&self, capacity: usize) -> Vec<u64> {
-        let mut free = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         match free.iter().position(|b| b.capacity() >= capacity) {
             Some(i) => free.swap_remove(i),
             None => Vec::with_capacity(capacity),
@@ -30,8 +42,8 @@ impl WordPool {
 
     /// Returns a buffer for a later [`Self::take`].
     pub fn give(&self, buffer: Vec<u64>) {
-        let mut free = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if buffer.capacity() > 0 && free.len() < Self::KEPT {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        if buffer.capacity() > 0 && free.len() < self.kept {
             free.push(buffer);
         }
     }
@@ -49,20 +61,15 @@ impl WordPool {
             rows.into_parts().into_iter().for_each(|set| self.recycle(set));
         }
     }
-
-    /// Buffers held now.
-    pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn held(pool: &WordPool) -> usize {
+        pool.free.lock().unwrap().len()
+    }
 
     #[test]
     fn a_returned_buffer_is_reused_only_when_large_enough() {
@@ -72,12 +79,12 @@ mod tests {
         a.extend_from_slice(&[7; 40]);
         let address = a.as_ptr();
         pool.give(a);
-        assert_eq!(pool.len(), 1);
+        assert_eq!(held(&pool), 1);
         assert!(pool.take(1000).capacity() >= 1000, "too small: a new buffer");
-        assert_eq!(pool.len(), 1);
+        assert_eq!(held(&pool), 1);
         let b = pool.take(80);
         assert_eq!((b.as_ptr(), b.len()), (address, 40), "the same memory, as left");
-        assert!(pool.is_empty());
+        assert_eq!(held(&pool), 0);
     }
 
     #[test]
@@ -87,12 +94,13 @@ mod tests {
         let set = Arc::new(SparseRows::from_rows(&full, 2, pool.take(8)));
         let other = set.clone();
         pool.recycle(set);
-        assert!(pool.is_empty(), "still held");
+        assert_eq!(held(&pool), 0, "still held");
         pool.recycle(other);
-        assert_eq!(pool.len(), 1);
-        for _ in 0..WordPool::KEPT + 5 {
-            pool.give(Vec::with_capacity(1));
+        assert_eq!(held(&pool), 1);
+        let small = WordPool::new(3);
+        for _ in 0..5 {
+            small.give(Vec::with_capacity(1));
         }
-        assert_eq!(pool.len(), WordPool::KEPT);
+        assert_eq!(held(&small), 3);
     }
 }
