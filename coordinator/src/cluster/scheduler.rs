@@ -237,10 +237,11 @@ impl Buffers {
         self.bytes.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
     }
 
-    /// A buffer for a shard of at most `max_words` words, with the words it last held
-    /// (decoding overwrites them).
-    pub fn words(&self, max_words: usize) -> Vec<u64> {
-        self.words.take(max_words)
+    /// A buffer for a shard's words, with the words it last held (decoding overwrites them, and
+    /// grows it if needed: results kept rather than merged, as a product job's, are only as
+    /// large as they are).
+    pub fn words(&self) -> Vec<u64> {
+        self.words.take(0)
     }
 
     /// Takes back a merged result's bytes.

@@ -144,7 +144,7 @@ impl v1::coordinator_server::Coordinator for Service {
         let received = bytes.len() as u64;
         let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
         let decoded = tokio::task::spawn_blocking(move || {
-            shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words(limit.max_words))
+            shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words())
                 .map(|words| shared.complete(limit.depth, task, words, bytes))
         })
         .await
