@@ -5,8 +5,10 @@
 //! page fault and the kernel's zeroing of every 4 KiB page. A worker that took a fresh buffer
 //! for every part it decoded or kept, and freed them all a level later, spent 7 % of its CPU
 //! there in an edges search (`docs/distribution.md`). Every part of a job fits in
-//! [`SparseRows::max_result_words`] of its rows, so buffers are made that large (only the
-//! words written become resident) and any returned one serves any later part.
+//! [`SparseRows::max_result_words`] of its rows, so a worker asks for buffers that large (only
+//! the words written become resident) and any returned one serves any later part. The
+//! coordinator asks for any buffer and lets decoding grow it: some results it keeps whole (a
+//! product job's counters) should not hold a part's capacity.
 
 use super::{PartedRows, SparseRows};
 use std::sync::{Arc, Mutex};
