@@ -353,10 +353,8 @@ async fn download(
     parts: std::ops::Range<u32>,
     pool: WordPool,
 ) -> Result<PartedRows, TaskError> {
-    let depth = name
-        .rsplit_once('/')
-        .and_then(|(_, d)| d.parse().ok())
-        .ok_or_else(|| anyhow!("the coordinator named an input {name:?} without its depth"))?;
+    let depth = wire::input_key_depth(name)
+        .ok_or_else(|| anyhow!("the coordinator named an input {name:?} that is no row input"))?;
     let request =
         if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
     if parts.len() > 1 && request != name {
@@ -412,7 +410,10 @@ async fn run_task(
 ) -> Result<Vec<u8>, TaskError> {
     let kind = v1::TaskKind::try_from(task.kind).map_err(|_| anyhow!("unknown task kind {}", task.kind))?;
     let spec = match (task.job_spec.parse().map_err(|e: String| anyhow!(e))?, kind) {
-        (JobSpec::Rows(spec), v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward) => spec,
+        (
+            JobSpec::Rows(spec),
+            v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward | v1::TaskKind::RowsUnvisited,
+        ) => spec,
         (JobSpec::Product(spec), v1::TaskKind::Product) => return run_product_task(cache, task, spec).await,
         (JobSpec::H48Table(h), v1::TaskKind::H48) => return run_h48_task(client, cache, task, h).await,
         (spec, kind) => return Err(TaskError::Other(anyhow!("a {kind:?} task of job {spec}"))),
@@ -456,6 +457,9 @@ async fn run_task(
     let part = task.task_id as u32;
     if part >= cut.parts() || cut.range(part) != rows {
         return Err(TaskError::Other(anyhow!("task {part} (rows {rows:?}) is not a part of {cut:?}")));
+    }
+    if kind == v1::TaskKind::RowsUnvisited {
+        return run_unvisited_task(client, cache, task, (cut, words_per_row, columns), key).await;
     }
     let before_part = format!("{before_name}/{part}");
     // Inputs of earlier levels go first: a worker holds at most this task's two.
@@ -505,6 +509,46 @@ async fn run_task(
             c.drop_row_sets(|_| true, |p| p.job == part.job && p.level == part.level);
             c.own_results.push((part, own));
         }
+    }
+    Ok(shard)
+}
+
+/// An unvisited task (see `v1::TaskKind::RowsUnvisited`): its part of `before_input` (or every
+/// reachable entry) less its part of each found input, downloaded one part each.
+async fn run_unvisited_task(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    (cut, words_per_row, columns): (PartCut, usize, u32),
+    key: ShardKey,
+) -> Result<Vec<u8>, TaskError> {
+    let part = task.task_id as u32;
+    // A level's inputs are not needed any more; its own results may be the next frontier.
+    if let Ok(mut c) = cache.lock() {
+        c.drop_row_sets(|_| false, |_| true);
+    }
+    let parts = (cut, words_per_row);
+    let mut found = Vec::with_capacity(task.found_inputs.len());
+    for name in &task.found_inputs {
+        found.push(row_input(client, cache, task, name, parts, part..part + 1).await?);
+    }
+    let base = match task.before_input.as_str() {
+        "" => None,
+        name => Some(row_input(client, cache, task, name, parts, part..part + 1).await?),
+    };
+    let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
+    let out = cache.lock().map(|mut c| std::mem::take(&mut c.spare_rows)).unwrap_or_default();
+    let rows = cut.range(part);
+    let (shard, result) = tokio::task::spawn_blocking(move || {
+        let found: Vec<&PartedRows> = found.iter().map(|f| &**f).collect();
+        let (result, counts) = index.unvisited_task(rows, base.as_deref(), &found, out);
+        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), result)
+    })
+    .await?;
+    if let Ok(mut c) = cache.lock() {
+        c.spare_rows = result;
+        // Its downloaded parts go back to the pool.
+        c.drop_row_sets(|_| false, |_| true);
     }
     Ok(shard)
 }

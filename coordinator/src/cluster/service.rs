@@ -72,10 +72,12 @@ impl v1::coordinator_server::Coordinator for Service {
                     kind: match lease.kind {
                         TaskKind::Rows(Direction::Backward) => v1::TaskKind::RowsBackward as i32,
                         TaskKind::Rows(_) => v1::TaskKind::RowsForward as i32,
+                        TaskKind::Unvisited => v1::TaskKind::RowsUnvisited as i32,
                         TaskKind::Cosets => v1::TaskKind::Product as i32,
                         TaskKind::H48 => v1::TaskKind::H48 as i32,
                     },
                     before_input: lease.before_input,
+                    found_inputs: lease.found_inputs,
                     positions_only: lease.positions_only,
                     rows_per_part: lease.rows_per_part,
                 }),

@@ -321,7 +321,7 @@ fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
 /// A level's report from its counts; classes under symmetry and inversion are (classes +
 /// self-inverse classes) / 2, so those two must pair up (counts that come from workers are
 /// checked here).
-fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
+pub fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
     let (classes, self_inverse) = (total.classes, total.self_inverse);
     if (classes + self_inverse) % 2 != 0 {
         return Err(format!(
