@@ -250,6 +250,21 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
+/// Checks, without decompressing it, that a shard answers `expected` (any attempt if
+/// `any_attempt`), is whole (header and payload checksums) and announces at most `max_len`
+/// 64-bit words: for a process that only keeps and forwards it.
+pub fn check_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<(), ShardError> {
+    let (header, _) = checked(bytes)?;
+    if header.key != expected {
+        return Err(ShardError::WrongTask { found: header.key, expected });
+    }
+    let limit = max_len as u64 * 8;
+    if header.raw_len > limit || header.raw_len % 8 != 0 {
+        return Err(ShardError::TooLarge { claimed: header.raw_len, limit });
+    }
+    Ok(())
+}
+
 /// The most bytes an encoded shard of at most `max_words` words can take: its header and zstd's
 /// worst case for the payload. A peer that sends more is refused before it is buffered.
 pub fn max_shard_bytes(max_words: usize) -> u64 {

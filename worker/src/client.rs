@@ -13,6 +13,7 @@ use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
+use shared::space::RowCounts;
 use shared::wire::{
     self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, WordPool,
 };
@@ -266,14 +267,14 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
         };
         let result = run_task(&mut client, cache, &task).await;
         renewer.abort();
-        let shard = match result {
-            Ok(shard) => shard,
+        let output = match result {
+            Ok(output) => output,
             Err(TaskError::Gone) => continue,
             Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
             Err(TaskError::Other(e)) => return Err(Fault::Fatal(e)),
         };
         finish_upload(&mut uploading).await?;
-        uploading = Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, shard)));
+        uploading = Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, output)));
     }
 }
 
@@ -288,7 +289,8 @@ async fn finish_upload(
 }
 
 /// Uploads a task's result in chunks.
-async fn upload(mut client: Client, task_id: u64, attempt: u32, shard: Vec<u8>) -> Result<(), Fault> {
+async fn upload(mut client: Client, task_id: u64, attempt: u32, output: Output) -> Result<(), Fault> {
+    let Output { shard, counts } = output;
     let chunks: Vec<v1::ShardChunk> = shard
         .chunks(MAX_CHUNK_BYTES)
         .enumerate()
@@ -298,6 +300,7 @@ async fn upload(mut client: Client, task_id: u64, attempt: u32, shard: Vec<u8>) 
             offset: (i * MAX_CHUNK_BYTES) as u64,
             data: data.to_vec(),
             last: (i + 1) * MAX_CHUNK_BYTES >= shard.len(),
+            counts: if (i + 1) * MAX_CHUNK_BYTES >= shard.len() { counts.clone() } else { Vec::new() },
         })
         .collect();
     match client.upload_shard(tokio_stream::iter(chunks)).await {
@@ -403,19 +406,41 @@ async fn download(
 /// Chunks (of up to 1 MiB) queued between a download and its decoder.
 const DECODE_QUEUE_CHUNKS: usize = 4;
 
+/// A task's result: its shard, and a row task's counts (see `v1::ShardChunk::counts`).
+struct Output {
+    shard: Vec<u8>,
+    counts: Vec<u64>,
+}
+
+impl Output {
+    fn rows(shard: Vec<u8>, c: &RowCounts) -> Self {
+        Output { shard, counts: vec![c.entries, c.positions, c.classes, c.self_inverse] }
+    }
+}
+
+impl From<Vec<u8>> for Output {
+    fn from(shard: Vec<u8>) -> Self {
+        Output { shard, counts: Vec::new() }
+    }
+}
+
 async fn run_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
-) -> Result<Vec<u8>, TaskError> {
+) -> Result<Output, TaskError> {
     let kind = v1::TaskKind::try_from(task.kind).map_err(|_| anyhow!("unknown task kind {}", task.kind))?;
     let spec = match (task.job_spec.parse().map_err(|e: String| anyhow!(e))?, kind) {
         (
             JobSpec::Rows(spec),
             v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward | v1::TaskKind::RowsUnvisited,
         ) => spec,
-        (JobSpec::Product(spec), v1::TaskKind::Product) => return run_product_task(cache, task, spec).await,
-        (JobSpec::H48Table(h), v1::TaskKind::H48) => return run_h48_task(client, cache, task, h).await,
+        (JobSpec::Product(spec), v1::TaskKind::Product) => {
+            return run_product_task(cache, task, spec).await.map(Output::from)
+        }
+        (JobSpec::H48Table(h), v1::TaskKind::H48) => {
+            return run_h48_task(client, cache, task, h).await.map(Output::from)
+        }
         (spec, kind) => return Err(TaskError::Other(anyhow!("a {kind:?} task of job {spec}"))),
     };
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
@@ -498,7 +523,7 @@ async fn run_task(
             let buffer = pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
             Arc::new(SparseRows::from_rows(&result, words_per_row, buffer))
         });
-        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
+        (Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts), own, result)
     })
     .await?;
     if let Ok(mut c) = cache.lock() {
@@ -521,7 +546,7 @@ async fn run_unvisited_task(
     task: &v1::Task,
     (cut, words_per_row, columns): (PartCut, usize, u32),
     key: ShardKey,
-) -> Result<Vec<u8>, TaskError> {
+) -> Result<Output, TaskError> {
     let part = task.task_id as u32;
     // A level's inputs are not needed any more; its own results may be the next frontier.
     if let Ok(mut c) = cache.lock() {
@@ -542,7 +567,7 @@ async fn run_unvisited_task(
     let (shard, result) = tokio::task::spawn_blocking(move || {
         let found: Vec<&PartedRows> = found.iter().map(|f| &**f).collect();
         let (result, counts) = index.unvisited_task(rows, base.as_deref(), &found, out);
-        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), result)
+        (Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts), result)
     })
     .await?;
     if let Ok(mut c) = cache.lock() {

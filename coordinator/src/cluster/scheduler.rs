@@ -125,6 +125,9 @@ pub struct UploadLimit {
     pub depth: u32,
     /// The most words the task's result can take.
     pub max_words: usize,
+    /// A row task's result: checked and kept, with the counts its upload states (see
+    /// [`Shared::complete_rows`]), rather than decoded.
+    pub rows: bool,
 }
 
 /// What a worker is asked to do.
@@ -237,12 +240,6 @@ impl Buffers {
                 spares.push(buffer);
             }
         }
-    }
-
-    /// Takes back a merged result's words (with them: the next decoding overwrites them rather
-    /// than zeroing them first).
-    fn give_words(&self, buffer: Vec<u64>) {
-        self.words.give(buffer)
     }
 }
 
@@ -461,7 +458,8 @@ impl Shared {
                 shared::wire::h48::max_task_words(rows, *max_words_per_row)
             }
         };
-        Some(UploadLimit { job: s.job, depth: level.depth, max_words })
+        let rows = matches!(level.work, Work::Rows { .. });
+        Some(UploadLimit { job: s.job, depth: level.depth, max_words, rows })
     }
 
     /// Hands `task` out again at once if its attempt `attempt` is still leased (its holder sent
@@ -475,12 +473,55 @@ impl Shared {
         }
     }
 
-    /// Merges a task's result (`shard`, decoded as `words`). A row task's is its new entries
-    /// as a sparse row set and their counts (see [`SparseRows::result_from_payload`]): its
-    /// occupied rows are copied into `next` outside the lock, its counts summed, and its shard
-    /// kept as a part of the next level's frontier. A coset task's is its counters, kept as they
-    /// are. Results for a finished task or another level are ignored (`Ok(false)`); a malformed
-    /// one is refused and its task handed out again.
+    /// Takes a row task's result: its shard (already checked whole and for this task, see
+    /// `shard::check_for`) is kept, as it came, as a part of the inputs of the levels after it,
+    /// and `counts` (as its upload states them) summed. The shard is written outside the state
+    /// lock, with the task marked [`TaskState::Merging`] so that it is taken once. Results for a
+    /// finished task or another level are ignored (`Ok(false)`).
+    pub fn complete_rows(&self, depth: u32, task: u64, counts: RowCounts, shard: Vec<u8>) -> Result<bool, String> {
+        let mut s = self.lock();
+        s.bytes_in += shard.len() as u64;
+        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
+        let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
+        if matches!(t.state, TaskState::Done | TaskState::Merging) {
+            return Ok(false);
+        }
+        let Work::Rows { merging, .. } = &mut level.work else { return Err("not a row level".into()) };
+        t.state = TaskState::Merging;
+        *merging += 1;
+        drop(s);
+        let kept = self.write_part(&shard);
+        self.buffers.give_bytes(shard);
+        if let Err(why) = &kept {
+            self.abort(why.clone());
+        }
+        let mut guard = self.lock();
+        let level = guard.level.as_mut().expect("a level stays published while a result is taken");
+        let Work::Rows { counts: sum, merging, results, .. } = &mut level.work else {
+            unreachable!("a row level")
+        };
+        *merging -= 1;
+        let t = &mut level.tasks[task as usize];
+        let result = match kept {
+            Ok(file) => {
+                *sum = *sum + counts;
+                t.state = TaskState::Done;
+                level.remaining -= 1;
+                results[task as usize] = Some(file);
+                Ok(true)
+            }
+            Err(e) => {
+                t.state = TaskState::Pending;
+                Err(e)
+            }
+        };
+        self.changed.notify_all();
+        result
+    }
+
+    /// Takes a coset or H48 task's result (`shard`, decoded as `words`): kept as it is until the
+    /// level ends or the job's thread takes it. Results for a finished task or another level are
+    /// ignored (`Ok(false)`); a malformed one is refused and its task handed out again.
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, shard: Vec<u8>) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += shard.len() as u64;
@@ -491,47 +532,7 @@ impl Shared {
         }
         let rows = t.rows.clone();
         match &mut level.work {
-            Work::Rows { words: w, merging, .. } => {
-                let w = *w;
-                t.state = TaskState::Merging;
-                *merging += 1;
-                drop(s);
-                // A checked result is kept, as it came, as a part of the next level's input.
-                let merged = check_rows(words, rows, w).and_then(|(c, words)| {
-                    self.buffers.give_words(words);
-                    let file = self.part_dir()?.write(&shard).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
-                    self.buffers.give_bytes(shard);
-                    Ok((c, file))
-                });
-                if let Err(why) = &merged {
-                    if why.starts_with(KEEP_FAILED) {
-                        self.abort(why.clone());
-                    }
-                }
-                let mut guard = self.lock();
-                let s = &mut *guard;
-                let level = s.level.as_mut().expect("a level stays published while a merge is in flight");
-                let Work::Rows { counts, merging, results, .. } = &mut level.work else {
-                    unreachable!("a row level")
-                };
-                *merging -= 1;
-                let t = &mut level.tasks[task as usize];
-                let result = match merged {
-                    Ok((c, file)) => {
-                        *counts = *counts + c;
-                        t.state = TaskState::Done;
-                        level.remaining -= 1;
-                        results[task as usize] = Some(file);
-                        Ok(true)
-                    }
-                    Err(e) => {
-                        t.state = TaskState::Pending;
-                        Err(e)
-                    }
-                };
-                self.changed.notify_all();
-                return result;
-            }
+            Work::Rows { .. } => return Err("a row result comes with its counts".into()),
             Work::Items { results, .. } => {
                 results[task as usize] = Some(words);
             }
@@ -777,14 +778,6 @@ impl Shared {
         }
         Ok(s.level.take().expect("published").work)
     }
-}
-
-/// Reads a row task's result (`payload`, for `rows` of `words` words each): a sparse row set of
-/// those rows holding the entries it reports (see [`SparseRows::result_from_payload`]).
-/// Returns its counts and the payload's memory.
-fn check_rows(payload: Vec<u64>, rows: Range<u32>, words: usize) -> Result<(RowCounts, Vec<u64>), String> {
-    let (result, counts) = SparseRows::result_from_payload(payload, rows.len(), words)?;
-    Ok((counts, result.into_payload()))
 }
 
 #[cfg(test)]

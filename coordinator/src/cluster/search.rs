@@ -135,6 +135,7 @@ fn start_input<I: RowIndex>(shared: &Shared, space: &I, cut: PartCut, counting: 
     let job = shared.job();
     // The other parts are empty (pages never written read as zero and cost no memory).
     let empty = vec![0u64; part.len()];
+    let none = RowCounts::default();
     let parts = (0..cut.parts())
         .map(|k| {
             let rows = cut.range(k);
@@ -145,7 +146,7 @@ fn start_input<I: RowIndex>(shared: &Shared, space: &I, cut: PartCut, counting: 
                 words,
                 space.column_count(),
                 false,
-                &RowCounts::default(),
+                if rows.contains(&row0) { &counts } else { &none },
             );
             shared.write_part(&bytes).map_err(|e| anyhow!(e))
         })
