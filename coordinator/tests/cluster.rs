@@ -235,14 +235,19 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         let held = client.renew_lease(renew(task.attempt)).await.unwrap().into_inner();
         assert!(held.ok && held.lease_ms == 2000, "{held:?}");
         assert!(!client.renew_lease(renew(task.attempt + 1)).await.unwrap().into_inner().ok);
-        let garbage = v1::ShardChunk {
+        let garbage = |counts: Vec<u64>| v1::ShardChunk {
             task_id: task.task_id,
             attempt: task.attempt,
             offset: 0,
             data: vec![7; 100],
             last: true,
+            counts,
         };
-        let status = client.upload_shard(tokio_stream::iter(vec![garbage])).await.unwrap_err();
+        // A row result without its four counts is refused as malformed...
+        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![1])])).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        // ...and one that is not a shard as damaged.
+        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![0; 4])])).await.unwrap_err();
         assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
         // Then vanish holding that task (and take one more): the leases expire and real workers
         // finish the job.
