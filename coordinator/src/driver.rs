@@ -1,7 +1,7 @@
 //! The search driver: runs a row search embedded or on workers, with the journal that lets a
 //! killed search resume after its last finished level, and live progress on stderr.
 
-use crate::cluster::search::{search, SearchRun};
+use crate::cluster::search::{search, Durable, SearchRun};
 use crate::cluster::{with_cluster, ClusterConfig};
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
@@ -39,8 +39,11 @@ pub fn search_levels<I: RowIndex>(
     let reporter = Reporter::new(space.row_count() as u64);
     let journal = match &config.state_dir {
         Some(dir) => {
+            // A search on workers keeps its levels as parts, an embedded one as bit arrays: a
+            // state directory resumes in the way that wrote it.
+            let layout = if config.cluster.distributed() { " (on workers: parts)" } else { "" };
             let identity =
-                format!("{} rows={} columns={}", config.job, space.row_count(), space.column_count());
+                format!("{} rows={} columns={}{layout}", config.job, space.row_count(), space.column_count());
             Some(RedbJournal::open(dir, &identity)?)
         }
         None => None,
@@ -95,15 +98,21 @@ fn run_distributed<I: RowIndex>(
     reporter: &Reporter,
     on_level: &mut impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>> {
-    if config.state_dir.is_some() {
-        anyhow::bail!("--state-dir with workers is not supported yet");
-    }
+    let durable = match (&config.state_dir, options.journal) {
+        (Some(dir), Some(journal)) => Some(Durable {
+            parts: dir.join("parts"),
+            journal,
+            resume: options.resume.map(|last| (last, options.resumed_counts.clone())),
+        }),
+        _ => None,
+    };
     let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
     let run = SearchRun {
         max_depth: options.max_depth,
         counting,
         progress: &reporter.progress,
         level_bits: config.level_bits,
+        durable,
     };
     with_cluster(&config.cluster, config.job.to_string(), reporter, |shared| {
         search(shared, space, &run, |level, bits| {

@@ -59,6 +59,8 @@ enum Work {
         before: String,
         /// An unvisited task's found inputs (task k reads their parts k).
         found: Vec<String>,
+        /// The input the results make ("frontier-all/8"): task k's is its part k.
+        output: String,
         cut: PartCut,
         /// Each task's result as it arrived: part k of the next level's frontier.
         results: Vec<Option<Arc<PartFile>>>,
@@ -486,11 +488,12 @@ impl Shared {
         if matches!(t.state, TaskState::Done | TaskState::Merging) {
             return Ok(false);
         }
-        let Work::Rows { merging, .. } = &mut level.work else { return Err("not a row level".into()) };
+        let Work::Rows { merging, output, .. } = &mut level.work else { return Err("not a row level".into()) };
+        let output = output.clone();
         t.state = TaskState::Merging;
         *merging += 1;
         drop(s);
-        let kept = self.write_part(&shard);
+        let kept = self.write_part(&output, task as u32, &shard);
         self.buffers.give_bytes(shard);
         if let Err(why) = &kept {
             self.abort(why.clone());
@@ -566,7 +569,7 @@ impl Shared {
         cut: PartCut,
         words: usize,
         counting: Counting,
-        (before, found): (String, Vec<String>),
+        (before, found, output): (String, Vec<String>, String),
         progress: &AtomicU64,
     ) -> Result<(RowCounts, Vec<Arc<PartFile>>), String> {
         self.part_dir()?;
@@ -579,6 +582,7 @@ impl Shared {
             counting,
             before,
             found,
+            output,
             cut,
             results: vec![None; tasks.len()],
             counts: RowCounts::default(),
@@ -603,9 +607,17 @@ impl Shared {
         self.lock().row_inputs.retain(|i| keep(&i.name));
     }
 
-    /// Keeps `bytes` as a part of a row input (see [`Self::keep_input`]).
-    pub fn write_part(&self, bytes: &[u8]) -> Result<Arc<PartFile>, String> {
-        self.part_dir()?.write(bytes).map_err(|e| format!("{KEEP_FAILED}: {e}"))
+    /// Keeps `bytes` as part `k` of the row input `input` (see [`Self::keep_input`]).
+    pub fn write_part(&self, input: &str, k: u32, bytes: &[u8]) -> Result<Arc<PartFile>, String> {
+        self.part_dir()?.write_named(input, k, bytes).map_err(|e| format!("{KEEP_FAILED}: {e}"))
+    }
+
+    /// Keeps the parts of row inputs in `dir`, under names that a restarted job finds again
+    /// (see [`PartDir::durable`]); before the first part is written.
+    pub fn keep_parts_in(&self, dir: std::path::PathBuf) -> Result<&PartDir, String> {
+        let durable = PartDir::durable(dir).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
+        self.parts.set(durable).map_err(|_| "parts are already kept elsewhere".to_string())?;
+        self.part_dir()
     }
 
     /// The job's number (the first field of every shard key).
@@ -613,8 +625,8 @@ impl Shared {
         self.lock().job
     }
 
-    /// The directory of row inputs' parts, made on first use.
-    fn part_dir(&self) -> Result<&PartDir, String> {
+    /// The directory of row inputs' parts, made (under `$TMPDIR`) on first use.
+    pub fn part_dir(&self) -> Result<&PartDir, String> {
         if let Some(dir) = self.parts.get() {
             return Ok(dir);
         }

@@ -10,14 +10,17 @@
 //! follow the engine's rule (pull once fewer entries are unvisited than in the frontier), so
 //! the levels are the engine's, and the counts identical.
 
+use super::parts::{PartDir, PartFile};
 use super::scheduler::{Shared, TaskKind};
 use anyhow::{anyhow, bail, Result};
 use shared::bfs::task::{Counting, RowBits};
-use shared::bfs::{level_report, Direction, LevelReport, Progress};
+use shared::bfs::{level_report, Direction, Journal, LevelRecord, LevelReport, Progress};
 use shared::report::DepthCounts;
 use shared::space::{close_rows, set_bit, RowCounts, RowIndex};
 use shared::wire::{input_key_depth, level_input_name, PartCut, PartsDecoder, SparseRows, UNVISITED_ROUND};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What a distributed search needs besides its index.
@@ -28,6 +31,19 @@ pub struct SearchRun<'a> {
     /// Pass each level's entries to `on_level` (decoded from its parts into one array; a table
     /// build needs them, an enumeration does not).
     pub level_bits: bool,
+    /// With a state directory: the job resumes after a kill.
+    pub durable: Option<Durable<'a>>,
+}
+
+/// Where a resumable search keeps its parts and records its levels: every level's results
+/// (and unvisited sets) stay in `parts`, written under stable names and synced before the
+/// level is journaled, for as long as a later level may read them, so a restarted job finds
+/// the inputs of the level after its last journaled one.
+pub struct Durable<'a> {
+    pub parts: PathBuf,
+    pub journal: &'a dyn Journal,
+    /// The last level an earlier run journaled, and the counts of every level to it.
+    pub resume: Option<(LevelRecord, Vec<DepthCounts>)>,
 }
 
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
@@ -46,22 +62,50 @@ pub fn search<I: RowIndex>(
     let frontier = |depth: u32| format!("{}/{depth}", level_input_name(Direction::Forward));
     let unvisited = |depth: u32| format!("{}/{depth}", level_input_name(Direction::Backward));
 
-    let start = Instant::now();
-    let counts = start_input(shared, space, cut, run.counting)?;
-    let mut report = level_report(counts, 0, Direction::Start).map_err(|e| anyhow!(e))?;
-    report.seconds = start.elapsed().as_secs_f64();
+    let parts = match &run.durable {
+        Some(d) => Some(shared.keep_parts_in(d.parts.clone()).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    // Makes a level's results (or unvisited set) durable and, for a level, journals it.
+    let record = |parts_kept: &[Arc<PartFile>], level: Option<LevelRecord>| -> Result<()> {
+        if let (Some(dir), Some(d)) = (parts, &run.durable) {
+            dir.sync(parts_kept).map_err(|e| anyhow!("cannot make the parts durable: {e}"))?;
+            if let Some(level) = level {
+                d.journal.level_done(&level).map_err(|e| anyhow!(e))?;
+            }
+        }
+        Ok(())
+    };
+    let resume = run.durable.as_ref().and_then(|d| d.resume.clone());
     let mut bits = Vec::new();
-    if run.level_bits {
-        level_bits(shared, &frontier(1), cut, words, &mut bits)?;
-    }
-    on_level(&report, &bits);
-    let mut out = vec![report.counts];
-    let total_entries = space.entry_count();
-    let mut visited_entries = report.entries;
     // The depth of the unvisited entries held (the input of that backward level), if any.
-    let mut open: Option<u32> = None;
-    let mut direction = Direction::Start;
-    let mut depth = 0;
+    let (mut report, mut out, mut visited_entries, mut open) = match resume {
+        Some((last, counts)) => {
+            let dir = parts.expect("a resumed job keeps its parts");
+            let open = resume_inputs(shared, dir, cut, last.counts.depth)?;
+            let report =
+                LevelReport { counts: last.counts, entries: last.entries, direction: Direction::Start, seconds: 0.0 };
+            (report, counts, last.visited_entries, open)
+        }
+        None => {
+            let start = Instant::now();
+            let (counts, kept) = start_input(shared, space, cut, run.counting)?;
+            let mut report = level_report(counts, 0, Direction::Start).map_err(|e| anyhow!(e))?;
+            report.seconds = start.elapsed().as_secs_f64();
+            let entries = report.entries;
+            record(&kept, Some(LevelRecord { counts: report.counts, entries, visited_entries: entries, frontier_slot: 0 }))?;
+            (report, vec![report.counts], entries, None)
+        }
+    };
+    let mut depth = report.counts.depth;
+    if run.level_bits {
+        level_bits(shared, &frontier(depth + 1), cut, words, &mut bits)?;
+    }
+    // A resumed job's consumer may have been killed while taking this level: it gets it again.
+    on_level(&report, &bits);
+    let total_entries = space.entry_count();
+    // The direction of the last level: a backward one's input is the unvisited set held.
+    let mut direction = if open == Some(depth) { Direction::Backward } else { Direction::Forward };
     while report.entries > 0 && run.max_depth.is_none_or(|m| depth < m) {
         let start = Instant::now();
         depth += 1;
@@ -79,11 +123,12 @@ pub fn search<I: RowIndex>(
                 };
                 let round = (depth - 1) | UNVISITED_ROUND;
                 let (counts, parts) = shared
-                    .run_rows(round, TaskKind::Unvisited, cut, words, run.counting, (base, found), &run.progress.rows_done)
+                    .run_rows(round, TaskKind::Unvisited, cut, words, run.counting, (base, found, unvisited(depth)), &run.progress.rows_done)
                     .map_err(|e| anyhow!(e))?;
                 if counts.entries != left {
                     bail!("depth {depth}: workers found {} unvisited entries, {left} expected", counts.entries);
                 }
+                record(&parts, None)?;
                 shared.keep_input(unvisited(depth), parts);
                 open = Some(depth);
                 run.progress.rows_done.store(0, Ordering::Relaxed);
@@ -104,12 +149,16 @@ pub fn search<I: RowIndex>(
         };
         shared.retain_inputs(keep);
         let (counts, parts) = shared
-            .run_rows(depth, TaskKind::Rows(direction), cut, words, run.counting, (before, Vec::new()), &run.progress.rows_done)
+            .run_rows(depth, TaskKind::Rows(direction), cut, words, run.counting, (before, Vec::new(), frontier(depth + 1)), &run.progress.rows_done)
             .map_err(|e| anyhow!(e))?;
-        shared.keep_input(frontier(depth + 1), parts);
         report = level_report(counts, depth, direction).map_err(|e| anyhow!(e))?;
         report.seconds = start.elapsed().as_secs_f64();
         visited_entries += report.entries;
+        if report.entries > 0 {
+            let level = LevelRecord { counts: report.counts, entries: report.entries, visited_entries, frontier_slot: 0 };
+            record(&parts, Some(level))?;
+        }
+        shared.keep_input(frontier(depth + 1), parts);
         if report.entries > 0 {
             if run.level_bits {
                 level_bits(shared, &frontier(depth + 1), cut, words, &mut bits)?;
@@ -123,7 +172,12 @@ pub fn search<I: RowIndex>(
 
 /// Encodes the first level's input (the start entry, closed under its row's stabilizer) as
 /// parts of `cut`; returns the start level's counts.
-fn start_input<I: RowIndex>(shared: &Shared, space: &I, cut: PartCut, counting: Counting) -> Result<RowCounts> {
+fn start_input<I: RowIndex>(
+    shared: &Shared,
+    space: &I,
+    cut: PartCut,
+    counting: Counting,
+) -> Result<(RowCounts, Vec<Arc<PartFile>>)> {
     let words = (space.column_count() as usize).div_ceil(64);
     let (row0, col0) = space.start();
     let mut part = vec![0u64; cut.rows_per_part as usize * words];
@@ -148,11 +202,11 @@ fn start_input<I: RowIndex>(shared: &Shared, space: &I, cut: PartCut, counting: 
                 false,
                 if rows.contains(&row0) { &counts } else { &none },
             );
-            shared.write_part(&bytes).map_err(|e| anyhow!(e))
+            shared.write_part(&format!("{}/1", level_input_name(Direction::Forward)), k, &bytes).map_err(|e| anyhow!(e))
         })
         .collect::<Result<Vec<_>>>()?;
-    shared.keep_input(format!("{}/1", level_input_name(Direction::Forward)), parts);
-    Ok(counts)
+    shared.keep_input(format!("{}/1", level_input_name(Direction::Forward)), parts.clone());
+    Ok((counts, parts))
 }
 
 /// The entries of the row input `name` (a level's frontier) as one array of whole rows, in
@@ -174,4 +228,26 @@ fn level_bits(shared: &Shared, name: &str, cut: PartCut, words: usize, bits: &mu
         }
     }
     Ok(())
+}
+
+/// Serves again the inputs a job killed after depth `last` left in `dir`: the frontiers up to
+/// depth `last` (its results are `frontier-all/<last + 1>`) and the last unvisited set, as far
+/// as a later level reads them (see `search`'s keep rule); removes every other file (results of
+/// the unfinished level, temporary files). Returns the depth of the unvisited set, if any.
+fn resume_inputs(shared: &Shared, dir: &PartDir, cut: PartCut, last: u32) -> Result<Option<u32>> {
+    let complete = |name: &str| (0..cut.parts()).map(|k| dir.open_named(name, k)).collect::<Option<Vec<_>>>();
+    let unvisited = |d: u32| format!("{}/{d}", level_input_name(Direction::Backward));
+    let frontier = |d: u32| format!("{}/{d}", level_input_name(Direction::Forward));
+    let open = (1..=last + 1).rev().find(|&d| complete(&unvisited(d)).is_some());
+    let first = open.map_or(1, |d| d + 1);
+    let wanted: Vec<String> = open.map(unvisited).into_iter().chain((first..=last + 1).map(frontier)).collect();
+    dir.remove_unless(|name, k| k < cut.parts() && wanted.iter().any(|w| w == name))
+        .map_err(|e| anyhow!("cannot clear the unfinished level's parts: {e}"))?;
+    for name in wanted {
+        let parts = complete(&name).ok_or_else(|| {
+            anyhow!("the state directory lacks parts of {name}, which the journal's last level (depth {last}) needs")
+        })?;
+        shared.keep_input(name, parts);
+    }
+    Ok(open)
 }
