@@ -69,8 +69,14 @@ impl PartDir {
         Ok(Arc::new(PartFile { path, len: bytes.len() as u64, spares: None }))
     }
 
+    /// Whether an earlier run of the job left part `k` of the input `input` in this durable
+    /// directory.
+    pub fn has_named(&self, input: &str, k: u32) -> bool {
+        self.named(input, k).is_file()
+    }
+
     /// Part `k` of the input `input` as an earlier run of the job left it in a durable
-    /// directory, if there.
+    /// directory, if there, to be served again (its file goes when no longer served).
     pub fn open_named(&self, input: &str, k: u32) -> Option<Arc<PartFile>> {
         let path = self.named(input, k);
         let len = fs::metadata(&path).ok()?.len();

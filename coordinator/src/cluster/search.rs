@@ -235,16 +235,17 @@ fn level_bits(shared: &Shared, name: &str, cut: PartCut, words: usize, bits: &mu
 /// as a later level reads them (see `search`'s keep rule); removes every other file (results of
 /// the unfinished level, temporary files). Returns the depth of the unvisited set, if any.
 fn resume_inputs(shared: &Shared, dir: &PartDir, cut: PartCut, last: u32) -> Result<Option<u32>> {
-    let complete = |name: &str| (0..cut.parts()).map(|k| dir.open_named(name, k)).collect::<Option<Vec<_>>>();
+    let complete = |name: &str| (0..cut.parts()).all(|k| dir.has_named(name, k));
     let unvisited = |d: u32| format!("{}/{d}", level_input_name(Direction::Backward));
     let frontier = |d: u32| format!("{}/{d}", level_input_name(Direction::Forward));
-    let open = (1..=last + 1).rev().find(|&d| complete(&unvisited(d)).is_some());
+    let open = (1..=last + 1).rev().find(|&d| complete(&unvisited(d)));
     let first = open.map_or(1, |d| d + 1);
     let wanted: Vec<String> = open.map(unvisited).into_iter().chain((first..=last + 1).map(frontier)).collect();
     dir.remove_unless(|name, k| k < cut.parts() && wanted.iter().any(|w| w == name))
         .map_err(|e| anyhow!("cannot clear the unfinished level's parts: {e}"))?;
     for name in wanted {
-        let parts = complete(&name).ok_or_else(|| {
+        let parts = (0..cut.parts()).map(|k| dir.open_named(&name, k)).collect::<Option<Vec<_>>>();
+        let parts = parts.ok_or_else(|| {
             anyhow!("the state directory lacks parts of {name}, which the journal's last level (depth {last}) needs")
         })?;
         shared.keep_input(name, parts);
