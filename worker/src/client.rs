@@ -548,15 +548,25 @@ async fn run_unvisited_task(
     key: ShardKey,
 ) -> Result<Output, TaskError> {
     let part = task.task_id as u32;
-    // A level's inputs are not needed any more; its own results may be the next frontier.
+    // The inputs of the level before are not needed any more, except the unvisited set this
+    // round starts from (its parts are read from it); own results may be the next frontier.
     if let Ok(mut c) = cache.lock() {
-        c.drop_row_sets(|_| false, |_| true);
+        c.drop_row_sets(|n| n == task.before_input, |_| true);
     }
     let parts = (cut, words_per_row);
-    let mut found = Vec::with_capacity(task.found_inputs.len());
-    for name in &task.found_inputs {
-        found.push(row_input(client, cache, task, name, parts, part..part + 1).await?);
+    // Its part of each found input, fetched side by side (the first round reads one part of
+    // every frontier so far: one at a time, their round trips would add up).
+    let mut fetching = tokio::task::JoinSet::new();
+    for (i, name) in task.found_inputs.iter().enumerate() {
+        let (mut client, cache, task, name) = (client.clone(), cache.clone(), task.clone(), name.clone());
+        fetching.spawn(async move { (i, row_input(&mut client, &cache, &task, &name, parts, part..part + 1).await) });
     }
+    let mut found = vec![None; task.found_inputs.len()];
+    while let Some(fetched) = fetching.join_next().await {
+        let (i, input) = fetched?;
+        found[i] = Some(input?);
+    }
+    let found: Vec<Arc<PartedRows>> = found.into_iter().map(|f| f.expect("every found input fetched")).collect();
     let base = match task.before_input.as_str() {
         "" => None,
         name => Some(row_input(client, cache, task, name, parts, part..part + 1).await?),
@@ -573,7 +583,7 @@ async fn run_unvisited_task(
     if let Ok(mut c) = cache.lock() {
         c.spare_rows = result;
         // Its downloaded parts go back to the pool.
-        c.drop_row_sets(|_| false, |_| true);
+        c.drop_row_sets(|n| n == task.before_input, |_| true);
     }
     Ok(shard)
 }
@@ -589,8 +599,20 @@ async fn row_input(
     parts: std::ops::Range<u32>,
 ) -> Result<Arc<PartedRows>, TaskError> {
     let key = if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
-    let cached =
-        cache.lock().ok().and_then(|c| c.row_inputs.iter().find(|(n, _)| *n == key).map(|i| i.1.clone()));
+    let cached = cache.lock().ok().and_then(|c| {
+        if let Some((_, input)) = c.row_inputs.iter().find(|(n, _)| *n == key) {
+            return Some(input.clone());
+        }
+        // One part of an input held whole, or of a frontier this worker computed itself.
+        let k = parts.start;
+        let set = c.row_inputs.iter().find(|(n, _)| n == name).and_then(|(_, whole)| whole.part(k)).or_else(|| {
+            let depth = wire::input_key_depth(name).filter(|d| d & wire::UNVISITED_ROUND == 0)?;
+            let own = OwnPart { job: task.job_id, level: depth.checked_sub(1)?, task: k, rows_per_part: cut.rows_per_part };
+            let held = name.starts_with(level_input_name(Direction::Forward));
+            c.own_results.iter().find(|(p, _)| held && *p == own).map(|(_, set)| set.clone())
+        })?;
+        (parts.len() == 1).then(|| PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new)).flatten()
+    });
     if let Some(input) = cached {
         return Ok(input);
     }

@@ -129,6 +129,10 @@ pub fn search<I: RowIndex>(
                     bail!("depth {depth}: workers found {} unvisited entries, {left} expected", counts.entries);
                 }
                 record(&parts, None)?;
+                tracing::info!(
+                    "depth {depth}: workers made its {left} unvisited entries in {:.2} s",
+                    start.elapsed().as_secs_f64()
+                );
                 shared.keep_input(unvisited(depth), parts);
                 open = Some(depth);
                 run.progress.rows_done.store(0, Ordering::Relaxed);

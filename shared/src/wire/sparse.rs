@@ -221,6 +221,12 @@ impl PartedRows {
         })
     }
 
+    /// The row set of part `k` of the cut, if held.
+    pub fn part(&self, k: u32) -> Option<Arc<SparseRows>> {
+        let first = self.first / self.rows_per_part;
+        self.parts.get(k.checked_sub(first)? as usize).cloned()
+    }
+
     /// The row sets of the parts, in order.
     pub fn into_parts(self) -> Vec<Arc<SparseRows>> {
         self.parts
