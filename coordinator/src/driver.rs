@@ -29,7 +29,7 @@ pub struct SearchSettings {
 /// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
 /// each level's report and entries. On resume, the levels restored from the journal come first,
 /// with no entries (their bits are gone) except the last, which comes with its entries (see
-/// [`bfs::run_with`]).
+/// [`bfs::run`] and [`search`]).
 pub fn search_levels<I: RowIndex>(
     space: &I,
     moves: &[Move],

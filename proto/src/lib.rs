@@ -47,6 +47,7 @@ mod tests {
             offset: 1 << 40,
             data: vec![0xAB; MAX_CHUNK_BYTES],
             last: true,
+            counts: vec![1, 2, 3, 4],
         };
         let bytes = chunk.encode_to_vec();
         assert!(bytes.len() < 4 << 20);

@@ -7,7 +7,9 @@
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
-use crate::bfs::task::{backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, RowBits, Sources};
+use crate::bfs::task::{
+    backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, RowBits, Sources,
+};
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
 use crate::coord::nxopt_columns::NxoptColumns;

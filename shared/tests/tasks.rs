@@ -18,7 +18,9 @@ use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
 use shared::shard::ShardKey;
-use shared::space::{count_positions, count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use shared::space::{
+    count_positions, count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace,
+};
 use shared::wire::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 use std::ops::Range;
 

@@ -523,7 +523,11 @@ async fn run_task(
             let buffer = pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
             Arc::new(SparseRows::from_rows(&result, words_per_row, buffer))
         });
-        (Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts), own, result)
+        (
+            Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts),
+            own,
+            result,
+        )
     })
     .await?;
     if let Ok(mut c) = cache.lock() {
@@ -559,14 +563,17 @@ async fn run_unvisited_task(
     let mut fetching = tokio::task::JoinSet::new();
     for (i, name) in task.found_inputs.iter().enumerate() {
         let (mut client, cache, task, name) = (client.clone(), cache.clone(), task.clone(), name.clone());
-        fetching.spawn(async move { (i, row_input(&mut client, &cache, &task, &name, parts, part..part + 1).await) });
+        fetching.spawn(async move {
+            (i, row_input(&mut client, &cache, &task, &name, parts, part..part + 1).await)
+        });
     }
     let mut found = vec![None; task.found_inputs.len()];
     while let Some(fetched) = fetching.join_next().await {
         let (i, input) = fetched?;
         found[i] = Some(input?);
     }
-    let found: Vec<Arc<PartedRows>> = found.into_iter().map(|f| f.expect("every found input fetched")).collect();
+    let found: Vec<Arc<PartedRows>> =
+        found.into_iter().map(|f| f.expect("every found input fetched")).collect();
     let base = match task.before_input.as_str() {
         "" => None,
         name => Some(row_input(client, cache, task, name, parts, part..part + 1).await?),
@@ -577,7 +584,10 @@ async fn run_unvisited_task(
     let (shard, result) = tokio::task::spawn_blocking(move || {
         let found: Vec<&PartedRows> = found.iter().map(|f| &**f).collect();
         let (result, counts) = index.unvisited_task(rows, base.as_deref(), &found, out);
-        (Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts), result)
+        (
+            Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts),
+            result,
+        )
     })
     .await?;
     if let Ok(mut c) = cache.lock() {
@@ -605,13 +615,22 @@ async fn row_input(
         }
         // One part of an input held whole, or of a frontier this worker computed itself.
         let k = parts.start;
-        let set = c.row_inputs.iter().find(|(n, _)| n == name).and_then(|(_, whole)| whole.part(k)).or_else(|| {
-            let depth = wire::input_key_depth(name).filter(|d| d & wire::UNVISITED_ROUND == 0)?;
-            let own = OwnPart { job: task.job_id, level: depth.checked_sub(1)?, task: k, rows_per_part: cut.rows_per_part };
-            let held = name.starts_with(level_input_name(Direction::Forward));
-            c.own_results.iter().find(|(p, _)| held && *p == own).map(|(_, set)| set.clone())
-        })?;
-        (parts.len() == 1).then(|| PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new)).flatten()
+        let set = c.row_inputs.iter().find(|(n, _)| n == name).and_then(|(_, whole)| whole.part(k)).or_else(
+            || {
+                let depth = wire::input_key_depth(name).filter(|d| d & wire::UNVISITED_ROUND == 0)?;
+                let own = OwnPart {
+                    job: task.job_id,
+                    level: depth.checked_sub(1)?,
+                    task: k,
+                    rows_per_part: cut.rows_per_part,
+                };
+                let held = name.starts_with(level_input_name(Direction::Forward));
+                c.own_results.iter().find(|(p, _)| held && *p == own).map(|(_, set)| set.clone())
+            },
+        )?;
+        (parts.len() == 1)
+            .then(|| PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new))
+            .flatten()
     });
     if let Some(input) = cached {
         return Ok(input);

@@ -480,7 +480,13 @@ impl Shared {
     /// and `counts` (as its upload states them) summed. The shard is written outside the state
     /// lock, with the task marked [`TaskState::Merging`] so that it is taken once. Results for a
     /// finished task or another level are ignored (`Ok(false)`).
-    pub fn complete_rows(&self, depth: u32, task: u64, counts: RowCounts, shard: Vec<u8>) -> Result<bool, String> {
+    pub fn complete_rows(
+        &self,
+        depth: u32,
+        task: u64,
+        counts: RowCounts,
+        shard: Vec<u8>,
+    ) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += shard.len() as u64;
         let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
@@ -488,7 +494,9 @@ impl Shared {
         if matches!(t.state, TaskState::Done | TaskState::Merging) {
             return Ok(false);
         }
-        let Work::Rows { merging, output, .. } = &mut level.work else { return Err("not a row level".into()) };
+        let Work::Rows { merging, output, .. } = &mut level.work else {
+            return Err("not a row level".into());
+        };
         let output = output.clone();
         t.state = TaskState::Merging;
         *merging += 1;

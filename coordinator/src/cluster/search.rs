@@ -83,8 +83,12 @@ pub fn search<I: RowIndex>(
         Some((last, counts)) => {
             let dir = parts.expect("a resumed job keeps its parts");
             let open = resume_inputs(shared, dir, cut, last.counts.depth)?;
-            let report =
-                LevelReport { counts: last.counts, entries: last.entries, direction: Direction::Start, seconds: 0.0 };
+            let report = LevelReport {
+                counts: last.counts,
+                entries: last.entries,
+                direction: Direction::Start,
+                seconds: 0.0,
+            };
             (report, counts, last.visited_entries, open)
         }
         None => {
@@ -93,7 +97,15 @@ pub fn search<I: RowIndex>(
             let mut report = level_report(counts, 0, Direction::Start).map_err(|e| anyhow!(e))?;
             report.seconds = start.elapsed().as_secs_f64();
             let entries = report.entries;
-            record(&kept, Some(LevelRecord { counts: report.counts, entries, visited_entries: entries, frontier_slot: 0 }))?;
+            record(
+                &kept,
+                Some(LevelRecord {
+                    counts: report.counts,
+                    entries,
+                    visited_entries: entries,
+                    frontier_slot: 0,
+                }),
+            )?;
             (report, vec![report.counts], entries, None)
         }
     };
@@ -123,10 +135,21 @@ pub fn search<I: RowIndex>(
                 };
                 let round = (depth - 1) | UNVISITED_ROUND;
                 let (counts, parts) = shared
-                    .run_rows(round, TaskKind::Unvisited, cut, words, run.counting, (base, found, unvisited(depth)), &run.progress.rows_done)
+                    .run_rows(
+                        round,
+                        TaskKind::Unvisited,
+                        cut,
+                        words,
+                        run.counting,
+                        (base, found, unvisited(depth)),
+                        &run.progress.rows_done,
+                    )
                     .map_err(|e| anyhow!(e))?;
                 if counts.entries != left {
-                    bail!("depth {depth}: workers found {} unvisited entries, {left} expected", counts.entries);
+                    bail!(
+                        "depth {depth}: workers found {} unvisited entries, {left} expected",
+                        counts.entries
+                    );
                 }
                 record(&parts, None)?;
                 tracing::info!(
@@ -148,18 +171,35 @@ pub fn search<I: RowIndex>(
             None => true,
             Some(d) => {
                 name == unvisited(d)
-                    || name.strip_prefix(level_input_name(Direction::Forward)).and_then(|n| n.strip_prefix('/')).and_then(|n| n.parse::<u32>().ok()).is_some_and(|k| k > d)
+                    || name
+                        .strip_prefix(level_input_name(Direction::Forward))
+                        .and_then(|n| n.strip_prefix('/'))
+                        .and_then(|n| n.parse::<u32>().ok())
+                        .is_some_and(|k| k > d)
             }
         };
         shared.retain_inputs(keep);
         let (counts, parts) = shared
-            .run_rows(depth, TaskKind::Rows(direction), cut, words, run.counting, (before, Vec::new(), frontier(depth + 1)), &run.progress.rows_done)
+            .run_rows(
+                depth,
+                TaskKind::Rows(direction),
+                cut,
+                words,
+                run.counting,
+                (before, Vec::new(), frontier(depth + 1)),
+                &run.progress.rows_done,
+            )
             .map_err(|e| anyhow!(e))?;
         report = level_report(counts, depth, direction).map_err(|e| anyhow!(e))?;
         report.seconds = start.elapsed().as_secs_f64();
         visited_entries += report.entries;
         if report.entries > 0 {
-            let level = LevelRecord { counts: report.counts, entries: report.entries, visited_entries, frontier_slot: 0 };
+            let level = LevelRecord {
+                counts: report.counts,
+                entries: report.entries,
+                visited_entries,
+                frontier_slot: 0,
+            };
             record(&parts, Some(level))?;
         }
         shared.keep_input(frontier(depth + 1), parts);
@@ -206,7 +246,9 @@ fn start_input<I: RowIndex>(
                 false,
                 if rows.contains(&row0) { &counts } else { &none },
             );
-            shared.write_part(&format!("{}/1", level_input_name(Direction::Forward)), k, &bytes).map_err(|e| anyhow!(e))
+            shared
+                .write_part(&format!("{}/1", level_input_name(Direction::Forward)), k, &bytes)
+                .map_err(|e| anyhow!(e))
         })
         .collect::<Result<Vec<_>>>()?;
     shared.keep_input(format!("{}/1", level_input_name(Direction::Forward)), parts.clone());
@@ -221,7 +263,8 @@ fn level_bits(shared: &Shared, name: &str, cut: PartCut, words: usize, bits: &mu
     bits.clear();
     bits.resize(cut.rows as usize * words, 0);
     for (k, part) in (0..cut.parts()).zip(parts) {
-        let bytes = part.read(0, part.size() as usize).map_err(|e| anyhow!("reading part {k} of {name}: {e}"))?;
+        let bytes =
+            part.read(0, part.size() as usize).map_err(|e| anyhow!("reading part {k} of {name}: {e}"))?;
         let mut decoder = PartsDecoder::new(shared.job(), depth, cut, words, k..k + 1);
         decoder.push(&bytes).map_err(|e| anyhow!("part {k} of {name}: {e}"))?;
         let rows = decoder.finish().map_err(|e| anyhow!("part {k} of {name}: {e}"))?;
@@ -244,7 +287,8 @@ fn resume_inputs(shared: &Shared, dir: &PartDir, cut: PartCut, last: u32) -> Res
     let frontier = |d: u32| format!("{}/{d}", level_input_name(Direction::Forward));
     let open = (1..=last + 1).rev().find(|&d| complete(&unvisited(d)));
     let first = open.map_or(1, |d| d + 1);
-    let wanted: Vec<String> = open.map(unvisited).into_iter().chain((first..=last + 1).map(frontier)).collect();
+    let wanted: Vec<String> =
+        open.map(unvisited).into_iter().chain((first..=last + 1).map(frontier)).collect();
     dir.remove_unless(|name, k| k < cut.parts() && wanted.iter().any(|w| w == name))
         .map_err(|e| anyhow!("cannot clear the unfinished level's parts: {e}"))?;
     for name in wanted {

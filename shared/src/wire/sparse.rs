@@ -254,7 +254,8 @@ impl PartedRows {
             .map(|row| {
                 let (last, rest) = row.split_last().expect("rows have words");
                 let ones = |w: u64| if complement { (!w).count_ones() } else { w.count_ones() } as u64;
-                rest.iter().map(|&w| ones(w)).sum::<u64>() + ones(if complement { !(!last & tail) } else { *last })
+                rest.iter().map(|&w| ones(w)).sum::<u64>()
+                    + ones(if complement { !(!last & tail) } else { *last })
             })
             .sum();
         let counts = RowCounts { entries, ..Default::default() };
