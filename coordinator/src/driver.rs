@@ -1,10 +1,12 @@
 //! The search driver: runs a row search embedded or on workers, with the journal that lets a
 //! killed search resume after its last finished level, and live progress on stderr.
 
-use crate::cluster::{with_cluster, ClusterConfig, ClusterExpander};
+use crate::cluster::search::{search, Durable, SearchRun};
+use crate::cluster::{with_cluster, ClusterConfig};
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use anyhow::Result;
+use shared::bfs::task::Counting;
 use shared::bfs::{self, BfsOptions, Direction, LevelReport};
 use shared::cube::Move;
 use shared::job::JobSpec;
@@ -20,12 +22,14 @@ pub struct SearchSettings {
     pub cluster: ClusterConfig,
     /// Count entries and positions only, not classes (for table builds).
     pub positions_only: bool,
+    /// `on_level` reads each level's entries (a table build; an enumeration only counts).
+    pub level_bits: bool,
 }
 
 /// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
 /// each level's report and entries. On resume, the levels restored from the journal come first,
 /// with no entries (their bits are gone) except the last, which comes with its entries (see
-/// [`bfs::run_with`]).
+/// [`bfs::run`] and [`search`]).
 pub fn search_levels<I: RowIndex>(
     space: &I,
     moves: &[Move],
@@ -35,8 +39,11 @@ pub fn search_levels<I: RowIndex>(
     let reporter = Reporter::new(space.row_count() as u64);
     let journal = match &config.state_dir {
         Some(dir) => {
+            // A search on workers keeps its levels as parts, an embedded one as bit arrays: a
+            // state directory resumes in the way that wrote it.
+            let layout = if config.cluster.distributed() { " (on workers: parts)" } else { "" };
             let identity =
-                format!("{} rows={} columns={}", config.job, space.row_count(), space.column_count());
+                format!("{} rows={} columns={}{layout}", config.job, space.row_count(), space.column_count());
             Some(RedbJournal::open(dir, &identity)?)
         }
         None => None,
@@ -82,17 +89,33 @@ pub fn search_levels<I: RowIndex>(
     Ok(depths)
 }
 
-/// Runs a search with a [`ClusterExpander`] inside [`with_cluster`].
+/// Runs a search on workers (see [`search`]) inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
     space: &I,
-    moves: &[Move],
+    _moves: &[Move],
     config: &SearchSettings,
     options: &BfsOptions,
     reporter: &Reporter,
     on_level: &mut impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>> {
+    let durable = match (&config.state_dir, options.journal) {
+        (Some(dir), Some(journal)) => Some(Durable {
+            parts: dir.join("parts"),
+            journal,
+            resume: options.resume.map(|last| (last, options.resumed_counts.clone())),
+        }),
+        _ => None,
+    };
+    let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
+    let run = SearchRun {
+        max_depth: options.max_depth,
+        counting,
+        progress: &reporter.progress,
+        level_bits: config.level_bits,
+        durable,
+    };
     with_cluster(&config.cluster, config.job.to_string(), reporter, |shared| {
-        bfs::run_with(space, moves, options, &ClusterExpander { shared }, |level, bits| {
+        search(shared, space, &run, |level, bits| {
             reporter.level_done(level);
             on_level(level, bits);
             let (out, inn) = shared.traffic();
@@ -102,6 +125,5 @@ fn run_distributed<I: RowIndex>(
                 inn as f64 / 1048576.0
             );
         })
-        .map_err(|e| anyhow::anyhow!(e))
     })
 }

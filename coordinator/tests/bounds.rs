@@ -81,6 +81,7 @@ async fn upload(
             offset: (i * chunk) as u64,
             data: data.to_vec(),
             last: i + 1 == n,
+            counts: Vec::new(),
         })
         .collect();
     client.upload_shard(tokio_stream::iter(chunks)).await.map(|r| r.into_inner())

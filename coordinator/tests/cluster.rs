@@ -235,14 +235,19 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         let held = client.renew_lease(renew(task.attempt)).await.unwrap().into_inner();
         assert!(held.ok && held.lease_ms == 2000, "{held:?}");
         assert!(!client.renew_lease(renew(task.attempt + 1)).await.unwrap().into_inner().ok);
-        let garbage = v1::ShardChunk {
+        let garbage = |counts: Vec<u64>| v1::ShardChunk {
             task_id: task.task_id,
             attempt: task.attempt,
             offset: 0,
             data: vec![7; 100],
             last: true,
+            counts,
         };
-        let status = client.upload_shard(tokio_stream::iter(vec![garbage])).await.unwrap_err();
+        // A row result without its four counts is refused as malformed...
+        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![1])])).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        // ...and one that is not a shard as damaged.
+        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![0; 4])])).await.unwrap_err();
         assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
         // Then vanish holding that task (and take one more): the leases expire and real workers
         // finish the job.
@@ -339,6 +344,51 @@ fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
     assert!(second.wait().unwrap().success());
     assert!(rest(err).contains("registered"));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_search_killed_during_its_backward_levels_resumes_from_its_parts() {
+    // H' to the end: depths 15 to 18 pull, from unvisited sets that workers make from the
+    // frontiers the coordinator keeps. Killed once after depth 15 (the first unvisited set is
+    // kept), then again after depth 16, the job resumes each time with the embedded counts.
+    let dir = scratch("restart-backward");
+    let path = dir.join("embedded.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["enumerate", "hprime", "--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let expected = depths(&path);
+    let state = dir.join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let job = ["enumerate", "hprime", "--tasks-per-level", "8"];
+    let listen = ["--listen", addr.as_str(), "--state-dir", state.to_str().unwrap()];
+    let w = worker(&addr, TOKEN, &dir);
+    for kill_after in ["depth 15:", "depth 16:"] {
+        let (mut coordinator, _, err) = start_job(&dir, &job, &listen);
+        for line in err.lines() {
+            if line.unwrap().starts_with(kill_after) {
+                break;
+            }
+        }
+        coordinator.kill().unwrap(); // SIGKILL
+        coordinator.wait().unwrap();
+        assert!(state.join("parts").read_dir().unwrap().next().is_some(), "parts are kept");
+    }
+    let (mut last, _, err) = start_job(&dir, &job, &listen);
+    let log = rest(err);
+    assert!(last.wait().unwrap().success(), "{log}");
+    // Depth 16 is taken from the journal, not computed again; 17 and 18 are computed.
+    let computed = |depth: &str| log.lines().any(|l| l.starts_with(depth) && l.contains("(backward,"));
+    let resumed = log.lines().any(|l| l.starts_with("depth 16:") && l.contains("(start,"));
+    assert!(resumed && !computed("depth 16:") && computed("depth 17:"), "{log}");
+    let out = w.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(depths(&dir.join("cluster.json")), expected);
+    assert_eq!(state.join("parts").read_dir().unwrap().count(), 0, "a finished job leaves no part");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -7,7 +7,9 @@
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
-use crate::bfs::task::{backward_rows, by_row_chunks, forward_rows, Counting, Sources};
+use crate::bfs::task::{
+    backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, RowBits, Sources,
+};
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
 use crate::coord::nxopt_columns::NxoptColumns;
@@ -235,6 +237,31 @@ impl AnyIndex {
             rows.start,
             None,
             |sub, out| with_index!(self, i => backward_rows(i, moves, sub, &unvisited, counting, out)),
+        );
+        (out, counts)
+    }
+
+    /// An unvisited task: the unvisited entries of `rows`, from those of an earlier moment
+    /// (`base`, holding at least those rows; `None`: every reachable entry) less the entries
+    /// found since (`found`), with their entries and positions counted (see
+    /// [`unvisited_rows`]); in `out`'s memory when it has room.
+    pub fn unvisited_task(
+        &self,
+        rows: Range<u32>,
+        base: Option<&PartedRows>,
+        found: &[&PartedRows],
+        out: Vec<u64>,
+    ) -> (Vec<u64>, RowCounts) {
+        let words = self.words_per_row();
+        let mut out = zeroed(out, rows.len() * words);
+        let base = base.map(|b| b as &dyn RowBits);
+        let found: Vec<&dyn RowBits> = found.iter().map(|f| *f as &dyn RowBits).collect();
+        let counts = by_row_chunks(
+            &mut out,
+            words,
+            rows.start,
+            None,
+            |sub, out| with_index!(self, i => unvisited_rows(i, sub, base, &found, out)),
         );
         (out, counts)
     }

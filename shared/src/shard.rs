@@ -250,6 +250,20 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
+/// Checks, without decompressing it, that a shard answers `expected`, is whole (header and payload checksums) and announces at most `max_len`
+/// 64-bit words: for a process that only keeps and forwards it.
+pub fn check_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<(), ShardError> {
+    let (header, _) = checked(bytes)?;
+    if header.key != expected {
+        return Err(ShardError::WrongTask { found: header.key, expected });
+    }
+    let limit = max_len as u64 * 8;
+    if header.raw_len > limit || header.raw_len % 8 != 0 {
+        return Err(ShardError::TooLarge { claimed: header.raw_len, limit });
+    }
+    Ok(())
+}
+
 /// The most bytes an encoded shard of at most `max_words` words can take: its header and zstd's
 /// worst case for the payload. A peer that sends more is refused before it is buffered.
 pub fn max_shard_bytes(max_words: usize) -> u64 {
@@ -438,6 +452,21 @@ mod tests {
             Err(ShardError::WrongTask { .. })
         ));
         assert_eq!(decode(&encode(KEY, &[])), Ok((KEY, vec![])));
+    }
+
+    #[test]
+    fn a_shard_is_checked_whole_without_decompressing_it() {
+        let words: Vec<u64> = (0..5000u64).map(|i| i * i).collect();
+        let shard = encode_words(KEY, &words);
+        assert_eq!(check_for(&shard, KEY, 5000), Ok(()));
+        // More words than the task can hold, another task, a damaged or short shard: refused.
+        assert!(matches!(check_for(&shard, KEY, 4999), Err(ShardError::TooLarge { .. })));
+        let other = ShardKey { attempt: 3, ..KEY };
+        assert!(matches!(check_for(&shard, other, 5000), Err(ShardError::WrongTask { .. })));
+        let mut damaged = shard.clone();
+        *damaged.last_mut().unwrap() ^= 4;
+        assert!(matches!(check_for(&damaged, KEY, 5000), Err(ShardError::PayloadChecksum { .. })));
+        assert!(check_for(&shard[..shard.len() - 1], KEY, 5000).is_err());
     }
 
     #[test]

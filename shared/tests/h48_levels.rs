@@ -4,7 +4,7 @@
 //! the (cocsep class, esep) index makes: a different index, engine and packer.
 
 use shared::bfs::reference::brute_force_distribution;
-use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use shared::bfs::{bfs_depths, BfsOptions};
 use shared::coord::h48::H48Coords;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::h48::table::{line_count, LINE_BYTES};
@@ -42,8 +42,7 @@ fn h11_levels_and_h0_folded_out_of_them_agree_with_independent_methods() {
 
     // h0 made as hN tables are made, against the h0 row BFS.
     let space = SymProductSpace::h0(&coords);
-    let depths =
-        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).unwrap();
     let want = h48_section(0, &depths);
     let mut table = vec![0u8; line_count(want.entries) as usize * LINE_BYTES];
     let mut written = vec![false; table.len() / LINE_BYTES];

@@ -2,7 +2,7 @@
 //! give H''s distribution (distances 0 and 1 share value 0, 16 and more value 15), and the
 //! checksum cube20src stores is its algorithm over the bytes written.
 
-use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use shared::bfs::{bfs_depths, BfsOptions};
 use shared::cube::SplitMix64;
 use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, H2Search, FILE_BYTES};
 use shared::space::{KociembaSpace, RowIndex};
@@ -16,8 +16,7 @@ const H_PRIME: [u64; 19] = [
 #[test]
 fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
     let space = KociembaSpace::new(false);
-    let depths =
-        bfs_depths(&space, space.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let depths = bfs_depths(&space, space.moves(), &BfsOptions::default()).unwrap();
     let built = phase2::build(&space, &depths);
     let mut want = [0u64; 16];
     for (d, &n) in H_PRIME.iter().enumerate() {
@@ -38,8 +37,7 @@ fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
 #[test]
 fn verify_passes_a_built_table_and_refuses_a_damaged_one_and_the_direct_search_agrees_with_the_bfs() {
     let space = KociembaSpace::new(false);
-    let depths =
-        bfs_depths(&space, space.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let depths = bfs_depths(&space, space.moves(), &BfsOptions::default()).unwrap();
     let search = H2Search::default();
     let mut rng = SplitMix64::new(3);
     for _ in 0..40 {

@@ -10,15 +10,17 @@
 
 use rayon::prelude::*;
 use shared::bfs::task::{
-    backward_rows, by_row_chunks, forward_rows, Counting, FullRows, RowBits, Seen, Sources, Visited,
-    VisitedRows,
+    backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, FullRows, RowBits, Seen, Sources,
+    Visited, VisitedRows,
 };
 use shared::bfs::{self, BfsOptions};
 use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
 use shared::shard::ShardKey;
-use shared::space::{count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use shared::space::{
+    count_positions, count_rows, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace,
+};
 use shared::wire::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 use std::ops::Range;
 
@@ -134,6 +136,13 @@ fn every_level_both_ways<I: RowIndex>(
     let sources = Sources::build(space, moves);
     let mut visited = vec![0u64; levels[0].len()];
     let none = vec![0u64; levels[0].len()];
+    // The unvisited entries as workers make them (see `unvisited_rows`): after each level, from
+    // those before it less its frontier.
+    let mut unreachable = vec![0u64; levels[0].len()];
+    for (r, row) in unreachable.chunks_mut(words).enumerate() {
+        space.mark_unreachable(r as u32, row);
+    }
+    let mut open: Option<PartedRows> = None;
     for (d, pair) in levels.windows(2).enumerate() {
         let (frontier, expected) = (&pair[0], &pair[1]);
         let previous = if d == 0 { &none } else { &levels[d - 1] };
@@ -142,6 +151,10 @@ fn every_level_both_ways<I: RowIndex>(
         for (v, f) in visited.iter_mut().zip(frontier) {
             *v |= f;
         }
+        let frontier_rows = over_the_wire(frontier, words, columns, false);
+        let made = unvisited(space, open.as_ref(), &[&frontier_rows]);
+        assert!(made == complement(space, &visited, &unreachable), "unvisited after depth {d}");
+        open = Some(over_the_wire(&made, words, columns, false));
         let expected_counts = count_rows(space, 0..space.row_count(), expected);
         let all = Visited { words: &visited, words_per_row: words };
         let full = FullRows::new(frontier, words);
@@ -195,7 +208,41 @@ fn every_level_both_ways<I: RowIndex>(
             assert_eq!(out[..], expected[*first as usize * words..][..out.len()]);
         }
     }
+    // From the start, less every frontier at once (`visited` holds all but the last level).
+    let frontiers: Vec<PartedRows> =
+        levels[..levels.len() - 1].iter().map(|l| over_the_wire(l, words, columns, false)).collect();
+    let all: Vec<&PartedRows> = frontiers.iter().collect();
+    let from_start = unvisited(space, None, &all);
+    assert!(from_start == complement(space, &visited, &unreachable), "unvisited from the start");
     levels.len() - 1
+}
+
+/// The unvisited entries of every row as unvisited tasks make them (in 7 parts), checking
+/// each task's counts.
+fn unvisited(space: &impl RowIndex, base: Option<&PartedRows>, found: &[&PartedRows]) -> Vec<u64> {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let cut = cut_of(space.row_count());
+    let found: Vec<&dyn RowBits> = found.iter().map(|f| *f as &dyn RowBits).collect();
+    let mut out = vec![u64::MAX; space.row_count() as usize * words];
+    for k in 0..cut.parts() {
+        let rows = cut.range(k);
+        let part = &mut out[rows.start as usize * words..rows.end as usize * words];
+        let counts = unvisited_rows(space, rows.clone(), base.map(|b| b as &dyn RowBits), &found, part);
+        assert_eq!(counts, count_positions(space, rows, part));
+    }
+    out
+}
+
+/// The entries of `space` neither in `visited` nor unreachable.
+fn complement(space: &impl RowIndex, visited: &[u64], unreachable: &[u64]) -> Vec<u64> {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let tail = match space.column_count() % 64 {
+        0 => u64::MAX,
+        k => (1u64 << k) - 1,
+    };
+    let mut out: Vec<u64> = visited.iter().zip(unreachable).map(|(v, u)| !(v | u)).collect();
+    out.chunks_mut(words).for_each(|row| *row.last_mut().unwrap() &= tail);
+    out
 }
 
 #[test]

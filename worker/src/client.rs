@@ -13,6 +13,7 @@ use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::{AnyIndex, JobSpec};
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
+use shared::space::RowCounts;
 use shared::wire::{
     self, level_input_name, Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, WordPool,
 };
@@ -266,14 +267,14 @@ async fn session(config: &WorkerConfig, endpoint: &Endpoint, cache: &Arc<Mutex<C
         };
         let result = run_task(&mut client, cache, &task).await;
         renewer.abort();
-        let shard = match result {
-            Ok(shard) => shard,
+        let output = match result {
+            Ok(output) => output,
             Err(TaskError::Gone) => continue,
             Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
             Err(TaskError::Other(e)) => return Err(Fault::Fatal(e)),
         };
         finish_upload(&mut uploading).await?;
-        uploading = Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, shard)));
+        uploading = Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, output)));
     }
 }
 
@@ -288,7 +289,8 @@ async fn finish_upload(
 }
 
 /// Uploads a task's result in chunks.
-async fn upload(mut client: Client, task_id: u64, attempt: u32, shard: Vec<u8>) -> Result<(), Fault> {
+async fn upload(mut client: Client, task_id: u64, attempt: u32, output: Output) -> Result<(), Fault> {
+    let Output { shard, counts } = output;
     let chunks: Vec<v1::ShardChunk> = shard
         .chunks(MAX_CHUNK_BYTES)
         .enumerate()
@@ -298,6 +300,7 @@ async fn upload(mut client: Client, task_id: u64, attempt: u32, shard: Vec<u8>) 
             offset: (i * MAX_CHUNK_BYTES) as u64,
             data: data.to_vec(),
             last: (i + 1) * MAX_CHUNK_BYTES >= shard.len(),
+            counts: if (i + 1) * MAX_CHUNK_BYTES >= shard.len() { counts.clone() } else { Vec::new() },
         })
         .collect();
     match client.upload_shard(tokio_stream::iter(chunks)).await {
@@ -353,10 +356,8 @@ async fn download(
     parts: std::ops::Range<u32>,
     pool: WordPool,
 ) -> Result<PartedRows, TaskError> {
-    let depth = name
-        .rsplit_once('/')
-        .and_then(|(_, d)| d.parse().ok())
-        .ok_or_else(|| anyhow!("the coordinator named an input {name:?} without its depth"))?;
+    let depth = wire::input_key_depth(name)
+        .ok_or_else(|| anyhow!("the coordinator named an input {name:?} that is no row input"))?;
     let request =
         if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
     if parts.len() > 1 && request != name {
@@ -405,16 +406,41 @@ async fn download(
 /// Chunks (of up to 1 MiB) queued between a download and its decoder.
 const DECODE_QUEUE_CHUNKS: usize = 4;
 
+/// A task's result: its shard, and a row task's counts (see `v1::ShardChunk::counts`).
+struct Output {
+    shard: Vec<u8>,
+    counts: Vec<u64>,
+}
+
+impl Output {
+    fn rows(shard: Vec<u8>, c: &RowCounts) -> Self {
+        Output { shard, counts: vec![c.entries, c.positions, c.classes, c.self_inverse] }
+    }
+}
+
+impl From<Vec<u8>> for Output {
+    fn from(shard: Vec<u8>) -> Self {
+        Output { shard, counts: Vec::new() }
+    }
+}
+
 async fn run_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
-) -> Result<Vec<u8>, TaskError> {
+) -> Result<Output, TaskError> {
     let kind = v1::TaskKind::try_from(task.kind).map_err(|_| anyhow!("unknown task kind {}", task.kind))?;
     let spec = match (task.job_spec.parse().map_err(|e: String| anyhow!(e))?, kind) {
-        (JobSpec::Rows(spec), v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward) => spec,
-        (JobSpec::Product(spec), v1::TaskKind::Product) => return run_product_task(cache, task, spec).await,
-        (JobSpec::H48Table(h), v1::TaskKind::H48) => return run_h48_task(client, cache, task, h).await,
+        (
+            JobSpec::Rows(spec),
+            v1::TaskKind::RowsForward | v1::TaskKind::RowsBackward | v1::TaskKind::RowsUnvisited,
+        ) => spec,
+        (JobSpec::Product(spec), v1::TaskKind::Product) => {
+            return run_product_task(cache, task, spec).await.map(Output::from)
+        }
+        (JobSpec::H48Table(h), v1::TaskKind::H48) => {
+            return run_h48_task(client, cache, task, h).await.map(Output::from)
+        }
         (spec, kind) => return Err(TaskError::Other(anyhow!("a {kind:?} task of job {spec}"))),
     };
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
@@ -457,6 +483,9 @@ async fn run_task(
     if part >= cut.parts() || cut.range(part) != rows {
         return Err(TaskError::Other(anyhow!("task {part} (rows {rows:?}) is not a part of {cut:?}")));
     }
+    if kind == v1::TaskKind::RowsUnvisited {
+        return run_unvisited_task(client, cache, task, (cut, words_per_row, columns), key).await;
+    }
     let before_part = format!("{before_name}/{part}");
     // Inputs of earlier levels go first: a worker holds at most this task's two.
     if let Ok(mut c) = cache.lock() {
@@ -494,7 +523,11 @@ async fn run_task(
             let buffer = pool.take(SparseRows::max_result_words(result.len() / words_per_row, words_per_row));
             Arc::new(SparseRows::from_rows(&result, words_per_row, buffer))
         });
-        (SparseRows::encode_result(key, &result, words_per_row, columns, &counts), own, result)
+        (
+            Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts),
+            own,
+            result,
+        )
     })
     .await?;
     if let Ok(mut c) = cache.lock() {
@@ -505,6 +538,62 @@ async fn run_task(
             c.drop_row_sets(|_| true, |p| p.job == part.job && p.level == part.level);
             c.own_results.push((part, own));
         }
+    }
+    Ok(shard)
+}
+
+/// An unvisited task (see `v1::TaskKind::RowsUnvisited`): its part of `before_input` (or every
+/// reachable entry) less its part of each found input, downloaded one part each.
+async fn run_unvisited_task(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    (cut, words_per_row, columns): (PartCut, usize, u32),
+    key: ShardKey,
+) -> Result<Output, TaskError> {
+    let part = task.task_id as u32;
+    // The inputs of the level before are not needed any more, except the unvisited set this
+    // round starts from (its parts are read from it); own results may be the next frontier.
+    if let Ok(mut c) = cache.lock() {
+        c.drop_row_sets(|n| n == task.before_input, |_| true);
+    }
+    let parts = (cut, words_per_row);
+    // Its part of each found input, fetched side by side (the first round reads one part of
+    // every frontier so far: one at a time, their round trips would add up).
+    let mut fetching = tokio::task::JoinSet::new();
+    for (i, name) in task.found_inputs.iter().enumerate() {
+        let (mut client, cache, task, name) = (client.clone(), cache.clone(), task.clone(), name.clone());
+        fetching.spawn(async move {
+            (i, row_input(&mut client, &cache, &task, &name, parts, part..part + 1).await)
+        });
+    }
+    let mut found = vec![None; task.found_inputs.len()];
+    while let Some(fetched) = fetching.join_next().await {
+        let (i, input) = fetched?;
+        found[i] = Some(input?);
+    }
+    let found: Vec<Arc<PartedRows>> =
+        found.into_iter().map(|f| f.expect("every found input fetched")).collect();
+    let base = match task.before_input.as_str() {
+        "" => None,
+        name => Some(row_input(client, cache, task, name, parts, part..part + 1).await?),
+    };
+    let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
+    let out = cache.lock().map(|mut c| std::mem::take(&mut c.spare_rows)).unwrap_or_default();
+    let rows = cut.range(part);
+    let (shard, result) = tokio::task::spawn_blocking(move || {
+        let found: Vec<&PartedRows> = found.iter().map(|f| &**f).collect();
+        let (result, counts) = index.unvisited_task(rows, base.as_deref(), &found, out);
+        (
+            Output::rows(SparseRows::encode_result(key, &result, words_per_row, columns, &counts), &counts),
+            result,
+        )
+    })
+    .await?;
+    if let Ok(mut c) = cache.lock() {
+        c.spare_rows = result;
+        // Its downloaded parts go back to the pool.
+        c.drop_row_sets(|n| n == task.before_input, |_| true);
     }
     Ok(shard)
 }
@@ -520,8 +609,29 @@ async fn row_input(
     parts: std::ops::Range<u32>,
 ) -> Result<Arc<PartedRows>, TaskError> {
     let key = if parts == (0..cut.parts()) { name.to_string() } else { format!("{name}/{}", parts.start) };
-    let cached =
-        cache.lock().ok().and_then(|c| c.row_inputs.iter().find(|(n, _)| *n == key).map(|i| i.1.clone()));
+    let cached = cache.lock().ok().and_then(|c| {
+        if let Some((_, input)) = c.row_inputs.iter().find(|(n, _)| *n == key) {
+            return Some(input.clone());
+        }
+        // One part of an input held whole, or of a frontier this worker computed itself.
+        let k = parts.start;
+        let set = c.row_inputs.iter().find(|(n, _)| n == name).and_then(|(_, whole)| whole.part(k)).or_else(
+            || {
+                let depth = wire::input_key_depth(name).filter(|d| d & wire::UNVISITED_ROUND == 0)?;
+                let own = OwnPart {
+                    job: task.job_id,
+                    level: depth.checked_sub(1)?,
+                    task: k,
+                    rows_per_part: cut.rows_per_part,
+                };
+                let held = name.starts_with(level_input_name(Direction::Forward));
+                c.own_results.iter().find(|(p, _)| held && *p == own).map(|(_, set)| set.clone())
+            },
+        )?;
+        (parts.len() == 1)
+            .then(|| PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new))
+            .flatten()
+    });
     if let Some(input) = cached {
         return Ok(input);
     }

@@ -5,9 +5,10 @@
 
 pub mod parts;
 pub mod scheduler;
+pub mod search;
 pub mod service;
 
-pub use scheduler::{ClusterExpander, Refusal, Shared, TaskKind};
+pub use scheduler::{Refusal, Shared, TaskKind};
 pub use service::print_status;
 
 use crate::progress::Reporter;

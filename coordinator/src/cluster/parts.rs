@@ -14,15 +14,17 @@ use std::sync::{Arc, Mutex};
 /// Names of part directories: this prefix, the coordinator's process id, a job number.
 const PREFIX: &str = "cubefarm-parts-";
 
-/// The job's directory of parts (under the system's temporary directory, `$TMPDIR`), removed
-/// with everything in it when the job ends.
+/// The job's directory of parts: under the system's temporary directory (`$TMPDIR`), removed
+/// with everything in it when the job ends; or, for a job with a state directory, a directory
+/// there whose parts have stable names (see [`Self::durable`]).
 pub struct PartDir {
     path: PathBuf,
     written: AtomicU64,
     /// Files of parts no longer served, overwritten by the next parts: their pages are still
     /// in the page cache, where a new file's would be allocated afresh (on a virtual machine,
     /// writing a part to fresh pages cost the coordinator about as much as decoding it).
-    spares: Arc<Mutex<Vec<PathBuf>>>,
+    /// `None` for a durable directory, whose files are removed when no longer served.
+    spares: Option<Arc<Mutex<Vec<PathBuf>>>>,
 }
 
 /// Spare files kept for reuse (about two levels' parts).
@@ -37,13 +39,79 @@ impl PartDir {
         let n = JOBS.fetch_add(1, Ordering::Relaxed);
         let path = root.join(format!("{PREFIX}{}-{n}", std::process::id()));
         fs::create_dir_all(&path)?;
-        Ok(PartDir { path, written: AtomicU64::new(0), spares: Arc::default() })
+        Ok(PartDir { path, written: AtomicU64::new(0), spares: Some(Arc::default()) })
+    }
+
+    /// A directory whose parts outlive a killed process, for a job that resumes: each part is
+    /// written to a temporary name and renamed to one given by its input and number
+    /// ([`Self::write_named`]), found again by [`Self::open_named`], and removed when no longer
+    /// served; the directory stays.
+    pub fn durable(path: PathBuf) -> io::Result<Self> {
+        fs::create_dir_all(&path)?;
+        Ok(PartDir { path, written: AtomicU64::new(0), spares: None })
+    }
+
+    fn named(&self, input: &str, k: u32) -> PathBuf {
+        self.path.join(format!("{}.{k}.part", input.replace('/', "-")))
+    }
+
+    /// Keeps `bytes` as part `k` of the input `input` ("frontier-all/7"): under its own name in
+    /// a durable directory, else as [`Self::write`] does.
+    pub fn write_named(&self, input: &str, k: u32, bytes: &[u8]) -> io::Result<Arc<PartFile>> {
+        if self.spares.is_some() {
+            return self.write(bytes);
+        }
+        let path = self.named(input, k);
+        let temporary = path.with_extension("tmp");
+        fs::write(&temporary, bytes)
+            .and_then(|()| fs::rename(&temporary, &path))
+            .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
+        Ok(Arc::new(PartFile { path, len: bytes.len() as u64, spares: None }))
+    }
+
+    /// Whether an earlier run of the job left part `k` of the input `input` in this durable
+    /// directory.
+    pub fn has_named(&self, input: &str, k: u32) -> bool {
+        self.named(input, k).is_file()
+    }
+
+    /// Part `k` of the input `input` as an earlier run of the job left it in a durable
+    /// directory, if there, to be served again (its file goes when no longer served).
+    pub fn open_named(&self, input: &str, k: u32) -> Option<Arc<PartFile>> {
+        let path = self.named(input, k);
+        let len = fs::metadata(&path).ok()?.len();
+        Some(Arc::new(PartFile { path, len, spares: None }))
+    }
+
+    /// Removes the files of a durable directory that `keep` refuses (by input name and part),
+    /// and any temporary file.
+    pub fn remove_unless(&self, keep: impl Fn(&str, u32) -> bool) -> io::Result<()> {
+        for entry in fs::read_dir(&self.path)? {
+            let path = entry?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let kept = name.strip_suffix(".part").and_then(|n| n.rsplit_once('.')).and_then(|(input, k)| {
+                let (kind, depth) = input.rsplit_once('-')?;
+                Some(keep(&format!("{kind}/{depth}"), k.parse().ok()?))
+            });
+            if kept != Some(true) {
+                fs::remove_file(&path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `parts` and the directory's entries durable (fsync).
+    pub fn sync(&self, parts: &[Arc<PartFile>]) -> io::Result<()> {
+        for part in parts {
+            File::open(&part.path)?.sync_all()?;
+        }
+        File::open(&self.path)?.sync_all()
     }
 
     /// Keeps `bytes` as a part, in a spare file if there is one, else in a new one; the file
     /// becomes a spare when the last handle to it goes.
     pub fn write(&self, bytes: &[u8]) -> io::Result<Arc<PartFile>> {
-        let spare = self.spares.lock().ok().and_then(|mut s| s.pop());
+        let spare = self.spares.as_ref().and_then(|s| s.lock().ok()).and_then(|mut s| s.pop());
         let path = spare.unwrap_or_else(|| {
             let n = self.written.fetch_add(1, Ordering::Relaxed);
             self.path.join(format!("{n}.part"))
@@ -75,7 +143,9 @@ fn remove_orphans(root: &std::path::Path) {
 
 impl Drop for PartDir {
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.path);
+        if self.spares.is_some() {
+            let _ = fs::remove_dir_all(&self.path);
+        }
     }
 }
 
@@ -83,7 +153,8 @@ impl Drop for PartDir {
 pub struct PartFile {
     path: PathBuf,
     len: u64,
-    spares: Arc<Mutex<Vec<PathBuf>>>,
+    /// Where the file goes when no longer served (`None`: it is removed).
+    spares: Option<Arc<Mutex<Vec<PathBuf>>>>,
 }
 
 impl PartFile {
@@ -102,7 +173,7 @@ impl PartFile {
 impl Drop for PartFile {
     fn drop(&mut self) {
         let path = std::mem::take(&mut self.path);
-        if let Ok(mut spares) = self.spares.lock() {
+        if let Some(Ok(mut spares)) = self.spares.as_ref().map(|s| s.lock()) {
             if spares.len() < SPARE_FILES {
                 spares.push(path);
                 return;

@@ -1,45 +1,26 @@
-//! Distributed levels: a [`ClusterExpander`] cuts each level into row-range tasks, leases them
-//! to workers through the gRPC service in `service.rs`, and merges the shards they return. A
-//! product job is one level of independent coset tasks ([`Shared::run_cosets`]) whose results
-//! are counters, kept as they arrive.
+//! Distributed levels: the row tasks of a search level or an unvisited round ([`Shared::run_rows`],
+//! driven by `search.rs`), leased to workers through the gRPC service in `service.rs`; a
+//! product job's one level of independent coset tasks ([`Shared::run_cosets`]), whose results
+//! are counters kept as they arrive; and an H48 build's row tasks ([`Shared::run_items`]).
 //!
 //! A row task returns its rows finished (new entries only, closed, counted: see
-//! `shared::bfs::task`), so merging one is an OR of its rows into `next` and a sum of its
-//! counters; its shard is kept, unchanged, as its part of the next level's frontier. Inputs
-//! no level produced (the first, a backward level's unvisited set, any after a restart) are
-//! encoded in parts before the level is published.
-//!
-//! While a level runs, the engine's `next` array is published in [`Shared`] as a raw pointer,
-//! valid until the expander returns. A result is merged outside the state mutex, with its task
-//! marked [`TaskState::Merging`] (so it is merged once) and counted in the level's `merging`:
-//! its rows are copied into `next`, as they belong to that task alone; the
-//! expander unpublishes under the mutex only when no merge is in flight, so no handler can
-//! touch the array afterwards.
+//! `shared::bfs::task`), so taking one is a check of its shard and a sum of its counters; its
+//! shard is kept, unchanged, as its part of an input of the levels after it. The coordinator
+//! holds no bit array: it checks a result outside the state mutex, with its task marked
+//! [`TaskState::Merging`] (so it is taken once) and counted in the level's `merging`, and a
+//! level ends only when no result is being taken.
 
 use super::parts::{InputPart, PartDir, PartFile};
-use rayon::prelude::*;
-use shared::bfs::task::{Counting, RowBits};
-use shared::bfs::{BfsError, BitStore, Direction, Expander, LevelInput};
-use shared::cube::Move;
+use shared::bfs::task::Counting;
+use shared::bfs::Direction;
 use shared::shard::{self, ShardKey};
-use shared::space::{RowCounts, RowIndex};
-use shared::wire::{level_input_name, PartCut, PartedRows, SparseRows, WordPool};
+use shared::space::RowCounts;
+use shared::wire::{PartCut, SparseRows, WordPool};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Where a level's results go while it is published.
-#[derive(Clone, Copy)]
-struct Published {
-    next: *mut u64,
-    len: usize,
-}
-
-// SAFETY: the pointer is only dereferenced while the level that published it is running and
-// before it is unpublished, each task's rows by one merge (see the module doc).
-unsafe impl Send for Published {}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum TaskState {
@@ -68,16 +49,19 @@ struct Level {
 
 /// What a level's tasks compute and where their results go.
 enum Work {
-    /// Row ranges of a BFS level, merged into the published `next` array.
+    /// Row ranges of a BFS level or of an unvisited round, each result checked and kept.
     Rows {
-        dir: Direction,
+        kind: TaskKind,
         words: usize,
         counting: Counting,
-        /// A forward task's second input (see `shared::wire::KnownVisited`), by name: task k
-        /// reads its part k, dropped once the task is done.
+        /// A forward task's second input (see `shared::wire::KnownVisited`), or an unvisited
+        /// task's base, by name: task k reads its part k.
         before: String,
+        /// An unvisited task's found inputs (task k reads their parts k).
+        found: Vec<String>,
+        /// The input the results make ("frontier-all/8"): task k's is its part k.
+        output: String,
         cut: PartCut,
-        data: Published,
         /// Each task's result as it arrived: part k of the next level's frontier.
         results: Vec<Option<Arc<PartFile>>>,
         /// The sum of the merged tasks' counts.
@@ -122,6 +106,8 @@ fn requeue_expired(tasks: &mut [Task], changed: &Condvar) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
     Rows(Direction),
+    /// The unvisited entries of a row range (see `shared::bfs::task::unvisited_rows`).
+    Unvisited,
     Cosets,
     H48,
 }
@@ -141,6 +127,9 @@ pub struct UploadLimit {
     pub depth: u32,
     /// The most words the task's result can take.
     pub max_words: usize,
+    /// A row task's result: checked and kept, with the counts its upload states (see
+    /// [`Shared::complete_rows`]), rather than decoded.
+    pub rows: bool,
 }
 
 /// What a worker is asked to do.
@@ -154,8 +143,10 @@ pub struct Lease {
     /// Rows of a BFS level, or representative cosets of a product job.
     pub rows: Range<u32>,
     pub job_spec: String,
-    /// A forward row task's second input (empty otherwise).
+    /// A forward row task's second input, or an unvisited task's base (empty otherwise).
     pub before_input: String,
+    /// An unvisited task's found inputs.
+    pub found_inputs: Vec<String>,
     /// Rows of each part of a row task's inputs (the level's rows per task).
     pub rows_per_part: u32,
     /// A row task counts entries and positions only.
@@ -196,7 +187,6 @@ struct State {
 struct RowInput {
     /// "frontier-all/7".
     name: String,
-    cut: PartCut,
     /// `None`: no longer served (its task is done).
     parts: Vec<Option<Arc<PartFile>>>,
 }
@@ -252,12 +242,6 @@ impl Buffers {
                 spares.push(buffer);
             }
         }
-    }
-
-    /// Takes back a merged result's words (with them: the next decoding overwrites them rather
-    /// than zeroing them first).
-    fn give_words(&self, buffer: Vec<u64>) {
-        self.words.give(buffer)
     }
 }
 
@@ -401,12 +385,12 @@ impl Shared {
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: now + lease_time };
-        let (kind, before_input, rows_per_part, positions_only) = match &level.work {
-            Work::Rows { dir, before, counting, cut, .. } => {
-                (TaskKind::Rows(*dir), before.clone(), cut.rows_per_part, *counting == Counting::Positions)
+        let (kind, before_input, found_inputs, rows_per_part, positions_only) = match &level.work {
+            Work::Rows { kind, before, found, counting, cut, .. } => {
+                (*kind, before.clone(), found.clone(), cut.rows_per_part, *counting == Counting::Positions)
             }
-            Work::Cosets { .. } => (TaskKind::Cosets, String::new(), 0, false),
-            Work::Items { .. } => (TaskKind::H48, String::new(), 0, false),
+            Work::Cosets { .. } => (TaskKind::Cosets, String::new(), Vec::new(), 0, false),
+            Work::Items { .. } => (TaskKind::H48, String::new(), Vec::new(), 0, false),
         };
         Poll::Task(Lease {
             job,
@@ -417,6 +401,7 @@ impl Shared {
             rows: task.rows.clone(),
             job_spec: spec,
             before_input,
+            found_inputs,
             rows_per_part,
             positions_only,
         })
@@ -475,7 +460,8 @@ impl Shared {
                 shared::wire::h48::max_task_words(rows, *max_words_per_row)
             }
         };
-        Some(UploadLimit { job: s.job, depth: level.depth, max_words })
+        let rows = matches!(level.work, Work::Rows { .. });
+        Some(UploadLimit { job: s.job, depth: level.depth, max_words, rows })
     }
 
     /// Hands `task` out again at once if its attempt `attempt` is still leased (its holder sent
@@ -489,12 +475,64 @@ impl Shared {
         }
     }
 
-    /// Merges a task's result (`shard`, decoded as `words`). A row task's is its new entries
-    /// as a sparse row set and their counts (see [`SparseRows::result_from_payload`]): its
-    /// occupied rows are copied into `next` outside the lock, its counts summed, and its shard
-    /// kept as a part of the next level's frontier. A coset task's is its counters, kept as they
-    /// are. Results for a finished task or another level are ignored (`Ok(false)`); a malformed
-    /// one is refused and its task handed out again.
+    /// Takes a row task's result: its shard (already checked whole and for this task, see
+    /// `shard::check_for`) is kept, as it came, as a part of the inputs of the levels after it,
+    /// and `counts` (as its upload states them) summed. The shard is written outside the state
+    /// lock, with the task marked [`TaskState::Merging`] so that it is taken once. Results for a
+    /// finished task or another level are ignored (`Ok(false)`).
+    pub fn complete_rows(
+        &self,
+        depth: u32,
+        task: u64,
+        counts: RowCounts,
+        shard: Vec<u8>,
+    ) -> Result<bool, String> {
+        let mut s = self.lock();
+        s.bytes_in += shard.len() as u64;
+        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
+        let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
+        if matches!(t.state, TaskState::Done | TaskState::Merging) {
+            return Ok(false);
+        }
+        let Work::Rows { merging, output, .. } = &mut level.work else {
+            return Err("not a row level".into());
+        };
+        let output = output.clone();
+        t.state = TaskState::Merging;
+        *merging += 1;
+        drop(s);
+        let kept = self.write_part(&output, task as u32, &shard);
+        self.buffers.give_bytes(shard);
+        if let Err(why) = &kept {
+            self.abort(why.clone());
+        }
+        let mut guard = self.lock();
+        let level = guard.level.as_mut().expect("a level stays published while a result is taken");
+        let Work::Rows { counts: sum, merging, results, .. } = &mut level.work else {
+            unreachable!("a row level")
+        };
+        *merging -= 1;
+        let t = &mut level.tasks[task as usize];
+        let result = match kept {
+            Ok(file) => {
+                *sum = *sum + counts;
+                t.state = TaskState::Done;
+                level.remaining -= 1;
+                results[task as usize] = Some(file);
+                Ok(true)
+            }
+            Err(e) => {
+                t.state = TaskState::Pending;
+                Err(e)
+            }
+        };
+        self.changed.notify_all();
+        result
+    }
+
+    /// Takes a coset or H48 task's result (`shard`, decoded as `words`): kept as it is until the
+    /// level ends or the job's thread takes it. Results for a finished task or another level are
+    /// ignored (`Ok(false)`); a malformed one is refused and its task handed out again.
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, shard: Vec<u8>) -> Result<bool, String> {
         let mut s = self.lock();
         s.bytes_in += shard.len() as u64;
@@ -505,53 +543,7 @@ impl Shared {
         }
         let rows = t.rows.clone();
         match &mut level.work {
-            Work::Rows { words: w, data, merging, .. } => {
-                let (w, data) = (*w, *data);
-                t.state = TaskState::Merging;
-                *merging += 1;
-                drop(s);
-                // A merged result is kept, as it came, as a part of the next level's input.
-                let merged = merge_rows(words, rows, w, data).and_then(|(c, words)| {
-                    self.buffers.give_words(words);
-                    let file = self.part_dir()?.write(&shard).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
-                    self.buffers.give_bytes(shard);
-                    Ok((c, file))
-                });
-                if let Err(why) = &merged {
-                    if why.starts_with(KEEP_FAILED) {
-                        self.abort(why.clone());
-                    }
-                }
-                let mut guard = self.lock();
-                let s = &mut *guard;
-                let level = s.level.as_mut().expect("a level stays published while a merge is in flight");
-                let Work::Rows { counts, merging, results, before, .. } = &mut level.work else {
-                    unreachable!("a row level")
-                };
-                *merging -= 1;
-                let t = &mut level.tasks[task as usize];
-                let result = match merged {
-                    Ok((c, file)) => {
-                        *counts = *counts + c;
-                        t.state = TaskState::Done;
-                        level.remaining -= 1;
-                        results[task as usize] = Some(file);
-                        // Only this task read its part of the second input.
-                        if let Some(input) = s.row_inputs.iter_mut().find(|i| i.name == *before) {
-                            if let Some(part) = input.parts.get_mut(task as usize) {
-                                *part = None;
-                            }
-                        }
-                        Ok(true)
-                    }
-                    Err(e) => {
-                        t.state = TaskState::Pending;
-                        Err(e)
-                    }
-                };
-                self.changed.notify_all();
-                return result;
-            }
+            Work::Rows { .. } => return Err("a row result comes with its counts".into()),
             Work::Items { results, .. } => {
                 results[task as usize] = Some(words);
             }
@@ -572,93 +564,77 @@ impl Shared {
         Ok(true)
     }
 
-    /// Publishes a level with its inputs: the frontier (forward) or the unvisited entries
-    /// (backward), and for a forward level the second input its tasks mask with (the previous
-    /// level's frontier if still held, else this level's unvisited entries). A frontier is the
-    /// previous level's results as they arrived when the previous level ran here; what is not
-    /// held is encoded from the engine's arrays. Waits until every task is merged (re-queueing
-    /// expired leases), unpublishes it, keeps its results as the next level's frontier and
-    /// returns its counts.
-    fn run_level(
+    /// Runs the row tasks of one level (`kind`: a search level's direction, or an unvisited
+    /// round) over `cut`, each task reading its inputs by name (see [`Lease`]): waits until
+    /// every result is checked and kept (re-queueing expired leases) and returns the sum of
+    /// their counts and the results, part k from task k. `depth` tells this level's results
+    /// from late ones of another.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_rows(
         &self,
         depth: u32,
-        dir: Direction,
-        rows: u32,
-        columns: u32,
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<RowCounts, String> {
-        let words = level.words_per_row;
-        let per_task = (rows as usize).div_ceil(self.tasks_per_level).max(1) as u32;
-        let cut = PartCut::new(rows, per_task);
-        let job = self.lock().job;
-        let input_name = format!("{}/{depth}", level_input_name(dir));
-        let forward_name = level_input_name(Direction::Forward);
-        let previous = format!("{forward_name}/{}", depth.wrapping_sub(1));
-        let wants_before = dir != Direction::Backward && depth > 1;
-        let (has_input, has_previous) = {
-            let mut s = self.lock();
-            s.row_inputs
-                .retain(|i| i.cut == cut && (i.name == input_name || (wants_before && i.name == previous)));
-            let held = |name: &str| s.row_inputs.iter().any(|i| i.name == name);
-            (held(&input_name), held(&previous))
-        };
-        let parts_dir = self.part_dir()?;
-        // Parts are encoded and written in parallel, a few in memory at a time.
-        let encode = |name: &str, unvisited: bool| -> Result<RowInput, String> {
-            let source = if unvisited { level.visited } else { level.frontier };
-            let parts = (0..cut.parts())
-                .into_par_iter()
-                .map(|k| {
-                    let bytes =
-                        PartedRows::encode_part(job, depth, cut, k, source, words, columns, unvisited);
-                    parts_dir.write(&bytes).map(Some).map_err(|e| format!("{KEEP_FAILED}: {e}"))
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(RowInput { name: format!("{name}/{depth}"), cut, parts })
-        };
-        let mut inputs = Vec::new();
-        if !has_input {
-            inputs.push(encode(level_input_name(dir), dir == Direction::Backward)?);
-        }
-        let before = match () {
-            _ if !wants_before => String::new(),
-            _ if has_previous => previous,
-            _ => {
-                let unvisited = encode(level_input_name(Direction::Backward), true)?;
-                let name = unvisited.name.clone();
-                inputs.push(unvisited);
-                name
-            }
-        };
-        self.lock().row_inputs.extend(inputs);
+        kind: TaskKind,
+        cut: PartCut,
+        words: usize,
+        counting: Counting,
+        (before, found, output): (String, Vec<String>, String),
+        progress: &AtomicU64,
+    ) -> Result<(RowCounts, Vec<Arc<PartFile>>), String> {
+        self.part_dir()?;
         let tasks: Vec<Task> = (0..cut.parts())
             .map(|k| Task { rows: cut.range(k), state: TaskState::Pending, attempt: 0 })
             .collect();
-        let data = Published { next: next.words_mut().as_mut_ptr(), len: level.visited.len() };
         let work = Work::Rows {
-            dir,
+            kind,
             words,
-            counting: level.counting,
+            counting,
             before,
+            found,
+            output,
             cut,
-            data,
             results: vec![None; tasks.len()],
             counts: RowCounts::default(),
             merging: 0,
         };
-        match self.run_tasks(depth, tasks, work, (0, per_task as u64), &level.progress.rows_done)? {
+        match self.run_tasks(depth, tasks, work, (0, cut.rows_per_part as u64), progress)? {
             Work::Rows { counts, results, .. } => {
-                let name = format!("{forward_name}/{}", depth + 1);
-                self.lock().row_inputs.push(RowInput { name, cut, parts: results });
-                Ok(counts)
+                Ok((counts, results.into_iter().map(|r| r.expect("every task's result kept")).collect()))
             }
             _ => unreachable!("a row level stays one"),
         }
     }
 
-    /// The directory of row inputs' parts, made on first use.
-    fn part_dir(&self) -> Result<&PartDir, String> {
+    /// Serves `parts` (part k from task k) as the row input `name` ("frontier-all/7").
+    pub fn keep_input(&self, name: String, parts: Vec<Arc<PartFile>>) {
+        let parts = parts.into_iter().map(Some).collect();
+        self.lock().row_inputs.push(RowInput { name, parts });
+    }
+
+    /// Stops serving the row inputs `keep` refuses (by name).
+    pub fn retain_inputs(&self, keep: impl Fn(&str) -> bool) {
+        self.lock().row_inputs.retain(|i| keep(&i.name));
+    }
+
+    /// Keeps `bytes` as part `k` of the row input `input` (see [`Self::keep_input`]).
+    pub fn write_part(&self, input: &str, k: u32, bytes: &[u8]) -> Result<Arc<PartFile>, String> {
+        self.part_dir()?.write_named(input, k, bytes).map_err(|e| format!("{KEEP_FAILED}: {e}"))
+    }
+
+    /// Keeps the parts of row inputs in `dir`, under names that a restarted job finds again
+    /// (see [`PartDir::durable`]); before the first part is written.
+    pub fn keep_parts_in(&self, dir: std::path::PathBuf) -> Result<&PartDir, String> {
+        let durable = PartDir::durable(dir).map_err(|e| format!("{KEEP_FAILED}: {e}"))?;
+        self.parts.set(durable).map_err(|_| "parts are already kept elsewhere".to_string())?;
+        self.part_dir()
+    }
+
+    /// The job's number (the first field of every shard key).
+    pub fn job(&self) -> u64 {
+        self.lock().job
+    }
+
+    /// The directory of row inputs' parts, made (under `$TMPDIR`) on first use.
+    pub fn part_dir(&self) -> Result<&PartDir, String> {
         if let Some(dir) = self.parts.get() {
             return Ok(dir);
         }
@@ -821,50 +797,6 @@ impl Shared {
             s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
         }
         Ok(s.level.take().expect("published").work)
-    }
-}
-
-/// Reads a row task's result (`payload`, for `rows` of `words` words each) and copies its
-/// occupied rows into `next` (the level's new entries of those rows are exactly the task's);
-/// returns its counts and the payload's memory. Nothing is written unless the whole result is
-/// well formed.
-fn merge_rows(
-    payload: Vec<u64>,
-    rows: Range<u32>,
-    words: usize,
-    next: Published,
-) -> Result<(RowCounts, Vec<u64>), String> {
-    let (result, counts) = SparseRows::result_from_payload(payload, rows.len(), words)?;
-    if rows.end as usize * words > next.len {
-        return Err(format!("rows {rows:?} outside the level"));
-    }
-    for (k, r) in rows.enumerate() {
-        let Some(bits) = result.row(k as u32) else { continue };
-        // SAFETY: the level is published while `merging` > 0 (see the module doc), and rows
-        // of this task are written by this merge alone; the range is inside the array.
-        let row = unsafe { std::slice::from_raw_parts_mut(next.next.add(r as usize * words), words) };
-        row.copy_from_slice(bits);
-    }
-    Ok((counts, result.into_payload()))
-}
-
-/// Expands levels by leasing row ranges to workers.
-pub struct ClusterExpander<'a> {
-    pub shared: &'a Shared,
-}
-
-impl<I: RowIndex> Expander<I> for ClusterExpander<'_> {
-    fn expand(
-        &self,
-        space: &I,
-        _moves: &[Move],
-        direction: Direction,
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<RowCounts, BfsError> {
-        self.shared
-            .run_level(level.depth, direction, space.row_count(), space.column_count(), level, next)
-            .map_err(BfsError::from)
     }
 }
 

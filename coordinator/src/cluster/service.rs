@@ -8,6 +8,7 @@ use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use shared::bfs::Direction;
 use shared::shard::{self, ShardError, ShardKey};
+use shared::space::RowCounts;
 use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
@@ -72,10 +73,12 @@ impl v1::coordinator_server::Coordinator for Service {
                     kind: match lease.kind {
                         TaskKind::Rows(Direction::Backward) => v1::TaskKind::RowsBackward as i32,
                         TaskKind::Rows(_) => v1::TaskKind::RowsForward as i32,
+                        TaskKind::Unvisited => v1::TaskKind::RowsUnvisited as i32,
                         TaskKind::Cosets => v1::TaskKind::Product as i32,
                         TaskKind::H48 => v1::TaskKind::H48 as i32,
                     },
                     before_input: lease.before_input,
+                    found_inputs: lease.found_inputs,
                     positions_only: lease.positions_only,
                     rows_per_part: lease.rows_per_part,
                 }),
@@ -122,6 +125,7 @@ impl v1::coordinator_server::Coordinator for Service {
         };
         let max_bytes = shard::max_shard_bytes(limit.max_words);
         let mut bytes = self.shared.buffers.bytes();
+        let mut counts = Vec::new();
         loop {
             if chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("shard chunks out of order"));
@@ -133,6 +137,7 @@ impl v1::coordinator_server::Coordinator for Service {
             }
             bytes.extend_from_slice(&chunk.data);
             if chunk.last {
+                counts = chunk.counts;
                 break;
             }
             match stream.next().await {
@@ -143,9 +148,19 @@ impl v1::coordinator_server::Coordinator for Service {
         let shared = self.shared.clone();
         let received = bytes.len() as u64;
         let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
-        let decoded = tokio::task::spawn_blocking(move || {
-            shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words())
-                .map(|words| shared.complete(limit.depth, task, words, bytes))
+        let counts = match (limit.rows, &counts[..]) {
+            (false, _) => None,
+            (true, &[entries, positions, classes, self_inverse]) => {
+                Some(RowCounts { entries, positions, classes, self_inverse })
+            }
+            (true, _) => return refuse(format!("a row result with {} counts, not 4", counts.len())),
+        };
+        let decoded = tokio::task::spawn_blocking(move || match counts {
+            // A row result is only kept and forwarded: checked whole, not decoded.
+            Some(counts) => shard::check_for(&bytes, expected, limit.max_words)
+                .map(|()| shared.complete_rows(limit.depth, task, counts, bytes)),
+            None => shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words())
+                .map(|words| shared.complete(limit.depth, task, words, bytes)),
         })
         .await
         .map_err(blocking_error)?;

@@ -131,6 +131,7 @@ fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> R
         state_dir: config.state_dir.clone(),
         cluster: config.cluster.clone(),
         positions_only: false,
+        level_bits: false,
     };
     search_levels(space, moves, &settings, |_, _| {})
 }

@@ -56,6 +56,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
         state_dir: job.state_dir.clone(),
         cluster: job.cluster.clone(),
         positions_only: true,
+        level_bits: true,
     };
     let searched = Instant::now();
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| {

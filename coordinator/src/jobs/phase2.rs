@@ -4,7 +4,7 @@
 
 use crate::output::{peak_rss_bytes, OutputFile};
 use anyhow::{ensure, Context, Result};
-use shared::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use shared::bfs::{bfs_depths, BfsOptions};
 use shared::h48::{write_single, SectionInfo, SectionKind, TableFile};
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
@@ -20,8 +20,7 @@ pub fn build(path: &Path, cubefarm: bool) -> Result<()> {
     let start = Instant::now();
     let space = KociembaSpace::new(false);
     let options = BfsOptions { positions_only: true, ..Default::default() };
-    let depths = bfs_depths(&space, space.moves(), &options, &LocalExpander::default())
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let depths = bfs_depths(&space, space.moves(), &options).map_err(|e| anyhow::anyhow!(e))?;
     let searched = start.elapsed().as_secs_f64();
     let built = phase2::build(&space, &depths);
     let bytes = built.file_bytes();

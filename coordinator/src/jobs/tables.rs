@@ -69,6 +69,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
         state_dir: None,
         cluster,
         positions_only: true,
+        level_bits: true,
     };
     search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();

@@ -1,7 +1,7 @@
 //! Per-entry distances out of a search: one byte per entry of an index, for tables that store
 //! distances rather than count them.
 
-use super::{run_with, BfsError, BfsOptions, Expander, LevelReport};
+use super::{run, BfsError, BfsOptions, LevelReport};
 use crate::cube::Move;
 use crate::space::{for_each_bit, RowIndex};
 use rayon::prelude::*;
@@ -60,13 +60,8 @@ impl DepthRecorder {
 }
 
 /// Runs the engine on `space` and records each entry's depth.
-pub fn bfs_depths<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
-    options: &BfsOptions,
-    expander: &dyn Expander<I>,
-) -> Result<Depths, BfsError> {
+pub fn bfs_depths<I: RowIndex>(space: &I, moves: &[Move], options: &BfsOptions) -> Result<Depths, BfsError> {
     let mut recorder = DepthRecorder::new(space);
-    run_with(space, moves, options, expander, |report, bits| recorder.record(report, bits))?;
+    run(space, moves, options, |report, bits| recorder.record(report, bits))?;
     Ok(recorder.finish())
 }

@@ -92,7 +92,7 @@ pub struct LevelRecord {
     pub frontier_slot: u8,
 }
 
-/// Durable record of finished levels. [`run_with`] calls it after a level's frontier and the
+/// Durable record of finished levels. [`run`] calls it after a level's frontier and the
 /// visited array (up to the previous level) are flushed and before `visited` is updated, so on
 /// resume `visited |= frontier` (idempotent) restores a consistent state whatever the moment of
 /// the crash.
@@ -108,53 +108,41 @@ pub fn state_bytes(rows: u64, columns: u64) -> u64 {
 /// An error of a search: the state could not be mapped, or an expander failed.
 pub type BfsError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Computes the new entries of a level: on rayon threads in this process ([`LocalExpander`]) or
-/// by handing row ranges to workers. Both use the task functions of `task.rs`.
-pub trait Expander<I: RowIndex> {
-    /// Sets in `next` (zeroed) the new entries of the level, closed under the rows'
-    /// stabilizers, and returns their counts. Forward: the unvisited images of the frontier.
-    /// Backward: the unvisited entries with a neighbour in the frontier.
-    fn expand(
-        &self,
-        space: &I,
-        moves: &[Move],
-        direction: Direction,
-        level: &LevelInput,
-        next: &mut BitStore,
-    ) -> Result<RowCounts, BfsError>;
-}
-
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
 /// `words_per_row` words), what to count, and the progress counters to advance.
-pub struct LevelInput<'a> {
-    pub depth: u32,
-    pub visited: &'a [u64],
-    pub frontier: &'a [u64],
-    pub words_per_row: usize,
-    pub counting: Counting,
-    pub progress: &'a Progress,
+struct LevelInput<'a> {
+    visited: &'a [u64],
+    frontier: &'a [u64],
+    words_per_row: usize,
+    counting: Counting,
+    progress: &'a Progress,
 }
 
-/// Expands levels on this process's rayon threads; one per search (it keeps the sources of
-/// the search's rows under its moves once the first forward level has built them).
+/// Expands levels on this process's rayon threads with the task functions of `task.rs` (a
+/// search on workers runs the same functions there: see the coordinator's `cluster::search`);
+/// it keeps the sources of the search's rows under its moves once the first forward level has
+/// built them.
 #[derive(Default)]
-pub struct LocalExpander {
+struct Expander {
     sources: OnceLock<Sources>,
 }
 
-impl<I: RowIndex> Expander<I> for LocalExpander {
-    fn expand(
+impl Expander {
+    /// Sets in `next` (zeroed) the new entries of the level, closed under the rows'
+    /// stabilizers, and returns their counts. Forward: the unvisited images of the frontier.
+    /// Backward: the unvisited entries with a neighbour in the frontier.
+    fn expand<I: RowIndex>(
         &self,
         space: &I,
         moves: &[Move],
         direction: Direction,
         level: &LevelInput,
         next: &mut BitStore,
-    ) -> Result<RowCounts, BfsError> {
+    ) -> RowCounts {
         let (words, counting) = (level.words_per_row, level.counting);
         let visited = Visited { words: level.visited, words_per_row: words };
         let done = Some(&level.progress.rows_done);
-        Ok(match direction {
+        match direction {
             Direction::Backward => by_row_chunks(next.words_mut(), words, 0, done, |rows, out| {
                 backward_rows(space, moves, rows, &visited, counting, out)
             }),
@@ -165,35 +153,25 @@ impl<I: RowIndex> Expander<I> for LocalExpander {
                     forward_rows(space, moves, rows, sources, &frontier, &visited, counting, out)
                 })
             }
-        })
+        }
     }
 }
 
-/// Runs the search in this process; see [`run_with`].
-pub fn run<I: RowIndex>(
-    space: &I,
-    moves: &[Move],
-    options: &BfsOptions,
-    on_level: impl FnMut(&LevelReport, &[u64]),
-) -> Result<Vec<DepthCounts>, BfsError> {
-    run_with(space, moves, options, &LocalExpander::default(), on_level)
-}
-
-/// Runs the search from the solved position until no new entry appears or `max_depth` is done,
-/// expanding levels with `expander` and calling `on_level` after each depth with its report and
+/// Runs the search in this process from the solved position until no new entry appears or
+/// `max_depth` is done, calling `on_level` after each depth with its report and
 /// its entries (one bit per entry, rows of `column_count.div_ceil(64)` words). A resumed search
 /// first calls it again with the last journaled level (a consumer killed while taking it gets it
 /// twice, so its writes must be idempotent). Returns the counts
 /// of every depth reached. The move set must be closed under inverses and under conjugation by
 /// the symmetries of the index (HTM and QTM are), or the class columns would not mean what they
 /// say.
-pub fn run_with<I: RowIndex>(
+pub fn run<I: RowIndex>(
     space: &I,
     moves: &[Move],
     options: &BfsOptions,
-    expander: &dyn Expander<I>,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>, BfsError> {
+    let expander = Expander::default();
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
     let total_entries = space.entry_count();
@@ -256,7 +234,6 @@ pub fn run_with<I: RowIndex>(
         let (frontier, next) = if slot == 0 { (&*a, b) } else { (&*b, a) };
         next.clear()?;
         let level = LevelInput {
-            depth,
             visited: visited.words(),
             frontier: frontier.words(),
             words_per_row: words,
@@ -264,7 +241,7 @@ pub fn run_with<I: RowIndex>(
             progress,
         };
         let direction = if unvisited < report.entries { Direction::Backward } else { Direction::Forward };
-        let counts = expander.expand(space, moves, direction, &level, next)?;
+        let counts = expander.expand(space, moves, direction, &level, next);
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
         report = level_report(counts, depth, direction)?;
         report.seconds = start.elapsed().as_secs_f64();
@@ -321,7 +298,7 @@ fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
 /// A level's report from its counts; classes under symmetry and inversion are (classes +
 /// self-inverse classes) / 2, so those two must pair up (counts that come from workers are
 /// checked here).
-fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
+pub fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
     let (classes, self_inverse) = (total.classes, total.self_inverse);
     if (classes + self_inverse) % 2 != 0 {
         return Err(format!(

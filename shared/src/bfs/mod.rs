@@ -9,6 +9,6 @@ pub mod task;
 pub use bitmap::BitStore;
 pub use depths::{bfs_depths, DepthRecorder, Depths, DEEPER};
 pub use engine::{
-    run, run_with, state_bytes, BfsError, BfsOptions, Direction, Expander, Journal, LevelInput, LevelRecord,
-    LevelReport, LocalExpander, Progress,
+    level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, LevelRecord, LevelReport,
+    Progress,
 };

@@ -121,6 +121,45 @@ pub fn backward_rows<I: RowIndex, V: VisitedRows>(
     counting.count(space, rows, out)
 }
 
+/// An unvisited task's work on `rows`: the rows' unvisited entries, from the entries unvisited
+/// at an earlier moment (`base`; `None`: every reachable entry, as at the start of a search)
+/// less those found since (`found`: the frontiers of the depths in between), counted
+/// (entries and positions). This is how workers make a backward level's input from the
+/// frontiers the coordinator keeps, so that no process holds the visited array. `out` holds
+/// those rows and is overwritten.
+pub fn unvisited_rows<I: RowIndex>(
+    space: &I,
+    rows: Range<u32>,
+    base: Option<&dyn RowBits>,
+    found: &[&dyn RowBits],
+    out: &mut [u64],
+) -> RowCounts {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let tail = tail_mask(space.column_count());
+    for (r, row) in rows.clone().zip(out.chunks_mut(words)) {
+        match base {
+            Some(base) => match base.row(r) {
+                Some(open) => row.copy_from_slice(open),
+                None => row.fill(0),
+            },
+            None => {
+                row.fill(0);
+                space.mark_unreachable(r, row);
+                row.iter_mut().for_each(|w| *w = !*w);
+                if let Some(last) = row.last_mut() {
+                    *last &= tail;
+                }
+            }
+        }
+        for set in found {
+            if let Some(bits) = set.row(r) {
+                row.iter_mut().zip(bits).for_each(|(o, b)| *o &= !b);
+            }
+        }
+    }
+    Counting::Positions.count(space, rows, out)
+}
+
 /// Rows of a bit array by row number, as a task reads them: the engine's full array, or a
 /// worker's sparse copy.
 pub trait RowBits: Sync {

@@ -4,7 +4,7 @@
 
 use super::file::SectionInfo;
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
-use crate::bfs::{bfs_depths, BfsError, BfsOptions, Depths, LocalExpander};
+use crate::bfs::{bfs_depths, BfsError, BfsOptions, Depths};
 use crate::coord::h48::{solver_esep_words, CocsepTable, H48Coords, EO, ESEP, NO_WORD};
 use crate::coord::RawCoord;
 use crate::cube::{Cube, Move, MoveSet};
@@ -193,7 +193,6 @@ pub fn eoesep_section(coords: &H48Coords, space: &EoEsepSpace, depths: &Depths) 
 pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
     let cocsep = coords.cocsep_table();
     let edges = EoEsepSpace::new(coords);
-    let depths =
-        bfs_depths(&edges, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())?;
+    let depths = bfs_depths(&edges, &MoveSet::Htm.moves(), &BfsOptions::default())?;
     Ok([cocsep_section(&cocsep), eoesep_section(coords, &edges, &depths)])
 }

@@ -2,7 +2,7 @@
 //! fallback distances.
 
 use super::*;
-use crate::bfs::{bfs_depths, reference::brute_force_distribution, BfsOptions, Depths, LocalExpander};
+use crate::bfs::{bfs_depths, reference::brute_force_distribution, BfsOptions, Depths};
 use crate::coord::h48::solver;
 use crate::coord::h48::{solver_esep_words, H48Coords, EO, ESEP};
 use crate::cube::{Cube, Move, MoveSet, SplitMix64, SymmetryGroup};
@@ -73,7 +73,7 @@ fn the_solver_tables_match_its_test_vectors() {
 }
 
 fn h0_depths(space: &SymProductSpace) -> Depths {
-    bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap()
+    bfs_depths(space, &MoveSet::Htm.moves(), &BfsOptions::default()).unwrap()
 }
 
 /// Raw coordinate values per depth: entries weighted by their row's class size (columns that
@@ -136,8 +136,7 @@ fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
     let coords = H48Coords;
     let space = EoEsepSpace::new(&coords);
     assert_eq!(space.entry_count(), 782 * 2048);
-    let depths =
-        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default()).unwrap();
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).unwrap();
     let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());
     assert!(plain.iter().all(|&d| d != table::DEEPER));
     let classes = space.classes();

@@ -6,7 +6,7 @@
 
 use super::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
 use super::{small_sections, DirectSearch, Format, SectionInfo, SectionKind, TableFile};
-use crate::bfs::{bfs_depths, BfsOptions, LocalExpander};
+use crate::bfs::{bfs_depths, BfsOptions};
 use crate::coord::h48::{H48Coords, EO, ESEP};
 use crate::cube::{MoveSet, SplitMix64};
 use crate::report::{thousands, Findings};
@@ -142,8 +142,8 @@ fn verify_h0_entries(
     failures: &mut Findings,
 ) -> Result<(), String> {
     let space = SymProductSpace::h0(coords);
-    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default(), &LocalExpander::default())
-        .map_err(|e| e.to_string())?;
+    let depths =
+        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).map_err(|e| e.to_string())?;
     let bad_entries = (0..main.entries)
         .into_par_iter()
         .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))

@@ -25,6 +25,23 @@ pub fn level_input_name(direction: Direction) -> &'static str {
     }
 }
 
+/// The flag of an unvisited round's level number: its tasks, and the parts they return, belong
+/// to no search level (those of input `unvisited-all/D` are keyed as of level
+/// `(D - 1) | UNVISITED_ROUND`), so a late result of level D - 1 cannot pass for one of them.
+pub const UNVISITED_ROUND: u32 = 1 << 31;
+
+/// The depth by which the parts of the row input `name` ("<input>/<depth>") are keyed (see
+/// [`PartCut::key`]), or `None` if the name is not a row input's.
+pub fn input_key_depth(name: &str) -> Option<u32> {
+    let (input, depth) = name.rsplit_once('/')?;
+    let depth: u32 = depth.parse().ok().filter(|d| d & UNVISITED_ROUND == 0)?;
+    match input {
+        "frontier-all" => Some(depth),
+        "unvisited-all" => Some(depth | UNVISITED_ROUND),
+        _ => None,
+    }
+}
+
 /// Bytes as words: the length, then the bytes, zero-padded.
 pub fn to_words(bytes: &[u8]) -> Vec<u64> {
     let mut words = Vec::with_capacity(1 + bytes.len().div_ceil(8));

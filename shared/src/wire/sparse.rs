@@ -27,8 +27,8 @@ pub struct SparseRows {
 
 impl SparseRows {
     /// A part: the sparse row set of `full` (some rows of `columns` columns), or of its
-    /// complement, then four counters (a task's counts of its rows; zero in a part the
-    /// coordinator encodes from its arrays). See [`Self::from_part_payload`].
+    /// complement, then four counters (the counts of its rows, at least their entries). See
+    /// [`Self::from_part_payload`].
     pub fn encode_part(
         key: ShardKey,
         full: &[u64],
@@ -58,17 +58,11 @@ impl SparseRows {
         Self::encode_part(key, full, words_per_row, columns, false, counts)
     }
 
-    /// Reads a part's payload for `rows` rows, its counters dropped.
-    pub fn from_part_payload(
-        mut payload: Vec<u64>,
-        rows: usize,
-        words_per_row: usize,
-    ) -> Result<Self, String> {
-        if payload.len() < RESULT_COUNTERS {
-            return Err("a row set part without its counters".into());
-        }
-        payload.truncate(payload.len() - RESULT_COUNTERS);
-        Self::from_payload(payload, rows, words_per_row)
+    /// Reads a part's payload for `rows` rows, its counters dropped once the entries they
+    /// report are found to be the entries it holds (the coordinator keeps results without
+    /// decoding them, so this is where a result's counts meet its rows).
+    pub fn from_part_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
+        Self::result_from_payload(payload, rows, words_per_row).map(|(set, _)| set)
     }
 
     /// Words a row task's result takes at most (see [`Self::encode_result`]).
@@ -227,6 +221,12 @@ impl PartedRows {
         })
     }
 
+    /// The row set of part `k` of the cut, if held.
+    pub fn part(&self, k: u32) -> Option<Arc<SparseRows>> {
+        let first = self.first / self.rows_per_part;
+        self.parts.get(k.checked_sub(first)? as usize).cloned()
+    }
+
     /// The row sets of the parts, in order.
     pub fn into_parts(self) -> Vec<Arc<SparseRows>> {
         self.parts
@@ -248,7 +248,18 @@ impl PartedRows {
         let rows = cut.range(k);
         let part = &full[rows.start as usize * words_per_row..rows.end as usize * words_per_row];
         let key = cut.key(job, depth, k);
-        SparseRows::encode_part(key, part, words_per_row, columns, complement, &RowCounts::default())
+        let tail = tail_mask(columns);
+        let entries = part
+            .chunks(words_per_row)
+            .map(|row| {
+                let (last, rest) = row.split_last().expect("rows have words");
+                let ones = |w: u64| if complement { (!w).count_ones() } else { w.count_ones() } as u64;
+                rest.iter().map(|&w| ones(w)).sum::<u64>()
+                    + ones(if complement { !(!last & tail) } else { *last })
+            })
+            .sum();
+        let counts = RowCounts { entries, ..Default::default() };
+        SparseRows::encode_part(key, part, words_per_row, columns, complement, &counts)
     }
 }
 
