@@ -99,20 +99,28 @@ where
     let start = Instant::now();
     let classes = RowSpace::build_classes(&layout);
     let rows = classes.class_count() as u64;
-    let state = bfs::state_bytes(rows, layout.column_count() as u64);
-    // With workers, this process expands no row: it locates, closes and counts level 0 and
-    // schedules the rest, so it needs no transitions (the workers build their own index).
-    let transitions = if config.cluster.distributed() { Transitions::Skip } else { Transitions::Probe };
+    // With workers, this process expands no row and holds no bit array: it closes and counts
+    // level 0 and schedules the rest (see `cluster::search`), so it needs no transitions either
+    // (the workers build their own index).
+    let distributed = config.cluster.distributed();
+    let state = if distributed { 0 } else { bfs::state_bytes(rows, layout.column_count() as u64) };
+    let transitions = if distributed { Transitions::Skip } else { Transitions::Probe };
     let index = RowSpace::<N, O>::memory_bytes(&classes, transitions);
     let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
     tracing::info!(
-        "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, bit arrays {:.2} GiB{}",
+        "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, {}",
         start.elapsed().as_secs_f64(),
         thousands(rows),
         thousands(layout.column_count() as u64),
         index as f64 / (1u64 << 30) as f64,
-        state as f64 / (1u64 << 30) as f64,
-        if config.state_dir.is_some() { " (on disk)" } else { "" }
+        match (distributed, config.state_dir.is_some()) {
+            (true, _) => "no bit arrays (the levels stay with the workers, as parts)".to_string(),
+            (false, on_disk) => format!(
+                "bit arrays {:.2} GiB{}",
+                state as f64 / (1u64 << 30) as f64,
+                if on_disk { " (on disk)" } else { "" }
+            ),
+        }
     );
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes, transitions);
