@@ -8,7 +8,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Names of part directories: this prefix, the coordinator's process id, a job number.
@@ -42,10 +42,12 @@ impl PartDir {
         Ok(PartDir { path, written: AtomicU64::new(0), spares: Some(Arc::default()) })
     }
 
-    /// A directory whose parts outlive a killed process, for a job that resumes: each part is
+    /// A directory whose parts outlive the process, for a job that resumes: each part is
     /// written to a temporary name and renamed to one given by its input and number
-    /// ([`Self::write_named`]), found again by [`Self::open_named`], and removed when no longer
-    /// served; the directory stays.
+    /// ([`Self::write_named`]), found again by [`Self::open_named`], and removed once released
+    /// ([`PartFile::release`]) and no longer served; the directory and the parts not released
+    /// stay (after a finished job, those of its last level, as the embedded run leaves its bit
+    /// arrays).
     pub fn durable(path: PathBuf) -> io::Result<Self> {
         fs::create_dir_all(&path)?;
         Ok(PartDir { path, written: AtomicU64::new(0), spares: None })
@@ -66,7 +68,12 @@ impl PartDir {
         fs::write(&temporary, bytes)
             .and_then(|()| fs::rename(&temporary, &path))
             .map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
-        Ok(Arc::new(PartFile { path, len: bytes.len() as u64, spares: None }))
+        Ok(Arc::new(PartFile {
+            path,
+            len: bytes.len() as u64,
+            spares: None,
+            released: AtomicBool::new(false),
+        }))
     }
 
     /// Whether an earlier run of the job left part `k` of the input `input` in this durable
@@ -80,7 +87,7 @@ impl PartDir {
     pub fn open_named(&self, input: &str, k: u32) -> Option<Arc<PartFile>> {
         let path = self.named(input, k);
         let len = fs::metadata(&path).ok()?.len();
-        Some(Arc::new(PartFile { path, len, spares: None }))
+        Some(Arc::new(PartFile { path, len, spares: None, released: AtomicBool::new(false) }))
     }
 
     /// Removes the files of a durable directory that `keep` refuses (by input name and part),
@@ -121,7 +128,12 @@ impl PartDir {
             f.set_len(bytes.len() as u64)
         });
         written.map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))?;
-        Ok(Arc::new(PartFile { path, len: bytes.len() as u64, spares: self.spares.clone() }))
+        Ok(Arc::new(PartFile {
+            path,
+            len: bytes.len() as u64,
+            spares: self.spares.clone(),
+            released: AtomicBool::new(true),
+        }))
     }
 }
 
@@ -153,11 +165,19 @@ impl Drop for PartDir {
 pub struct PartFile {
     path: PathBuf,
     len: u64,
-    /// Where the file goes when no longer served (`None`: it is removed).
+    /// Where the file goes when no longer served (`None`: it is removed, if released).
     spares: Option<Arc<Mutex<Vec<PathBuf>>>>,
+    /// No later level reads it: it may go once no longer served. A durable part not released
+    /// stays when the process ends, for the job to resume from (see [`PartDir::durable`]).
+    released: AtomicBool,
 }
 
 impl PartFile {
+    /// Marks the part as read by no later level (see `released`).
+    pub fn release(&self) {
+        self.released.store(true, Ordering::Relaxed);
+    }
+
     pub fn size(&self) -> u64 {
         self.len
     }
@@ -173,6 +193,9 @@ impl PartFile {
 impl Drop for PartFile {
     fn drop(&mut self) {
         let path = std::mem::take(&mut self.path);
+        if !self.released.load(Ordering::Relaxed) {
+            return;
+        }
         if let Some(Ok(mut spares)) = self.spares.as_ref().map(|s| s.lock()) {
             if spares.len() < SPARE_FILES {
                 spares.push(path);
@@ -231,6 +254,29 @@ mod tests {
         assert_eq!(InputPart::File(next).read(0, 4).unwrap(), b"kept");
         drop(dir);
         assert!(!root.exists(), "the job's directory goes with the job");
+    }
+
+    #[test]
+    fn durable_parts_keep_their_names_and_stay_unless_released() {
+        let root = std::env::temp_dir().join(format!("cubefarm-durable-parts-{}", std::process::id()));
+        let dir = PartDir::durable(root.clone()).unwrap();
+        let kept = dir.write_named("frontier-all/7", 3, b"seven").unwrap();
+        let released = dir.write_named("unvisited-all/5", 0, b"five").unwrap();
+        assert!(dir.has_named("frontier-all/7", 3) && !dir.has_named("frontier-all/7", 2));
+        released.release();
+        drop((kept, released));
+        drop(dir);
+        // A later process finds what was not released, and only that.
+        let dir = PartDir::durable(root.clone()).unwrap();
+        assert!(!dir.has_named("unvisited-all/5", 0));
+        let found = dir.open_named("frontier-all/7", 3).unwrap();
+        assert_eq!(InputPart::File(found).read(0, 5).unwrap(), b"seven");
+        fs::write(root.join("frontier-all-8.0.tmp"), b"half written").unwrap();
+        dir.write_named("frontier-all/8", 1, b"eight").unwrap();
+        dir.remove_unless(|name, k| name == "frontier-all/7" && k == 3).unwrap();
+        let left: Vec<_> = fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, ["frontier-all-7.3.part"]);
+        fs::remove_dir_all(root).unwrap();
     }
 
     #[test]

@@ -612,7 +612,13 @@ impl Shared {
 
     /// Stops serving the row inputs `keep` refuses (by name).
     pub fn retain_inputs(&self, keep: impl Fn(&str) -> bool) {
-        self.lock().row_inputs.retain(|i| keep(&i.name));
+        self.lock().row_inputs.retain(|i| {
+            let kept = keep(&i.name);
+            if !kept {
+                i.parts.iter().flatten().for_each(|p| p.release());
+            }
+            kept
+        });
     }
 
     /// Keeps `bytes` as part `k` of the row input `input` (see [`Self::keep_input`]).
