@@ -15,7 +15,7 @@ use shared::bfs::task::Counting;
 use shared::bfs::Direction;
 use shared::shard::{self, ShardKey};
 use shared::space::RowCounts;
-use shared::wire::{PartCut, SparseRows, WordPool};
+use shared::wire::{PartCut, SparseRows};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -199,39 +199,26 @@ pub struct Shared {
     changed: Condvar,
     pub lease_time: Duration,
     pub tasks_per_level: usize,
-    /// Buffers of merged row results (their shard's bytes and decoded words), reused by the
-    /// next uploads (see [`Buffers`]).
+    /// Buffers of kept row results' bytes, reused by the next uploads (see [`Buffers`]).
     pub buffers: Buffers,
 }
 
-/// A few spare buffers for the shards that arrive one after another: a result's bytes and
-/// words go back here once merged, so the next upload fills memory already mapped instead of
-/// faulting in fresh pages (which, on a virtual machine, costs as much as decoding them).
+/// A few spare buffers for the shards that arrive one after another: a row result's bytes go
+/// back here once written to its part file, so the next upload fills memory already mapped
+/// instead of faulting in fresh pages (which, on a virtual machine, costs as much as decoding
+/// them).
+#[derive(Default)]
 pub struct Buffers {
     bytes: Mutex<Vec<Vec<u8>>>,
-    words: WordPool,
 }
 
-/// Spare buffers kept of each kind: about as many as uploads merge at once.
+/// Spare buffers kept: about as many as uploads are taken at once.
 const SPARE_BUFFERS: usize = 4;
-
-impl Default for Buffers {
-    fn default() -> Self {
-        Buffers { bytes: Mutex::default(), words: WordPool::new(SPARE_BUFFERS) }
-    }
-}
 
 impl Buffers {
     /// An empty buffer for a shard's bytes.
     pub fn bytes(&self) -> Vec<u8> {
         self.bytes.lock().ok().and_then(|mut b| b.pop()).unwrap_or_default()
-    }
-
-    /// A buffer for a shard's words, with the words it last held (decoding overwrites them, and
-    /// grows it if needed: results kept rather than merged, as a product job's, are only as
-    /// large as they are).
-    pub fn words(&self) -> Vec<u64> {
-        self.words.take(0)
     }
 
     /// Takes back a merged result's bytes.

@@ -159,7 +159,7 @@ impl v1::coordinator_server::Coordinator for Service {
             // A row result is only kept and forwarded: checked whole, not decoded.
             Some(counts) => shard::check_for(&bytes, expected, limit.max_words)
                 .map(|()| shared.complete_rows(limit.depth, task, counts, bytes)),
-            None => shard::decode_words_into(&bytes, expected, limit.max_words, shared.buffers.words())
+            None => shard::decode_words_for(&bytes, expected, limit.max_words)
                 .map(|words| shared.complete(limit.depth, task, words, bytes)),
         })
         .await

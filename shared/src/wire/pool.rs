@@ -1,14 +1,12 @@
-//! Word buffers handed from row sets no longer needed to the next ones: a worker's from one
-//! level's parts to the next level's, the coordinator's from one merged result to the next.
+//! Word buffers handed from row sets no longer needed to the next ones: a worker's, from one
+//! level's parts to the next level's.
 //!
 //! On the virtual machines measured here, memory a process touches for the first time costs a
 //! page fault and the kernel's zeroing of every 4 KiB page. A worker that took a fresh buffer
 //! for every part it decoded or kept, and freed them all a level later, spent 7 % of its CPU
 //! there in an edges search (`docs/distribution.md`). Every part of a job fits in
 //! [`SparseRows::max_result_words`] of its rows, so a worker asks for buffers that large (only
-//! the words written become resident) and any returned one serves any later part. The
-//! coordinator asks for any buffer and lets decoding grow it: some results it keeps whole (a
-//! product job's counters) should not hold a part's capacity.
+//! the words written become resident) and any returned one serves any later part.
 
 use super::{PartedRows, SparseRows};
 use std::sync::{Arc, Mutex};
