@@ -543,7 +543,8 @@ async fn run_task(
 }
 
 /// An unvisited task (see `v1::TaskKind::RowsUnvisited`): its part of `before_input` (or every
-/// reachable entry) less its part of each found input, downloaded one part each.
+/// reachable entry) less its part of each found input (from an input held whole, its own kept
+/// result, or downloaded).
 async fn run_unvisited_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
@@ -581,7 +582,7 @@ async fn run_unvisited_task(
     let index = cache.lock().ok().and_then(|c| c.index.clone()).expect("index built");
     let out = cache.lock().map(|mut c| std::mem::take(&mut c.spare_rows)).unwrap_or_default();
     let rows = cut.range(part);
-    let (shard, result) = tokio::task::spawn_blocking(move || {
+    let (output, result) = tokio::task::spawn_blocking(move || {
         let found: Vec<&PartedRows> = found.iter().map(|f| &**f).collect();
         let (result, counts) = index.unvisited_task(rows, base.as_deref(), &found, out);
         (
@@ -595,7 +596,7 @@ async fn run_unvisited_task(
         // Its downloaded parts go back to the pool.
         c.drop_row_sets(|n| n == task.before_input, |_| true);
     }
-    Ok(shard)
+    Ok(output)
 }
 
 /// Parts `parts` of the row input `name` of the task's job: from the cache, or downloaded and
