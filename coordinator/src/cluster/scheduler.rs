@@ -102,6 +102,16 @@ fn requeue_expired(tasks: &mut [Task], changed: &Condvar) {
     }
 }
 
+/// Counts an upload of `bytes` and tells whether task `task` of level `depth` still awaits
+/// its result (not if it is finished or being taken, or the level is over); a task the level
+/// does not have is an error.
+fn awaits_result(s: &mut State, depth: u32, task: u64, bytes: usize) -> Result<bool, String> {
+    s.bytes_in += bytes as u64;
+    let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
+    let Some(t) = level.tasks.get(task as usize) else { return Err(format!("no task {task}")) };
+    Ok(!matches!(t.state, TaskState::Done | TaskState::Merging))
+}
+
 /// The kind of a leased task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
@@ -187,8 +197,8 @@ struct State {
 struct RowInput {
     /// "frontier-all/7".
     name: String,
-    /// `None`: no longer served (its task is done).
-    parts: Vec<Option<Arc<PartFile>>>,
+    /// Part k from task k.
+    parts: Vec<Arc<PartFile>>,
 }
 
 /// The scheduler state shared by the expander (the search thread) and the gRPC handlers.
@@ -429,8 +439,8 @@ impl Shared {
         };
         let input = s.row_inputs.iter().find(|i| i.name == whole)?;
         match part {
-            Some(k) => Some(vec![InputPart::File(input.parts.get(k)?.clone()?)]),
-            None => input.parts.iter().map(|p| p.clone().map(InputPart::File)).collect(),
+            Some(k) => Some(vec![InputPart::File(input.parts.get(k)?.clone())]),
+            None => Some(input.parts.iter().cloned().map(InputPart::File).collect()),
         }
     }
 
@@ -475,12 +485,11 @@ impl Shared {
         shard: Vec<u8>,
     ) -> Result<bool, String> {
         let mut s = self.lock();
-        s.bytes_in += shard.len() as u64;
-        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
-        let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
-        if matches!(t.state, TaskState::Done | TaskState::Merging) {
+        if !awaits_result(&mut s, depth, task, shard.len())? {
             return Ok(false);
         }
+        let level = s.level.as_mut().expect("a level awaiting a result");
+        let t = &mut level.tasks[task as usize];
         let Work::Rows { merging, output, .. } = &mut level.work else {
             return Err("not a row level".into());
         };
@@ -522,13 +531,11 @@ impl Shared {
     /// ignored (`Ok(false)`); a malformed one is refused and its task handed out again.
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>, shard: Vec<u8>) -> Result<bool, String> {
         let mut s = self.lock();
-        s.bytes_in += shard.len() as u64;
-        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
-        let Some(t) = level.tasks.get_mut(task as usize) else { return Err(format!("no task {task}")) };
-        if matches!(t.state, TaskState::Done | TaskState::Merging) {
+        if !awaits_result(&mut s, depth, task, shard.len())? {
             return Ok(false);
         }
-        let rows = t.rows.clone();
+        let level = s.level.as_mut().expect("a level awaiting a result");
+        let rows = level.tasks[task as usize].rows.clone();
         match &mut level.work {
             Work::Rows { .. } => return Err("a row result comes with its counts".into()),
             Work::Items { results, .. } => {
@@ -593,7 +600,6 @@ impl Shared {
 
     /// Serves `parts` (part k from task k) as the row input `name` ("frontier-all/7").
     pub fn keep_input(&self, name: String, parts: Vec<Arc<PartFile>>) {
-        let parts = parts.into_iter().map(Some).collect();
         self.lock().row_inputs.push(RowInput { name, parts });
     }
 
@@ -602,7 +608,7 @@ impl Shared {
         self.lock().row_inputs.retain(|i| {
             let kept = keep(&i.name);
             if !kept {
-                i.parts.iter().flatten().for_each(|p| p.release());
+                i.parts.iter().for_each(|p| p.release());
             }
             kept
         });

@@ -225,8 +225,7 @@ fn start_input<I: RowIndex>(
     let words = (space.column_count() as usize).div_ceil(64);
     let (row0, col0) = space.start();
     let mut part = vec![0u64; cut.rows_per_part as usize * words];
-    let first = row0 - row0 % cut.rows_per_part;
-    let at = (row0 - first) as usize * words;
+    let at = (row0 % cut.rows_per_part) as usize * words;
     set_bit(&mut part[at..at + words], col0);
     close_rows(space, row0..row0 + 1, &mut part[at..at + words]);
     let counts = counting.count(space, row0..row0 + 1, &part[at..at + words]);

@@ -252,10 +252,13 @@ impl PartedRows {
         let entries = part
             .chunks(words_per_row)
             .map(|row| {
-                let (last, rest) = row.split_last().expect("rows have words");
-                let ones = |w: u64| if complement { (!w).count_ones() } else { w.count_ones() } as u64;
-                rest.iter().map(|&w| ones(w)).sum::<u64>()
-                    + ones(if complement { !(!last & tail) } else { *last })
+                // The entries held: the words' ones, or their complement's within the columns.
+                let (&last, rest) = row.split_last().expect("rows have words");
+                let (rest, last) = match complement {
+                    false => (rest.iter().map(|w| w.count_ones()).sum::<u32>(), last.count_ones()),
+                    true => (rest.iter().map(|w| (!w).count_ones()).sum(), (!last & tail).count_ones()),
+                };
+                (rest + last) as u64
             })
             .sum();
         let counts = RowCounts { entries, ..Default::default() };
