@@ -445,12 +445,16 @@ async fn run_task(
     };
     let needs_index = cache.lock().map(|c| c.spec.as_deref() != Some(task.job_spec.as_str())).unwrap_or(true);
     if needs_index {
-        let (index, sources) = tokio::task::spawn_blocking(move || {
+        // The first task of a job waits for this (edges: about 15 s), so say what it is doing.
+        tracing::info!("job {} ({spec}): building the index", task.job_id);
+        let (index, sources, took) = tokio::task::spawn_blocking(move || {
+            let start = std::time::Instant::now();
             let index = spec.build_index();
             let sources = index.sources(&spec.moves.moves());
-            (index, sources)
+            (index, sources, start.elapsed())
         })
         .await?;
+        tracing::info!("job {}: index built in {:.1} s", task.job_id, took.as_secs_f64());
         let mut c = cache.lock().map_err(|_| anyhow!("worker state poisoned"))?;
         c.index = Some(Arc::new(index));
         c.sources = Some(Arc::new(sources));
