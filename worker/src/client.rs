@@ -619,9 +619,13 @@ async fn row_input(
             return Some(input.clone());
         }
         // One part of an input held whole, or of a frontier this worker computed itself.
+        if parts.len() != 1 {
+            return None;
+        }
         let k = parts.start;
         let set = c.row_inputs.iter().find(|(n, _)| n == name).and_then(|(_, whole)| whole.part(k)).or_else(
             || {
+                // A frontier's parts are keyed by its depth (an unvisited set's carry the flag).
                 let depth = wire::input_key_depth(name).filter(|d| d & wire::UNVISITED_ROUND == 0)?;
                 let own = OwnPart {
                     job: task.job_id,
@@ -629,13 +633,10 @@ async fn row_input(
                     task: k,
                     rows_per_part: cut.rows_per_part,
                 };
-                let held = name.starts_with(level_input_name(Direction::Forward));
-                c.own_results.iter().find(|(p, _)| held && *p == own).map(|(_, set)| set.clone())
+                c.own_results.iter().find(|(p, _)| *p == own).map(|(_, set)| set.clone())
             },
         )?;
-        (parts.len() == 1)
-            .then(|| PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new))
-            .flatten()
+        PartedRows::new(cut, parts.clone(), vec![set]).ok().map(Arc::new)
     });
     if let Some(input) = cached {
         return Ok(input);

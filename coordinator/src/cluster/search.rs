@@ -59,8 +59,6 @@ pub fn search<I: RowIndex>(
     let words = (space.column_count() as usize).div_ceil(64);
     let per_task = (rows as usize).div_ceil(shared.tasks_per_level).max(1) as u32;
     let cut = PartCut::new(rows, per_task);
-    let frontier = |depth: u32| format!("{}/{depth}", level_input_name(Direction::Forward));
-    let unvisited = |depth: u32| format!("{}/{depth}", level_input_name(Direction::Backward));
 
     let parts = match &run.durable {
         Some(d) => Some(shared.keep_parts_in(d.parts.clone()).map_err(|e| anyhow!(e))?),
@@ -214,6 +212,18 @@ pub fn search<I: RowIndex>(
     Ok(out)
 }
 
+/// The name of the row input that is the frontier of depth `depth` ("frontier-all/7"): the
+/// results of level `depth - 1`, the input of level `depth`.
+fn frontier(depth: u32) -> String {
+    format!("{}/{depth}", level_input_name(Direction::Forward))
+}
+
+/// The name of the row input that holds the entries unvisited before level `depth`
+/// ("unvisited-all/7"), made by an unvisited round for that backward level.
+fn unvisited(depth: u32) -> String {
+    format!("{}/{depth}", level_input_name(Direction::Backward))
+}
+
 /// Encodes the first level's input (the start entry, closed under its row's stabilizer) as
 /// parts of `cut`; returns the start level's counts.
 fn start_input<I: RowIndex>(
@@ -245,12 +255,10 @@ fn start_input<I: RowIndex>(
                 false,
                 if rows.contains(&row0) { &counts } else { &none },
             );
-            shared
-                .write_part(&format!("{}/1", level_input_name(Direction::Forward)), k, &bytes)
-                .map_err(|e| anyhow!(e))
+            shared.write_part(&frontier(1), k, &bytes).map_err(|e| anyhow!(e))
         })
         .collect::<Result<Vec<_>>>()?;
-    shared.keep_input(format!("{}/1", level_input_name(Direction::Forward)), parts.clone());
+    shared.keep_input(frontier(1), parts.clone());
     Ok((counts, parts))
 }
 
@@ -282,8 +290,6 @@ fn level_bits(shared: &Shared, name: &str, cut: PartCut, words: usize, bits: &mu
 /// the unfinished level, temporary files). Returns the depth of the unvisited set, if any.
 fn resume_inputs(shared: &Shared, dir: &PartDir, cut: PartCut, last: u32) -> Result<Option<u32>> {
     let complete = |name: &str| (0..cut.parts()).all(|k| dir.has_named(name, k));
-    let unvisited = |d: u32| format!("{}/{d}", level_input_name(Direction::Backward));
-    let frontier = |d: u32| format!("{}/{d}", level_input_name(Direction::Forward));
     let open = (1..=last + 1).rev().find(|&d| complete(&unvisited(d)));
     let first = open.map_or(1, |d| d + 1);
     let wanted: Vec<String> =
