@@ -123,6 +123,18 @@ impl<'a> WordPart<'a> {
         WordPart { words, flip: u64::MAX, last_mask }
     }
 
+    /// Set bits among the part's words (as written).
+    pub fn count_ones(&self) -> u64 {
+        let last = self.words.len().wrapping_sub(1);
+        self.words
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| {
+                (((w ^ self.flip) & if k == last { self.last_mask } else { u64::MAX }).count_ones()) as u64
+            })
+            .sum()
+    }
+
     /// Writes the part's words as little-endian bytes.
     fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         if self.flip == 0 && self.last_mask == u64::MAX {

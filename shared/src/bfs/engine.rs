@@ -240,7 +240,7 @@ pub fn run<I: RowIndex>(
             counting,
             progress,
         };
-        let direction = if unvisited < report.entries { Direction::Backward } else { Direction::Forward };
+        let direction = Direction::choose(unvisited, report.entries);
         let counts = expander.expand(space, moves, direction, &level, next);
         debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
         report = level_report(counts, depth, direction)?;

@@ -3,6 +3,7 @@
 mod bitmap;
 mod depths;
 mod engine;
+pub mod owned;
 pub mod reference;
 pub mod task;
 

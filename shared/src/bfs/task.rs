@@ -310,6 +310,7 @@ pub(crate) fn row_bits(
 /// A full array (the engine's frontier) with a bit per row telling which rows have entries, so
 /// a forward task skips the empty sources of a sparse level without reading them.
 pub struct FullRows<'a> {
+    first: u32,
     words: &'a [u64],
     words_per_row: usize,
     occupied: Vec<u64>,
@@ -317,16 +318,22 @@ pub struct FullRows<'a> {
 
 impl<'a> FullRows<'a> {
     pub fn new(words: &'a [u64], words_per_row: usize) -> Self {
+        Self::at(0, words, words_per_row)
+    }
+
+    /// The rows `first..` held in `words` (a part of an array).
+    pub fn at(first: u32, words: &'a [u64], words_per_row: usize) -> Self {
         let occupied = row_bits(words, words_per_row, |row| row.iter().any(|&w| w != 0));
-        FullRows { words, words_per_row, occupied }
+        FullRows { first, words, words_per_row, occupied }
     }
 }
 
 impl RowBits for FullRows<'_> {
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
-        (self.occupied[r as usize / 64] >> (r % 64) & 1 == 1)
-            .then(|| &self.words[r as usize * self.words_per_row..][..self.words_per_row])
+        let i = r.checked_sub(self.first)? as usize;
+        (self.occupied.get(i / 64)? >> (i % 64) & 1 == 1)
+            .then(|| &self.words[i * self.words_per_row..][..self.words_per_row])
     }
 }
 
@@ -355,7 +362,7 @@ impl Seen for Visited<'_> {
 /// A forward step organised by target: sets in `out` (just the rows `targets`) every image of a
 /// frontier entry that lands in those rows (visited entries included). Tasks owning disjoint
 /// target rows need no atomics and return nothing twice.
-fn push_into_rows<I: RowIndex>(
+pub(crate) fn push_into_rows<I: RowIndex>(
     space: &I,
     moves: &[Move],
     targets: Range<u32>,

@@ -37,13 +37,46 @@ impl SparseRows {
         complement: bool,
         counts: &RowCounts,
     ) -> Vec<u8> {
-        let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, complement);
+        let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, complement, &|_| true);
+        Self::encode_payload(key, &occupied, &rows, counts)
+    }
+
+    /// Row bits, rows and counters as one shard.
+    fn encode_payload(key: ShardKey, occupied: &[u64], rows: &[WordPart], counts: &RowCounts) -> Vec<u8> {
         let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
-        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(&occupied))
-            .chain(rows)
+        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(occupied))
+            .chain(rows.iter().copied())
             .chain(std::iter::once(WordPart::plain(&counts)))
             .collect();
         shard::encode_word_parts(key, &parts)
+    }
+
+    /// A message of rows between workers: the rows of `full` (one part's rows) that hold
+    /// entries and that `keep` (given the row's index in the part) accepts, with their entry
+    /// count, so that the reader checks the rows against it (see [`Self::decode_rows`]).
+    pub fn encode_rows(
+        key: ShardKey,
+        full: &[u64],
+        words_per_row: usize,
+        columns: u32,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+    ) -> Vec<u8> {
+        let (occupied, rows) = Self::payload_parts(full, words_per_row, columns, false, keep);
+        let entries = rows.iter().map(|r| r.count_ones()).sum();
+        Self::encode_payload(key, &occupied, &rows, &RowCounts { entries, ..Default::default() })
+    }
+
+    /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it is
+    /// whole, for `key`, within the part's size, and holds the entries it reports.
+    pub fn decode_rows(
+        bytes: &[u8],
+        key: ShardKey,
+        rows: usize,
+        words_per_row: usize,
+    ) -> Result<Self, String> {
+        let max = Self::max_result_words(rows, words_per_row);
+        let words = shard::decode_words_for(bytes, key, max).map_err(|e| e.to_string())?;
+        Self::from_part_payload(words, rows, words_per_row)
     }
 
     /// A row task's result: its new entries (`full` holds just its rows) as a part with their
@@ -91,14 +124,15 @@ impl SparseRows {
     }
 
     /// The row bits, and the parts to be written after them.
-    fn payload_parts(
-        full: &[u64],
+    fn payload_parts<'a>(
+        full: &'a [u64],
         words_per_row: usize,
         columns: u32,
         complement: bool,
-    ) -> (Vec<u64>, Vec<WordPart<'_>>) {
+        keep: &(dyn Fn(usize) -> bool + Sync),
+    ) -> (Vec<u64>, Vec<WordPart<'a>>) {
         let tail = tail_mask(columns);
-        let occupied = if complement {
+        let mut occupied = if complement {
             row_bits(full, words_per_row, |row| {
                 let (last, rest) = row.split_last().expect("rows have words");
                 rest.iter().any(|&w| w != u64::MAX) || !last & tail != 0
@@ -106,6 +140,16 @@ impl SparseRows {
         } else {
             row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0))
         };
+        for (k, bits) in occupied.iter_mut().enumerate() {
+            let mut b = *bits;
+            while b != 0 {
+                let i = b.trailing_zeros() as usize;
+                b &= b - 1;
+                if !keep(k * 64 + i) {
+                    *bits &= !(1 << i);
+                }
+            }
+        }
         let mut parts = Vec::new();
         for (k, &bits) in occupied.iter().enumerate() {
             let mut b = bits;

@@ -1,0 +1,289 @@
+//! Row ownership: the state a worker keeps for the parts of the rows it owns for a whole search,
+//! and the work of a level on them, as functions of exactly the data they read (so a worker and
+//! the in-memory check of `shared/tests/owned.rs` run the same code).
+//!
+//! The rows are cut into parts ([`PartCut`]); each part has one owner. An owner keeps, per part,
+//! the *unvisited* entries (every reachable entry at the start), the frontier (the entries of
+//! the last level) and the level being made (`next`). A level is made in one of two ways, the
+//! engine's direction rule choosing (see [`Direction::choose`]):
+//!
+//! - **Forward** (push): every worker maps its own frontier rows through the moves into every
+//!   part ([`push_images`]) and sends each part's images to its owner, which ORs them into
+//!   `next` and keeps the unvisited ones ([`OwnedPart::finish_forward`]). Images of one sender
+//!   into one part are ORed before they travel, so a part receives at most one message per
+//!   sender.
+//! - **Backward** (pull): an unvisited entry is new when a neighbour is in the frontier (it is at
+//!   distance at least d, so a visited neighbour is at d - 1). The owner sends each part's
+//!   unvisited rows to every worker that owns a neighbour row of them ([`open_rows_for`]); each
+//!   tests those entries against its own frontier rows ([`pull_hits`]) and sends the hits back.
+//!
+//! Either way a part's new entries are the union of what its owner computed and received, which
+//! does not depend on who sent what or in which order, so the bytes of every level are the
+//! engine's for any number of workers.
+
+use super::task::{row_bits, tail_mask, Counting, RowBits};
+use super::Direction;
+use crate::coord::ColumnMapper;
+use crate::cube::Move;
+use crate::space::{test_bit, RowCounts, RowIndex};
+use crate::wire::PartCut;
+use std::ops::Range;
+
+impl Direction {
+    /// The engine's rule: pull once fewer entries are unvisited than in the frontier (a pull
+    /// costs at most unvisited x moves, a push frontier x moves).
+    pub fn choose(unvisited: u64, frontier: u64) -> Direction {
+        if unvisited < frontier {
+            Direction::Backward
+        } else {
+            Direction::Forward
+        }
+    }
+}
+
+/// One owned part of the rows: its unvisited entries, its frontier and the level being made,
+/// each as whole rows of `words` words.
+pub struct OwnedPart {
+    pub part: u32,
+    pub rows: Range<u32>,
+    words: usize,
+    pub unvisited: Vec<u64>,
+    pub frontier: Vec<u64>,
+    /// One bit per row of the frontier telling whether it has entries.
+    frontier_rows: Vec<u64>,
+    pub next: Vec<u64>,
+}
+
+impl OwnedPart {
+    /// Part `k` at the start of a search: every reachable entry unvisited, nothing found.
+    pub fn fresh<I: RowIndex>(space: &I, cut: PartCut, k: u32) -> Self {
+        let rows = cut.range(k);
+        let words = (space.column_count() as usize).div_ceil(64);
+        let mut unvisited = vec![0u64; rows.len() * words];
+        let tail = tail_mask(space.column_count());
+        for (r, row) in rows.clone().zip(unvisited.chunks_mut(words.max(1))) {
+            space.mark_unreachable(r, row);
+            row.iter_mut().for_each(|w| *w = !*w);
+            if let Some(last) = row.last_mut() {
+                *last &= tail;
+            }
+        }
+        let n = rows.len() * words;
+        OwnedPart {
+            part: k,
+            rows: rows.clone(),
+            words,
+            unvisited,
+            frontier: vec![0; n],
+            frontier_rows: vec![0; rows.len().div_ceil(64)],
+            next: vec![0; n],
+        }
+    }
+
+    /// The part after the levels `found` (their entries, oldest first, each this part's rows
+    /// only): its frontier is the last of them. How a part moves to a new owner.
+    pub fn restore<I: RowIndex>(space: &I, cut: PartCut, k: u32, found: &[&[u64]]) -> Self {
+        let mut part = OwnedPart::fresh(space, cut, k);
+        for level in found {
+            part.next.copy_from_slice(level);
+            part.commit();
+        }
+        part
+    }
+
+    /// Level 0 in this part: the start entry, closed under its row's stabilizer, if its row is
+    /// here; counted. It is the part's `next` until committed.
+    pub fn start<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
+        let (row, column) = space.start();
+        if !self.rows.contains(&row) {
+            return RowCounts::default();
+        }
+        let at = (row - self.rows.start) as usize * self.words;
+        let bits = &mut self.next[at..at + self.words];
+        crate::space::set_bit(bits, column);
+        space.close_row(row, bits);
+        counting.count(space, row..row + 1, bits)
+    }
+
+    /// Keeps the new entries among the images gathered in `next` (the unvisited ones), closes
+    /// their rows under their stabilizers and counts them.
+    pub fn finish_forward<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
+        let words = self.words;
+        let rows = self.rows.clone();
+        let unvisited = &self.unvisited;
+        super::task::by_row_chunks(&mut self.next, words, rows.start, None, |sub, out| {
+            let at = (sub.start - rows.start) as usize * words;
+            let open = &unvisited[at..at + out.len()];
+            for ((r, row), open) in sub.clone().zip(out.chunks_mut(words)).zip(open.chunks(words)) {
+                if row.iter().any(|&w| w != 0) {
+                    row.iter_mut().zip(open).for_each(|(o, u)| *o &= u);
+                    if row.iter().any(|&w| w != 0) {
+                        space.close_row(r, row);
+                    }
+                }
+            }
+            counting.count(space, sub, out)
+        })
+    }
+
+    /// Counts the hits gathered in `next` (unvisited entries with a neighbour in the frontier:
+    /// closed already, as the unvisited set and the frontier are).
+    pub fn finish_backward<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
+        let words = self.words;
+        let rows = self.rows.clone();
+        let unvisited = &self.unvisited;
+        super::task::by_row_chunks(&mut self.next, words, rows.start, None, |sub, out| {
+            let at = (sub.start - rows.start) as usize * words;
+            // A hit is an unvisited entry by construction; masking makes a bad message harmless.
+            let n = out.len();
+            out.iter_mut().zip(&unvisited[at..at + n]).for_each(|(o, u)| *o &= u);
+            counting.count(space, sub, out)
+        })
+    }
+
+    /// Makes `next` the frontier: its entries leave the unvisited set, and `next` is cleared for
+    /// the level after.
+    pub fn commit(&mut self) {
+        self.unvisited.iter_mut().zip(&self.next).for_each(|(u, n)| *u &= !n);
+        std::mem::swap(&mut self.frontier, &mut self.next);
+        self.frontier_rows = row_bits(&self.frontier, self.words.max(1), |row| row.iter().any(|&w| w != 0));
+        self.discard();
+    }
+
+    /// Forgets the level being made.
+    pub fn discard(&mut self) {
+        self.next.iter_mut().for_each(|w| *w = 0);
+    }
+
+    /// Entries of the frontier.
+    pub fn frontier_entries(&self) -> u64 {
+        self.frontier.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Unvisited entries.
+    pub fn unvisited_entries(&self) -> u64 {
+        self.unvisited.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// ORs `bits` (rows of this part, as a message holds them) into `next`.
+    pub fn merge(&mut self, bits: &impl RowBits) {
+        let words = self.words;
+        for (r, row) in self.rows.clone().zip(self.next.chunks_mut(words.max(1))) {
+            if let Some(src) = bits.row(r) {
+                row.iter_mut().zip(src).for_each(|(o, s)| *o |= s);
+            }
+        }
+    }
+
+    /// The frontier's row `r` (of this part), if it has entries.
+    #[inline]
+    fn frontier_row(&self, r: u32) -> Option<&[u64]> {
+        let i = (r - self.rows.start) as usize;
+        (self.frontier_rows[i / 64] >> (i % 64) & 1 == 1)
+            .then(|| &self.frontier[i * self.words..][..self.words])
+    }
+}
+
+/// The frontier rows of the parts one worker owns, by row number: what its pushes map and its
+/// pulls test against (rows of other owners read as empty).
+pub struct OwnedFrontier<'a> {
+    rows_per_part: u32,
+    parts: Vec<Option<&'a OwnedPart>>,
+}
+
+impl<'a> OwnedFrontier<'a> {
+    /// The view of `parts` (any order) in a cut of `cut.parts()` parts.
+    pub fn new(cut: PartCut, parts: impl IntoIterator<Item = &'a OwnedPart>) -> Self {
+        let mut slots = vec![None; cut.parts() as usize];
+        for p in parts {
+            slots[p.part as usize] = Some(p);
+        }
+        OwnedFrontier { rows_per_part: cut.rows_per_part, parts: slots }
+    }
+
+    /// Whether any owned part has a frontier entry.
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().flatten().all(|p| p.frontier_rows.iter().all(|&b| b == 0))
+    }
+}
+
+impl RowBits for OwnedFrontier<'_> {
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        self.parts[(r / self.rows_per_part) as usize]?.frontier_row(r)
+    }
+}
+
+/// Sets in `out` (the rows `targets`, zeroed) every image of a frontier row of `frontier` that
+/// lands in those rows; returns whether any did. The forward step of a level, from one
+/// worker's rows into one part.
+pub fn push_images<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    targets: Range<u32>,
+    sources: &super::task::Sources,
+    frontier: &impl RowBits,
+    out: &mut [u64],
+) -> bool {
+    let words = (space.column_count() as usize).div_ceil(64);
+    super::task::by_row_chunks(out, words, targets.start, None, |sub, out| {
+        super::task::push_into_rows(space, moves, sub, sources, frontier, out);
+        RowCounts { entries: out.iter().any(|&w| w != 0) as u64, ..Default::default() }
+    })
+    .entries
+        > 0
+}
+
+/// Sets in `out` (the rows `rows`, zeroed) the entries of `open` (unvisited entries of those
+/// rows) that have a neighbour in `frontier`: the backward step of a level, one worker's
+/// frontier rows tested for one part's unvisited entries.
+pub fn pull_hits<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    rows: Range<u32>,
+    open: &impl RowBits,
+    frontier: &impl RowBits,
+    out: &mut [u64],
+) {
+    assert!(moves.len() <= Move::COUNT, "a pull looks through at most {} moves", Move::COUNT);
+    let words = (space.column_count() as usize).div_ceil(64);
+    super::task::by_row_chunks(out, words, rows.start, None, |sub, out| {
+        for (r, out) in sub.zip(out.chunks_mut(words)) {
+            let Some(own) = open.row(r) else { continue };
+            let mut neighbours: [Option<(&[u64], I::Mapper<'_>)>; Move::COUNT] =
+                std::array::from_fn(|_| None);
+            let mut any = false;
+            for (slot, &m) in neighbours.iter_mut().zip(moves) {
+                let (target, map) = space.transition(r, m);
+                if let Some(bits) = frontier.row(target) {
+                    *slot = Some((bits, map));
+                    any = true;
+                }
+            }
+            if !any {
+                continue;
+            }
+            for (w, (o, &word)) in out.iter_mut().zip(own).enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let c = w as u32 * 64 + bits.trailing_zeros();
+                    bits &= bits - 1;
+                    if neighbours[..moves.len()]
+                        .iter()
+                        .flatten()
+                        .any(|(row, map)| test_bit(row, map.apply(c)))
+                    {
+                        *o |= 1 << (c % 64);
+                    }
+                }
+            }
+        }
+        RowCounts::default()
+    });
+}
+
+/// Whether row `r` has a neighbour row (under `moves`) that `owned` accepts: a backward level
+/// sends a row's unvisited entries only to the owners of its neighbour rows.
+pub fn open_rows_for<I: RowIndex>(space: &I, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
+    moves.iter().any(|&m| owned(space.transition(r, m).0))
+}

@@ -1,0 +1,207 @@
+//! Row ownership checked against the engine: N simulated workers, each owning some parts of the
+//! rows, make every level by exchanging messages (encoded and decoded as they travel between
+//! real workers), and every level's entries and counts must be the engine's. The backward
+//! levels read only unvisited entries and frontier rows, the forward ones only frontier rows:
+//! their agreement with the engine's single array checks the exchange's claims (a part's new
+//! entries are the union of what its owner gathers, whoever sends what).
+
+use shared::bfs::owned::{open_rows_for, pull_hits, push_images, OwnedFrontier, OwnedPart};
+use shared::bfs::task::{Counting, FullRows, Sources};
+use shared::bfs::{self, BfsOptions, Direction};
+use shared::coord::corner_tetrads;
+use shared::coord::h48::H48Coords;
+use shared::cube::{Move, MoveSet};
+use shared::shard::ShardKey;
+use shared::space::{KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use shared::wire::{PartCut, SparseRows};
+
+/// The levels (entries of each, as full arrays) and counts of an owned-rows search with the
+/// parts of `cut` owned by `owner[k]` among `workers` simulated workers.
+fn owned_search<I: RowIndex>(
+    space: &I,
+    moves: &[Move],
+    cut: PartCut,
+    owner: &[usize],
+    workers: usize,
+    counting: Counting,
+) -> Vec<(Direction, RowCounts, Vec<u64>)> {
+    let words = (space.column_count() as usize).div_ceil(64);
+    let columns = space.column_count();
+    let sources = Sources::build(space, moves);
+    // parts[w]: worker w's parts.
+    let mut parts: Vec<Vec<OwnedPart>> = (0..workers)
+        .map(|w| {
+            (0..cut.parts())
+                .filter(|&k| owner[k as usize] == w)
+                .map(|k| OwnedPart::fresh(space, cut, k))
+                .collect()
+        })
+        .collect();
+    let key = |depth: u32, k: u32, from: usize| ShardKey {
+        job: 9,
+        task: k as u64,
+        attempt: from as u32,
+        level: depth,
+    };
+    let full_of = |parts: &Vec<Vec<OwnedPart>>, next: bool| {
+        let mut full = vec![0u64; cut.rows as usize * words];
+        for p in parts.iter().flatten() {
+            let at = p.rows.start as usize * words;
+            let bits = if next { &p.next } else { &p.frontier };
+            full[at..at + bits.len()].copy_from_slice(bits);
+        }
+        full
+    };
+    let mut levels = Vec::new();
+    let mut counts =
+        parts.iter_mut().flatten().map(|p| p.start(space, counting)).fold(RowCounts::default(), |a, b| a + b);
+    levels.push((Direction::Start, counts, full_of(&parts, true)));
+    parts.iter_mut().flatten().for_each(|p| p.commit());
+    while counts.entries > 0 {
+        let depth = levels.len() as u32;
+        let unvisited: u64 = parts.iter().flatten().map(|p| p.unvisited_entries()).sum();
+        let frontier: u64 = parts.iter().flatten().map(|p| p.frontier_entries()).sum();
+        assert_eq!(frontier, counts.entries);
+        let direction = Direction::choose(unvisited, frontier);
+        // Messages: (to worker, part, bytes).
+        let mut mail: Vec<(usize, u32, Vec<u8>)> = Vec::new();
+        match direction {
+            Direction::Forward => {
+                for (from, own) in parts.iter().enumerate() {
+                    let view = OwnedFrontier::new(cut, own.iter());
+                    for k in 0..cut.parts() {
+                        let rows = cut.range(k);
+                        let mut out = vec![0u64; rows.len() * words];
+                        push_images(space, moves, rows, &sources, &view, &mut out);
+                        let bytes =
+                            SparseRows::encode_rows(key(depth, k, from), &out, words, columns, &|_| true);
+                        mail.push((owner[k as usize], k, bytes));
+                    }
+                }
+            }
+            _ => {
+                // Each owner sends its open rows to the owners of their neighbour rows, who answer
+                // with hits.
+                let mut asks: Vec<(usize, usize, u32, Vec<u8>)> = Vec::new();
+                for (to, own) in parts.iter().enumerate() {
+                    for p in own {
+                        for peer in 0..workers {
+                            let first = p.rows.start;
+                            let keep = |i: usize| {
+                                open_rows_for(space, moves, first + i as u32, |s| {
+                                    owner[(s / cut.rows_per_part) as usize] == peer
+                                })
+                            };
+                            let bytes = SparseRows::encode_rows(
+                                key(depth, p.part, to),
+                                &p.unvisited,
+                                words,
+                                columns,
+                                &keep,
+                            );
+                            asks.push((peer, to, p.part, bytes));
+                        }
+                    }
+                }
+                for (peer, to, k, bytes) in asks {
+                    let rows = cut.range(k);
+                    let open = SparseRows::decode_rows(&bytes, key(depth, k, to), rows.len(), words).unwrap();
+                    let view = OwnedFrontier::new(cut, parts[peer].iter());
+                    let mut out = vec![0u64; rows.len() * words];
+                    pull_hits(space, moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
+                    mail.push((
+                        to,
+                        k,
+                        SparseRows::encode_rows(key(depth, k, peer), &out, words, columns, &|_| true),
+                    ));
+                }
+            }
+        }
+        // Delivered in an order unrelated to the senders'.
+        mail.reverse();
+        for (to, k, bytes) in mail {
+            let part = parts[to].iter_mut().find(|p| p.part == k).expect("sent to the owner");
+            let rows = part.rows.len();
+            let set = (0..workers as u32)
+                .find_map(|from| {
+                    SparseRows::decode_rows(&bytes, key(depth, k, from as usize), rows, words).ok()
+                })
+                .expect("a message from some worker");
+            part.merge(&Offset(part.rows.start, &set));
+        }
+        counts = parts
+            .iter_mut()
+            .flatten()
+            .map(|p| match direction {
+                Direction::Backward => p.finish_backward(space, counting),
+                _ => p.finish_forward(space, counting),
+            })
+            .fold(RowCounts::default(), |a, b| a + b);
+        if counts.entries > 0 {
+            levels.push((direction, counts, full_of(&parts, true)));
+        }
+        parts.iter_mut().flatten().for_each(|p| p.commit());
+    }
+    levels
+}
+
+/// A part's row set (rows numbered from 0) read by row number of the whole space.
+struct Offset<'a>(u32, &'a SparseRows);
+
+impl shared::bfs::task::RowBits for Offset<'_> {
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        shared::bfs::task::RowBits::row(self.1, r.checked_sub(self.0)?)
+    }
+}
+
+/// Checks the owned search against the engine for a few ownerships of `space`.
+fn agrees_with_engine<I: RowIndex>(space: &I, moves: &[Move], counting: Counting) {
+    let options = BfsOptions { positions_only: counting == Counting::Positions, ..Default::default() };
+    let mut expected = Vec::new();
+    bfs::run(space, moves, &options, |report, bits| {
+        expected.push((report.direction, report.entries, bits.to_vec()))
+    })
+    .unwrap();
+    let rows = space.row_count();
+    let words = (space.column_count() as usize).div_ceil(64);
+    for (parts, workers) in [(1, 1), (5, 2), (7, 3), (16, 4)] {
+        let cut = PartCut::new(rows, rows.div_ceil(parts));
+        // Interleaved, then in runs: the owner of a part changes nothing.
+        for owner in [
+            (0..cut.parts() as usize).map(|k| k % workers).collect::<Vec<_>>(),
+            (0..cut.parts() as usize).map(|k| k * workers / cut.parts() as usize).collect(),
+        ] {
+            let levels = owned_search(space, moves, cut, &owner, workers, counting);
+            assert_eq!(levels.len(), expected.len(), "{workers} workers: depth");
+            for (d, ((dir, counts, bits), (e_dir, e_entries, e_bits))) in
+                levels.iter().zip(&expected).enumerate()
+            {
+                assert_eq!((dir, counts.entries), (e_dir, *e_entries), "{workers} workers, depth {d}");
+                let (a, b) = (FullRows::new(bits, words), FullRows::new(e_bits, words));
+                for r in 0..rows {
+                    use shared::bfs::task::RowBits;
+                    assert_eq!(a.row(r), b.row(r), "{workers} workers, depth {d}, row {r}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn corners_owned_levels_are_the_engines() {
+    let space = RowSpace::new(corner_tetrads());
+    agrees_with_engine(&space, &MoveSet::Htm.moves(), Counting::Classes);
+    agrees_with_engine(&space, &MoveSet::Qtm.moves(), Counting::Classes);
+}
+
+#[test]
+fn hprime_owned_levels_are_the_engines() {
+    let space = KociembaSpace::new(false);
+    agrees_with_engine(&space, &MoveSet::KociembaH.moves(), Counting::Classes);
+}
+
+#[test]
+fn h48h0_owned_levels_are_the_engines() {
+    let space = SymProductSpace::h0(&H48Coords);
+    agrees_with_engine(&space, &MoveSet::Htm.moves(), Counting::Positions);
+}
