@@ -162,13 +162,24 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
 
-    /// Row-range tasks per level.
+    /// Parts a row search's rows are cut into (each owned by one worker), or tasks a product
+    /// job's or H48 build's level is cut into.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     pub tasks_per_level: u32,
 
     /// Seconds a worker may hold a task before it is handed to another.
     #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub lease_secs: u64,
+
+    /// Seconds a worker may stay silent before it is declared lost: its tasks go to others and
+    /// its rows to the holders of their replicas (workers send a heartbeat every few seconds).
+    #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub liveness_secs: u64,
+
+    /// Start a row search once this many workers are ready (default: the in-process workers,
+    /// else 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub min_workers: Option<u32>,
 }
 
 impl TryFrom<ClusterArgs> for ClusterConfig {
@@ -180,7 +191,8 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
             a.token_file,
             (a.tls_cert, a.tls_key),
             a.tasks_per_level,
-            a.lease_secs,
+            (a.lease_secs, a.liveness_secs),
+            a.min_workers,
         )
     }
 }

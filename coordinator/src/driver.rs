@@ -1,8 +1,8 @@
 //! The search driver: runs a row search embedded or on workers, with the journal that lets a
 //! killed search resume after its last finished level, and live progress on stderr.
 
-use crate::cluster::search::{search, Durable, SearchRun};
-use crate::cluster::{with_cluster, ClusterConfig};
+use crate::cluster::rows::{self, Durable, SearchRun};
+use crate::cluster::{with_cluster, ClusterConfig, Traffic};
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use anyhow::Result;
@@ -12,6 +12,7 @@ use shared::cube::Move;
 use shared::job::JobSpec;
 use shared::report::DepthCounts;
 use shared::space::RowIndex;
+use shared::units::gib;
 use std::path::PathBuf;
 
 /// What a search needs besides its index: the job's name for workers, limits and placement.
@@ -26,6 +27,12 @@ pub struct SearchSettings {
     pub level_bits: bool,
 }
 
+/// What a search found: every depth's counts and, on workers, what it moved.
+pub struct Searched {
+    pub depths: Vec<DepthCounts>,
+    pub traffic: Option<Traffic>,
+}
+
 /// Runs a search embedded or distributed, with live progress on stderr, calling `on_level` with
 /// each level's report and entries. On resume, the levels restored from the journal come first,
 /// with no entries (their bits are gone) except the last, which comes with its entries (see
@@ -35,13 +42,13 @@ pub fn search_levels<I: RowIndex>(
     moves: &[Move],
     config: &SearchSettings,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
-) -> Result<Vec<DepthCounts>> {
+) -> Result<Searched> {
     let reporter = Reporter::new(space.row_count() as u64);
     let journal = match &config.state_dir {
         Some(dir) => {
-            // A search on workers keeps its levels as parts, an embedded one as bit arrays: a
-            // state directory resumes in the way that wrote it.
-            let layout = if config.cluster.distributed() { " (on workers: parts)" } else { "" };
+            // A search on workers keeps its levels with them, an embedded one as bit arrays
+            // here: a state directory resumes in the way that wrote it.
+            let layout = if config.cluster.distributed() { " (rows owned by workers)" } else { "" };
             let identity =
                 format!("{} rows={} columns={}{layout}", config.job, space.row_count(), space.column_count());
             Some(RedbJournal::open(dir, &identity)?)
@@ -51,7 +58,10 @@ pub fn search_levels<I: RowIndex>(
     let finished = journal.as_ref().map(|j| j.1.clone()).unwrap_or_default();
     if let (Some(last), Some(dir)) = (finished.last(), &config.state_dir) {
         tracing::info!("resuming after depth {} from the journal in {}", last.counts.depth, dir.display());
-        for r in &finished[..finished.len() - 1] {
+        // The engine delivers the last level again, with its entries; a search on workers
+        // delivers none (a table build's consumer has every journaled level already).
+        let restored = if config.cluster.distributed() { finished.len() } else { finished.len() - 1 };
+        for r in &finished[..restored] {
             let report = LevelReport {
                 counts: r.counts,
                 entries: r.entries,
@@ -72,58 +82,59 @@ pub fn search_levels<I: RowIndex>(
         positions_only: config.positions_only,
     };
     let distributed = config.cluster.distributed();
-    let depths = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
         let result = if distributed {
-            run_distributed(space, moves, config, &options, &reporter, &mut on_level)
+            run_distributed(space, config, &options, journal.as_ref().map(|j| &j.0), &reporter, &mut on_level)
         } else {
             bfs::run(space, moves, &options, |level, bits| {
                 reporter.level_done(level);
                 on_level(level, bits);
             })
+            .map(|depths| Searched { depths, traffic: None })
             .map_err(|e| anyhow::anyhow!(e))
         };
         reporter.finish();
         result
-    })?;
-    Ok(depths)
+    })
 }
 
-/// Runs a search on workers (see [`search`]) inside [`with_cluster`].
+/// Runs a search on workers that own the rows (see [`rows::search`]) inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
     space: &I,
-    _moves: &[Move],
     config: &SearchSettings,
     options: &BfsOptions,
+    journal: Option<&RedbJournal>,
     reporter: &Reporter,
     on_level: &mut impl FnMut(&LevelReport, &[u64]),
-) -> Result<Vec<DepthCounts>> {
-    let durable = match (&config.state_dir, options.journal) {
-        (Some(dir), Some(journal)) => Some(Durable {
-            parts: dir.join("parts"),
-            journal,
-            resume: options.resume.map(|last| (last, options.resumed_counts.clone())),
-        }),
-        _ => None,
-    };
+) -> Result<Searched> {
+    let durable = journal.map(|journal| Durable {
+        journal,
+        resume: options.resume.map(|last| (last, options.resumed_counts.clone())),
+    });
     let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
     let run = SearchRun {
+        spec: config.job.to_string(),
         max_depth: options.max_depth,
         counting,
         progress: &reporter.progress,
         level_bits: config.level_bits,
+        min_workers: config.cluster.min_workers as usize,
         durable,
     };
-    with_cluster(&config.cluster, config.job.to_string(), reporter, |shared| {
-        search(shared, space, &run, |level, bits| {
+    let (result, traffic) = with_cluster(&config.cluster, config.job.to_string(), reporter, |hub| {
+        let result = rows::search(hub, space, &run, |level, bits, (sent, received)| {
             reporter.level_done(level);
             on_level(level, bits);
-            let (out, inn) = shared.traffic();
             tracing::info!(
-                "traffic so far (compressed): {:.1} MiB to workers, {:.1} MiB from workers",
-                out as f64 / 1048576.0,
-                inn as f64 / 1048576.0
+                "depth {}: workers exchanged {} ({} sent, {} received)",
+                level.counts.depth,
+                gib(sent.max(received)),
+                gib(sent),
+                gib(received)
             );
-        })
-    })
+        });
+        Ok((result, hub.traffic()))
+    })?;
+    Ok(Searched { depths: result?, traffic: Some(traffic) })
 }

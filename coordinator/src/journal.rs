@@ -140,6 +140,31 @@ impl RedbJournal {
     }
 }
 
+impl RedbJournal {
+    /// The saved state of a row search whose rows the workers own, as its last journaled
+    /// level left it (JSON of `cluster::owned::Snapshot`).
+    pub fn owned_snapshot(&self) -> Result<Option<String>> {
+        let read = self.db.begin_read()?;
+        let meta = read.open_table(META)?;
+        Ok(meta.get("owned")?.map(|v| v.value().to_string()))
+    }
+
+    /// Records a finished level of such a search with its state, in one transaction
+    /// (committed with fsync).
+    pub fn owned_level_done(&self, record: &LevelRecord, snapshot: &str) -> Result<()> {
+        let bytes = serde_json::to_vec(record)?;
+        let txn = self.db.begin_write()?;
+        {
+            let mut table = txn.open_table(LEVELS)?;
+            table.insert(record.counts.depth, bytes.as_slice())?;
+            let mut meta = txn.open_table(META)?;
+            meta.insert("owned", snapshot)?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+}
+
 impl Journal for RedbJournal {
     fn level_done(&self, record: &LevelRecord) -> Result<(), BfsError> {
         let bytes = serde_json::to_vec(record)?;

@@ -47,34 +47,7 @@ pub fn disk_available(path: &Path) -> Option<u64> {
     Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
-/// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), e.g.
-/// `10G`, `512M`, `1073741824`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (digits, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&t[..t.len() - 1], 10),
-        Some('M') => (&t[..t.len() - 1], 20),
-        Some('G') => (&t[..t.len() - 1], 30),
-        Some('T') => (&t[..t.len() - 1], 40),
-        _ => (t, 0),
-    };
-    let value: f64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a size: {text:?} (expected e.g. 10G, 512M or a byte count)"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("not a size: {text:?}"));
-    }
-    Ok((value * (1u64 << shift) as f64) as u64)
-}
-
-/// A byte count for messages: MiB below a GiB, else GiB.
-pub fn gib(bytes: u64) -> String {
-    if bytes < 1 << 30 {
-        return format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64);
-    }
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
+pub use shared::units::{gib, parse_size};
 
 /// Refuses a job whose memory (and, with a state directory, disk) needs exceed what is
 /// available or the user's limit.
@@ -132,15 +105,6 @@ pub fn check_memory(memory_needed: u64, mem_limit: Option<u64>, hint: &str) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_with_suffixes() {
-        assert_eq!(parse_size("1024"), Ok(1024));
-        assert_eq!(parse_size("10G"), Ok(10 << 30));
-        assert_eq!(parse_size("1.5k"), Ok(1536));
-        assert!(parse_size("ten").is_err());
-        assert!(parse_size("-1G").is_err());
-    }
 
     #[test]
     fn over_the_limit_is_refused_with_numbers() {

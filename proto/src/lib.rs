@@ -17,7 +17,7 @@ pub use v1::coordinator_server::{Coordinator, CoordinatorServer};
 
 /// Version of the coordinator/worker protocol. Sent by workers in
 /// `RegisterRequest.protocol_version`; bump it on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// Largest `data` payload, in bytes, put in one `ShardChunk` or `InputChunk`
 /// (1 MiB).
@@ -47,7 +47,6 @@ mod tests {
             offset: 1 << 40,
             data: vec![0xAB; MAX_CHUNK_BYTES],
             last: true,
-            counts: vec![1, 2, 3, 4],
         };
         let bytes = chunk.encode_to_vec();
         assert!(bytes.len() < 4 << 20);

@@ -7,9 +7,11 @@
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
+use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
 use crate::bfs::task::{
     backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, RowBits, Sources,
 };
+use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
 use crate::coord::nxopt_columns::NxoptColumns;
@@ -17,7 +19,7 @@ use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
 use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use crate::wire::{KnownVisited, PartedRows, Unvisited};
+use crate::wire::{KnownVisited, PartCut, PartedRows, Unvisited};
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -264,6 +266,67 @@ impl AnyIndex {
             |sub, out| with_index!(self, i => unvisited_rows(i, sub, base, &found, out)),
         );
         (out, counts)
+    }
+}
+
+/// A row search whose rows the workers own (see [`crate::bfs::owned`]): the same functions
+/// on any index.
+impl AnyIndex {
+    /// Part `k` of `cut` at the start of a search.
+    pub fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {
+        with_index!(self, i => OwnedPart::fresh(i, cut, k))
+    }
+
+    /// Part `k` of `cut` after the levels `found` (oldest first; see [`OwnedPart::restore`]).
+    pub fn restore_part(&self, cut: PartCut, k: u32, found: &[&[u64]]) -> OwnedPart {
+        with_index!(self, i => OwnedPart::restore(i, cut, k, found))
+    }
+
+    /// Level 0 in `part` (see [`OwnedPart::start`]).
+    pub fn start_part(&self, part: &mut OwnedPart, counting: Counting) -> RowCounts {
+        with_index!(self, i => part.start(i, counting))
+    }
+
+    /// Finishes a level in `part`: its gathered images or hits become its new entries, counted.
+    pub fn finish_part(&self, part: &mut OwnedPart, direction: Direction, counting: Counting) -> RowCounts {
+        with_index!(self, i => match direction {
+            Direction::Backward => part.finish_backward(i, counting),
+            _ => part.finish_forward(i, counting),
+        })
+    }
+
+    /// See [`owned::push_images`].
+    pub fn push_images(
+        &self,
+        moves: &[Move],
+        targets: Range<u32>,
+        sources: &Sources,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    ) -> bool {
+        with_index!(self, i => owned::push_images(i, moves, targets, sources, frontier, out))
+    }
+
+    /// See [`owned::pull_hits`].
+    pub fn pull_hits(
+        &self,
+        moves: &[Move],
+        rows: Range<u32>,
+        open: &impl RowBits,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    ) {
+        with_index!(self, i => owned::pull_hits(i, moves, rows, open, frontier, out))
+    }
+
+    /// See [`owned::open_rows_for`].
+    pub fn open_rows_for(&self, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
+        with_index!(self, i => owned::open_rows_for(i, moves, r, &owned))
+    }
+
+    /// Entries the space counts (reachable ones).
+    pub fn entry_count(&self) -> u64 {
+        with_index!(self, i => RowIndex::entry_count(i))
     }
 }
 

@@ -16,6 +16,7 @@
 //! - [`report`]: enumeration results as text, markdown and JSON.
 //! - [`checksum`], [`shard`]: CRC-32, and the checked, compressed unit of work results.
 //! - [`wire`]: what tasks send and receive, over [`shard`].
+//! - [`units`]: byte sizes as users write and read them.
 
 pub mod bfs;
 pub mod checksum;
@@ -29,4 +30,5 @@ pub mod product;
 pub mod report;
 pub mod shard;
 pub mod space;
+pub mod units;
 pub mod wire;

@@ -47,7 +47,7 @@ fn owned_search<I: RowIndex>(
         let mut full = vec![0u64; cut.rows as usize * words];
         for p in parts.iter().flatten() {
             let at = p.rows.start as usize * words;
-            let bits = if next { &p.next } else { &p.frontier };
+            let bits = if next { &p.next } else { &p.frontier.bits };
             full[at..at + bits.len()].copy_from_slice(bits);
         }
         full
@@ -60,7 +60,7 @@ fn owned_search<I: RowIndex>(
     while counts.entries > 0 {
         let depth = levels.len() as u32;
         let unvisited: u64 = parts.iter().flatten().map(|p| p.unvisited_entries()).sum();
-        let frontier: u64 = parts.iter().flatten().map(|p| p.frontier_entries()).sum();
+        let frontier: u64 = parts.iter().flatten().map(|p| p.frontier.entries()).sum();
         assert_eq!(frontier, counts.entries);
         let direction = Direction::choose(unvisited, frontier);
         // Messages: (to worker, part, bytes).
@@ -68,7 +68,7 @@ fn owned_search<I: RowIndex>(
         match direction {
             Direction::Forward => {
                 for (from, own) in parts.iter().enumerate() {
-                    let view = OwnedFrontier::new(cut, own.iter());
+                    let view = OwnedFrontier::new(cut, own.iter().map(|p| p.frontier.clone()));
                     for k in 0..cut.parts() {
                         let rows = cut.range(k);
                         let mut out = vec![0u64; rows.len() * words];
@@ -106,7 +106,7 @@ fn owned_search<I: RowIndex>(
                 for (peer, to, k, bytes) in asks {
                     let rows = cut.range(k);
                     let open = SparseRows::decode_rows(&bytes, key(depth, k, to), rows.len(), words).unwrap();
-                    let view = OwnedFrontier::new(cut, parts[peer].iter());
+                    let view = OwnedFrontier::new(cut, parts[peer].iter().map(|p| p.frontier.clone()));
                     let mut out = vec![0u64; rows.len() * words];
                     pull_hits(space, moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
                     mail.push((

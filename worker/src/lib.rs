@@ -10,7 +10,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub mod client;
+pub mod connection;
 pub mod logs;
+pub mod rows;
+mod tasks;
 
 /// Command-line arguments of the `worker` binary.
 #[derive(Debug, Clone, Parser)]
@@ -29,9 +32,54 @@ pub struct Args {
     pub token_file: Option<PathBuf>,
 
     /// PEM certificate to trust for an https:// coordinator (the CA that signed its
-    /// certificate, or that certificate itself if self-signed). Required with https://.
+    /// certificate, or that certificate itself if self-signed). Required with https://. Also
+    /// trusted for other workers that serve TLS.
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
+
+    /// Where this worker listens for other workers of a row search (they exchange rows
+    /// directly). Default: 127.0.0.1 on any port when the coordinator is on this machine's
+    /// loopback, else 0.0.0.0 on any port (which needs a token).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+
+    /// The host (or host:port) other workers reach this worker at. Default: the listening
+    /// address, or this machine's address on the route to the coordinator.
+    #[arg(long, value_name = "HOST")]
+    pub advertise: Option<String>,
+
+    /// Certificate and private key (PEM) for the listener of other workers: with them, workers
+    /// exchange rows over TLS, trusting --ca.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// The most memory this worker may use, e.g. 3G: the coordinator gives it no more rows
+    /// than fit. Default: 90 % of this machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = shared::units::parse_size)]
+    pub mem_limit: Option<u64>,
+
+    /// Keep the replicas of other workers' rows here (default: a temporary directory, removed
+    /// at exit).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Give up when the coordinator has been unreachable this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 300)]
+    pub connect_timeout: u64,
+}
+
+/// Whether `url`'s host is this machine's loopback.
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = match authority.rsplit_once(':') {
+        Some((h, _)) if !h.is_empty() => h,
+        _ => authority,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A coordinator URL whose scheme has been checked to be http or https.
@@ -77,12 +125,35 @@ pub fn run(args: &Args) -> Result<(), String> {
         rayon::ThreadPoolBuilder::new().num_threads(n as usize).build_global().map_err(|e| e.to_string())?;
     }
     let token = cubefarm_proto::auth::load_token(args.token_file.as_deref())?;
+    let listen = args.listen.unwrap_or_else(|| {
+        let ip = if is_loopback_url(args.coordinator.as_str()) { "127.0.0.1" } else { "0.0.0.0" };
+        std::net::SocketAddr::new(ip.parse().expect("an IP address"), 0)
+    });
+    let physical = client::total_memory_bytes();
+    let mem_limit = args.mem_limit.unwrap_or(physical / 10 * 9);
+    if physical > 0 && mem_limit > physical {
+        return Err(format!(
+            "--mem-limit {} is more than this machine's memory ({})",
+            shared::units::gib(mem_limit),
+            shared::units::gib(physical)
+        ));
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+        _ => None,
+    };
     let config = client::WorkerConfig {
         coordinator: args.coordinator.as_str().to_string(),
         ca: args.ca.clone(),
         token,
         name: format!("worker-{}", std::process::id()),
         protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+        listen,
+        advertise: args.advertise.clone(),
+        tls,
+        mem_limit,
+        state_dir: args.state_dir.clone(),
+        patience: std::time::Duration::from_secs(args.connect_timeout),
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(async {

@@ -1,14 +1,17 @@
-//! The cluster runtime: a job's tasks served to gRPC workers. [`scheduler`] holds the tasks,
-//! leases and results of the running level ([`Shared`]); [`service`] is the gRPC service over it,
-//! the only module that speaks tonic's types; [`serve`] runs the service on a listener, and
-//! [`with_cluster`] runs a job with the service (and any in-process workers) around it.
+//! The cluster runtime: a job served to gRPC workers. [`hub`] is where the job's thread and the
+//! service meet ([`Hub`]): the workers ([`members`], with liveness), leased tasks, and a row
+//! search whose rows the workers own ([`owned`], driven by [`rows`]); [`service`] is the gRPC
+//! service over it, the only module that speaks tonic's types; [`serve`] runs the service on a
+//! listener, and [`with_cluster`] runs a job with the service (and any in-process workers)
+//! around it.
 
-pub mod parts;
-pub mod scheduler;
-pub mod search;
+pub mod hub;
+pub mod members;
+pub mod owned;
+pub mod rows;
 pub mod service;
 
-pub use scheduler::{Refusal, Shared, TaskKind};
+pub use hub::{Hub, Refusal, TaskKind, Traffic};
 pub use service::print_status;
 
 use crate::progress::Reporter;
@@ -44,6 +47,10 @@ pub struct ClusterConfig {
     pub tls: Option<Tls>,
     pub tasks_per_level: u32,
     pub lease_secs: u64,
+    /// A worker silent this long is lost (its leases and rows recovered).
+    pub liveness_secs: u64,
+    /// A row search starts once this many workers are ready.
+    pub min_workers: u32,
 }
 
 impl ClusterConfig {
@@ -54,7 +61,8 @@ impl ClusterConfig {
         token_file: Option<PathBuf>,
         tls: (Option<PathBuf>, Option<PathBuf>),
         tasks_per_level: u32,
-        lease_secs: u64,
+        (lease_secs, liveness_secs): (u64, u64),
+        min_workers: Option<u32>,
     ) -> Result<Self> {
         let tls = match tls {
             (None, None) => None,
@@ -65,13 +73,22 @@ impl ClusterConfig {
             }
             (Some(cert), Some(key)) => Some(Tls::load(&cert, &key)?),
         };
+        if workers == Some(0) {
+            bail!("--workers 0 starts no worker: leave it out to run in this process, or give --listen ADDR for remote workers");
+        }
+        if min_workers.is_some() && listen.is_none() && workers.is_none() {
+            bail!("--min-workers needs --listen ADDR or --workers N");
+        }
+        let workers = workers.unwrap_or(0);
         Ok(ClusterConfig {
             listen,
-            workers: workers.unwrap_or(0),
+            workers,
             token_file,
             tls,
             tasks_per_level,
             lease_secs,
+            liveness_secs,
+            min_workers: min_workers.unwrap_or(workers.max(1)),
         })
     }
 
@@ -84,6 +101,8 @@ impl ClusterConfig {
             tls: None,
             tasks_per_level: 64,
             lease_secs: 600,
+            liveness_secs: 30,
+            min_workers: 1,
         }
     }
 
@@ -93,10 +112,10 @@ impl ClusterConfig {
     }
 }
 
-/// What a listener serves: the job's scheduler, the token workers must present, and TLS.
+/// What a listener serves: the job's hub, the token workers must present, and TLS.
 #[derive(Clone)]
 pub struct ServeConfig {
-    pub shared: Arc<Shared>,
+    pub hub: Arc<Hub>,
     pub token: Option<Token>,
     pub tls: Option<Tls>,
 }
@@ -110,7 +129,7 @@ pub fn serve(
 ) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = Result<()>>)> {
     let addr = listener.local_addr()?;
     let server = async move {
-        service::run(listener, config.shared, config.token, config.tls.map(|t| t.0), shutdown)
+        service::run(listener, config.hub, config.token, config.tls.map(|t| t.0), shutdown)
             .await
             .map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))
     };
@@ -124,28 +143,29 @@ pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> Result<tokio::net:
 }
 
 /// Serves workers over gRPC (and starts the in-process ones) while `job` runs on this thread
-/// with the scheduler; returns the job's result once the workers have been dismissed.
+/// with the hub; returns the job's result once the workers have been dismissed.
 pub fn with_cluster<T>(
     cluster: &ClusterConfig,
     job_spec: String,
     reporter: &Reporter,
-    job: impl FnOnce(&Shared) -> Result<T>,
+    job: impl FnOnce(&Hub) -> Result<T>,
 ) -> Result<T> {
     let token =
         cubefarm_proto::auth::load_token(cluster.token_file.as_deref()).map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(bind(addr, token.as_ref()))?;
-    let shared = Arc::new(Shared::new(
+    let hub = Arc::new(Hub::new(
         1,
         job_spec,
         std::time::Duration::from_secs(cluster.lease_secs),
+        std::time::Duration::from_secs(cluster.liveness_secs),
         cluster.tasks_per_level as usize,
     ));
-    let status = shared.clone();
+    let status = hub.clone();
     reporter.set_extra(move || {
-        let (_, total, done, running, workers, _) = status.status();
-        format!("tasks {done}/{total} done, {running} leased, {workers} live workers")
+        let s = status.status();
+        format!("{}/{} done, {} at work, {} live workers", s.done, s.tasks, s.leased, s.live_workers)
     });
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let until_stopped = move || {
@@ -154,7 +174,7 @@ pub fn with_cluster<T>(
             let _ = stopped.wait_for(|s| *s).await;
         }
     };
-    let config = ServeConfig { shared: shared.clone(), token: token.clone(), tls: cluster.tls.clone() };
+    let config = ServeConfig { hub: hub.clone(), token: token.clone(), tls: cluster.tls.clone() };
     let (local, server) = serve(config.clone(), listener, until_stopped())?;
     tracing::info!("serving workers on {local}");
     if cluster.tls.is_some() {
@@ -183,29 +203,35 @@ pub fn with_cluster<T>(
                 token: token.clone(),
                 name: format!("in-process-{i}"),
                 protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+                listen: "127.0.0.1:0".parse().expect("a socket address"),
+                advertise: None,
+                tls: None,
+                mem_limit: worker::client::total_memory_bytes() / 10 * 9,
+                state_dir: None,
+                patience: std::time::Duration::from_secs(60),
             };
-            let shared = shared.clone();
+            let hub = hub.clone();
             runtime.spawn(async move {
                 let result = worker::client::run_worker(config).await;
                 if let Err(e) = &result {
                     tracing::error!("in-process worker {i} failed: {e:#}");
                     if alone {
-                        shared.abort(format!("in-process worker {i} failed: {e:#}"));
+                        hub.abort(format!("in-process worker {i} failed: {e:#}"));
                     }
                 }
                 result
             })
         })
         .collect();
-    let result = job(&shared);
-    shared.finish();
+    let result = job(&hub);
+    hub.finish();
     for w in workers {
         if let Err(e) = runtime.block_on(w) {
             tracing::error!("in-process worker panicked: {e}");
         }
     }
     // Give remote workers a moment to hear that the job is done.
-    shared.wait_for_goodbyes(std::time::Duration::from_secs(3));
+    hub.wait_for_goodbyes(std::time::Duration::from_secs(3));
     let _ = stop.send(true);
     for server in servers {
         runtime.block_on(server)??;

@@ -1,24 +1,38 @@
-//! The gRPC `Coordinator` service over [`Shared`]: registration with a protocol-version check,
-//! task polling (also the heartbeat), input downloads and shard uploads in chunks. Copying and
-//! merging bit arrays runs on blocking threads, never on tokio's.
+//! The gRPC `Coordinator` service over [`Hub`]: registration with a protocol-version check,
+//! heartbeats, task polling and shard uploads of leased tasks, job-wide input downloads, and a
+//! row search's `RowsSync` and level uploads. Every message's bytes are counted against the
+//! worker's link. Decoding runs on blocking threads, never on tokio's.
 
-use super::scheduler::{Poll, Shared, TaskKind};
+use super::hub::{Hub, Poll, SyncAnswer, TaskKind};
+use super::owned::Report;
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
-use shared::bfs::Direction;
+use prost::Message;
 use shared::shard::{self, ShardError, ShardKey};
 use shared::space::RowCounts;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
 pub struct Service {
-    pub shared: Arc<Shared>,
+    pub hub: Arc<Hub>,
 }
 
 fn blocking_error(e: tokio::task::JoinError) -> Status {
     Status::internal(format!("coordinator task failed: {e}"))
+}
+
+/// How long a poll waits for something new before answering "nothing yet".
+const LONG_POLL: Duration = Duration::from_secs(1);
+
+impl Service {
+    /// Counts a reply to `worker` and wraps it.
+    fn reply<T: Message>(&self, worker: u64, received: usize, reply: T) -> Result<Response<T>, Status> {
+        self.hub.count(worker, reply.encoded_len(), received);
+        Ok(Response::new(reply))
+    }
 }
 
 #[tonic::async_trait]
@@ -41,26 +55,52 @@ impl v1::coordinator_server::Coordinator for Service {
                     "protocol version {} is not supported: this coordinator speaks version {PROTOCOL_VERSION}",
                     r.protocol_version
                 ),
+                heartbeat_ms: 0,
             }));
         }
-        let id = self.shared.register(&r.worker_name, r.threads, r.memory_bytes);
-        Ok(Response::new(v1::RegisterReply { worker_id: id, accepted: true, message: String::new() }))
+        let id = self.hub.register(
+            &r.worker_name,
+            r.threads,
+            (r.memory_bytes, r.mem_limit_bytes),
+            &r.peer_address,
+            r.previous_worker_id,
+        );
+        let heartbeat_ms = self.hub.heartbeat.as_millis() as u64;
+        self.reply(
+            id,
+            r.encoded_len(),
+            v1::RegisterReply { worker_id: id, accepted: true, message: String::new(), heartbeat_ms },
+        )
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<v1::HeartbeatRequest>,
+    ) -> Result<Response<v1::HeartbeatReply>, Status> {
+        let r = request.into_inner();
+        let known = self.hub.heartbeat(r.worker_id, r.sent_bytes, r.received_bytes);
+        self.reply(r.worker_id, r.encoded_len(), v1::HeartbeatReply { known })
     }
 
     async fn poll_task(
         &self,
         request: Request<v1::PollTaskRequest>,
     ) -> Result<Response<v1::PollTaskReply>, Status> {
-        let worker = request.into_inner().worker_id;
-        let shared = self.shared.clone();
-        let answer =
-            tokio::task::spawn_blocking(move || shared.poll_wait(worker, std::time::Duration::from_secs(1)))
-                .await
-                .map_err(blocking_error)?;
-        match answer {
-            Poll::Done => Ok(Response::new(v1::PollTaskReply { task: None, done: true })),
-            Poll::Wait => Ok(Response::new(v1::PollTaskReply { task: None, done: false })),
-            Poll::Task(lease) => Ok(Response::new(v1::PollTaskReply {
+        let r = request.into_inner();
+        let worker = r.worker_id;
+        self.hub.heartbeat(worker, r.sent_bytes, r.received_bytes);
+        let hub = self.hub.clone();
+        let answer = tokio::task::spawn_blocking(move || hub.poll_wait(worker, LONG_POLL))
+            .await
+            .map_err(blocking_error)?;
+        let reply = match answer {
+            Poll::Unknown => {
+                return Err(Status::not_found("this worker is not registered (or was declared lost)"))
+            }
+            Poll::Done => v1::PollTaskReply { done: true, ..Default::default() },
+            Poll::Wait => v1::PollTaskReply::default(),
+            Poll::OwnedRows => v1::PollTaskReply { owned_rows: true, ..Default::default() },
+            Poll::Task(lease) => v1::PollTaskReply {
                 task: Some(v1::Task {
                     job_id: lease.job,
                     task_id: lease.task,
@@ -68,23 +108,17 @@ impl v1::coordinator_server::Coordinator for Service {
                     level: lease.depth,
                     row_begin: lease.rows.start as u64,
                     row_end: lease.rows.end as u64,
-                    lease_ms: self.shared.lease_time.as_millis() as u64,
+                    lease_ms: self.hub.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
                     kind: match lease.kind {
-                        TaskKind::Rows(Direction::Backward) => v1::TaskKind::RowsBackward as i32,
-                        TaskKind::Rows(_) => v1::TaskKind::RowsForward as i32,
-                        TaskKind::Unvisited => v1::TaskKind::RowsUnvisited as i32,
                         TaskKind::Cosets => v1::TaskKind::Product as i32,
                         TaskKind::H48 => v1::TaskKind::H48 as i32,
                     },
-                    before_input: lease.before_input,
-                    found_inputs: lease.found_inputs,
-                    positions_only: lease.positions_only,
-                    rows_per_part: lease.rows_per_part,
                 }),
-                done: false,
-            })),
-        }
+                ..Default::default()
+            },
+        };
+        self.reply(worker, r.encoded_len(), reply)
     }
 
     async fn renew_lease(
@@ -92,8 +126,9 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::RenewLeaseRequest>,
     ) -> Result<Response<v1::RenewLeaseReply>, Status> {
         let r = request.into_inner();
-        let ok = self.shared.renew(r.worker_id, r.task_id, r.attempt);
-        Ok(Response::new(v1::RenewLeaseReply { ok, lease_ms: self.shared.lease_time.as_millis() as u64 }))
+        let ok = self.hub.renew(r.worker_id, r.task_id, r.attempt);
+        let reply = v1::RenewLeaseReply { ok, lease_ms: self.hub.lease_time.as_millis() as u64 };
+        self.reply(r.worker_id, r.encoded_len(), reply)
     }
 
     /// Receives a task's result. Every size the peer states is bounded by what the task can
@@ -104,29 +139,31 @@ impl v1::coordinator_server::Coordinator for Service {
         &self,
         request: Request<Streaming<v1::ShardChunk>>,
     ) -> Result<Response<v1::UploadShardReply>, Status> {
+        let worker = 0;
         let mut stream = request.into_inner();
         let Some(first) = stream.next().await else {
             return Err(Status::invalid_argument("an empty upload"));
         };
         let mut chunk = first?;
         let (task, attempt) = (chunk.task_id, chunk.attempt);
-        let stale = |received: u64| {
-            Ok(Response::new(v1::UploadShardReply {
-                accepted: false,
-                message: "stale or duplicate result ignored".into(),
-                bytes_received: received,
-            }))
+        let mut received = 0usize;
+        let stale = |received: u64| v1::UploadShardReply {
+            accepted: false,
+            message: "stale or duplicate result ignored".into(),
+            bytes_received: received,
         };
-        let Some(limit) = self.shared.upload_limit(task) else { return stale(chunk.data.len() as u64) };
+        let Some(limit) = self.hub.upload_limit(task) else {
+            return self.reply(worker, chunk.encoded_len(), stale(chunk.data.len() as u64));
+        };
         let refuse = |why: String| {
-            self.shared.return_lease(task, attempt);
+            self.hub.return_lease(task, attempt);
             tracing::warn!("refused the result of task {task} (attempt {attempt}): {why}");
             Err(Status::invalid_argument(why))
         };
         let max_bytes = shard::max_shard_bytes(limit.max_words);
-        let mut bytes = self.shared.buffers.bytes();
-        let mut counts = Vec::new();
+        let mut bytes = Vec::new();
         loop {
+            received += chunk.encoded_len();
             if chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("shard chunks out of order"));
             }
@@ -137,7 +174,6 @@ impl v1::coordinator_server::Coordinator for Service {
             }
             bytes.extend_from_slice(&chunk.data);
             if chunk.last {
-                counts = chunk.counts;
                 break;
             }
             match stream.next().await {
@@ -145,38 +181,34 @@ impl v1::coordinator_server::Coordinator for Service {
                 None => break,
             }
         }
-        let shared = self.shared.clone();
-        let received = bytes.len() as u64;
+        let hub = self.hub.clone();
+        let size = bytes.len() as u64;
         let expected = ShardKey { job: limit.job, task, attempt, level: limit.depth };
-        let counts = match (limit.rows, &counts[..]) {
-            (false, _) => None,
-            (true, &[entries, positions, classes, self_inverse]) => {
-                Some(RowCounts { entries, positions, classes, self_inverse })
-            }
-            (true, _) => return refuse(format!("a row result with {} counts, not 4", counts.len())),
-        };
-        let decoded = tokio::task::spawn_blocking(move || match counts {
-            // A row result is only kept and forwarded: checked whole, not decoded.
-            Some(counts) => shard::check_for(&bytes, expected, limit.max_words)
-                .map(|()| shared.complete_rows(limit.depth, task, counts, bytes)),
-            None => shard::decode_words_for(&bytes, expected, limit.max_words)
-                .map(|words| shared.complete(limit.depth, task, words, bytes)),
+        let decoded = tokio::task::spawn_blocking(move || {
+            shard::decode_words_for(&bytes, expected, limit.max_words)
+                .map(|words| hub.complete(limit.depth, task, words))
         })
         .await
         .map_err(blocking_error)?;
         let result = match decoded {
             Err(e @ ShardError::TooLarge { .. }) => return refuse(e.to_string()),
             // A result of an earlier level for a task number the running level also has.
-            Err(ShardError::WrongTask { found, .. }) if found.level != limit.depth => return stale(received),
+            Err(ShardError::WrongTask { found, .. }) if found.level != limit.depth => {
+                return self.reply(worker, received, stale(size))
+            }
             Err(e) => Err(e.to_string()),
             Ok(merged) => merged,
         };
         match result {
-            Ok(merged) => Ok(Response::new(v1::UploadShardReply {
-                accepted: merged,
-                message: if merged { String::new() } else { "stale or duplicate result ignored".into() },
-                bytes_received: received,
-            })),
+            Ok(merged) => self.reply(
+                worker,
+                received,
+                v1::UploadShardReply {
+                    accepted: merged,
+                    message: if merged { String::new() } else { "stale or duplicate result ignored".into() },
+                    bytes_received: size,
+                },
+            ),
             Err(message) => {
                 tracing::warn!("rejected shard of task {task}: {message}");
                 Err(Status::data_loss(format!("shard rejected: {message}")))
@@ -192,61 +224,147 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::DownloadInputRequest>,
     ) -> Result<Response<Self::DownloadInputStream>, Status> {
         let r = request.into_inner();
-        // Inputs are encoded before their level is published (or are results already
-        // received): this only looks them up.
-        let parts = self.shared.input(&r.name).ok_or_else(|| {
+        let input = self.hub.input(&r.name).ok_or_else(|| {
             Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
         })?;
-        let total: u64 = parts.iter().map(|p| p.size()).sum();
-        let from = r.offset.min(total);
-        self.shared.count_sent(total - from);
-        // The parts one after another, in chunks read (from disk or memory) on a blocking thread
-        // as the stream is consumed: a few chunks are in flight, never a whole input.
-        let (chunks, stream) = tokio::sync::mpsc::channel(4);
-        tokio::task::spawn_blocking(move || {
-            let mut start = 0u64;
-            for part in parts {
-                let len = part.size();
-                let mut at = from.saturating_sub(start).min(len);
-                while at < len {
-                    let n = (len - at).min(MAX_CHUNK_BYTES as u64) as usize;
-                    let offset = start + at;
-                    let chunk = part
-                        .read(at, n)
-                        .map(|data| v1::InputChunk {
-                            offset,
-                            total_bytes: total,
-                            last: offset + n as u64 == total,
-                            data,
-                        })
-                        .map_err(|e| Status::internal(format!("reading input {:?}: {e}", r.name)));
-                    let failed = chunk.is_err();
-                    if chunks.blocking_send(chunk).is_err() || failed {
-                        return;
-                    }
-                    at += n as u64;
-                }
-                start += len;
-            }
-        });
-        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(stream))))
+        let total = input.len() as u64;
+        let from = r.offset.min(total) as usize;
+        let chunks: Vec<Result<v1::InputChunk, Status>> = input[from..]
+            .chunks(MAX_CHUNK_BYTES)
+            .enumerate()
+            .map(|(i, data)| {
+                let offset = (from + i * MAX_CHUNK_BYTES) as u64;
+                Ok(v1::InputChunk {
+                    offset,
+                    total_bytes: total,
+                    last: offset + data.len() as u64 == total,
+                    data: data.to_vec(),
+                })
+            })
+            .collect();
+        let sent: usize = chunks.iter().flatten().map(|c| c.encoded_len()).sum();
+        self.hub.count(r.worker_id, sent, r.encoded_len());
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
     async fn job_status(
         &self,
         _: Request<v1::JobStatusRequest>,
     ) -> Result<Response<v1::JobStatusReply>, Status> {
-        let (level, tasks_total, tasks_done, tasks_running, workers, done) = self.shared.status();
+        let s = self.hub.status();
         Ok(Response::new(v1::JobStatusReply {
-            job_id: 1,
-            level,
-            tasks_total,
-            tasks_done,
-            tasks_running,
-            workers,
-            done,
+            job_id: self.hub.job(),
+            level: s.depth,
+            tasks_total: s.tasks,
+            tasks_done: s.done,
+            tasks_running: s.leased,
+            workers: s.live_workers,
+            done: s.finished,
             message: String::new(),
         }))
+    }
+
+    async fn rows_sync(
+        &self,
+        request: Request<v1::RowsSyncRequest>,
+    ) -> Result<Response<v1::RowsSyncReply>, Status> {
+        let r = request.into_inner();
+        let received = r.encoded_len();
+        let counts = match r.counts[..] {
+            [entries, positions, classes, self_inverse] => {
+                RowCounts { entries, positions, classes, self_inverse }
+            }
+            [] => RowCounts::default(),
+            _ => return Err(Status::invalid_argument(format!("{} counts, not 4", r.counts.len()))),
+        };
+        let report = Report {
+            ready: r.ready,
+            room: r.room_bytes,
+            epoch: r.epoch,
+            committed: r.committed,
+            finished: r.finished,
+            counts,
+            level_sent: r.level_sent,
+            level_received: r.level_received,
+            making: r.making,
+        };
+        let hub = self.hub.clone();
+        let worker = r.worker_id;
+        self.hub.heartbeat(worker, r.sent_bytes, r.received_bytes);
+        let failure = r.failure;
+        let answer = tokio::task::spawn_blocking(move || hub.rows_sync(worker, report, &failure, LONG_POLL))
+            .await
+            .map_err(blocking_error)?;
+        let reply = match answer {
+            SyncAnswer::Unknown => {
+                return Err(Status::not_found("this worker is not registered (or was declared lost)"))
+            }
+            SyncAnswer::Done => v1::RowsSyncReply { done: true, ..Default::default() },
+            SyncAnswer::Wait => v1::RowsSyncReply { wait: true, ..Default::default() },
+            SyncAnswer::Do(o, peers) => v1::RowsSyncReply {
+                wait: false,
+                done: false,
+                job_id: o.job_id,
+                job_spec: o.spec.clone(),
+                positions_only: o.positions_only,
+                rows_per_part: o.cut.rows_per_part,
+                epoch: o.epoch,
+                owner: o.owner.clone(),
+                replica: o.replica.clone(),
+                peers: peers
+                    .into_iter()
+                    .map(|(worker_id, address)| v1::PeerAddress { worker_id, address })
+                    .collect(),
+                committed: o.committed,
+                committed_epoch: o.committed_epoch,
+                level: o.level,
+                backward: o.backward,
+                upload_levels: o.upload_levels,
+            },
+        };
+        self.reply(worker, received, reply)
+    }
+
+    /// A committed level's parts from their owner (a table build): each message checked whole
+    /// here, decoded by the job's thread.
+    async fn upload_level(
+        &self,
+        request: Request<Streaming<v1::PeerChunk>>,
+    ) -> Result<Response<v1::DeliverReply>, Status> {
+        let mut stream = request.into_inner();
+        let mut messages = 0;
+        let mut current: Option<(v1::PeerChunk, Vec<u8>)> = None;
+        let mut from = 0;
+        let mut received = 0usize;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            received += chunk.encoded_len();
+            from = chunk.from;
+            let max = self
+                .hub
+                .max_level_part_bytes()
+                .ok_or_else(|| Status::failed_precondition("no table build runs"))?;
+            let (head, bytes) = current
+                .get_or_insert_with(|| (v1::PeerChunk { data: Vec::new(), ..chunk.clone() }, Vec::new()));
+            if (head.part, head.level, head.epoch, head.from)
+                != (chunk.part, chunk.level, chunk.epoch, chunk.from)
+                || chunk.offset != bytes.len() as u64
+            {
+                return Err(Status::invalid_argument("message chunks out of order"));
+            }
+            if bytes.len() as u64 + chunk.data.len() as u64 > max {
+                return Err(Status::invalid_argument("a part longer than the job's largest"));
+            }
+            bytes.extend_from_slice(&chunk.data);
+            if chunk.last {
+                let (head, bytes) = current.take().expect("a message");
+                self.hub
+                    .take_level_part(head.from, head.epoch, head.level, head.part, bytes)
+                    .map_err(Status::failed_precondition)?;
+                messages += 1;
+            }
+        }
+        self.reply(from, received, v1::DeliverReply { messages })
     }
 }
 
@@ -257,12 +375,12 @@ pub const NEEDS_TLS: &str =
 /// Serves the coordinator on `listener` (over TLS when `tls` is given) until `shutdown` resolves.
 pub(super) async fn run(
     listener: tokio::net::TcpListener,
-    shared: Arc<Shared>,
+    hub: Arc<Hub>,
     token: Option<Token>,
     tls: Option<tonic::transport::ServerTlsConfig>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
-    let service = CoordinatorServer::with_interceptor(Service { shared: shared.clone() }, move |req| {
+    let service = CoordinatorServer::with_interceptor(Service { hub: hub.clone() }, move |req| {
         check_request(token.as_ref(), req)
     });
     let Some(tls) = tls else {
@@ -283,9 +401,8 @@ pub(super) async fn run(
     let (tls_in, tls_out) = tokio::sync::mpsc::channel(16);
     let (plain_in, plain_out) = tokio::sync::mpsc::channel(16);
     let sorter = tokio::spawn(sort_connections(listener, tls_in, plain_in));
-    let refuser = CoordinatorServer::with_interceptor(Service { shared }, |_| {
-        Err(Status::failed_precondition(NEEDS_TLS))
-    });
+    let refuser =
+        CoordinatorServer::with_interceptor(Service { hub }, |_| Err(Status::failed_precondition(NEEDS_TLS)));
     let (refuser_stop, refuser_stopped) = tokio::sync::oneshot::channel::<()>();
     let refusing =
         tokio::spawn(tonic::transport::Server::builder().add_service(refuser).serve_with_incoming_shutdown(

@@ -1,8 +1,9 @@
 //! `coordinator enumerate`: runs an exact enumeration and prints (and optionally saves) the
 //! distribution.
 
+use crate::cluster::Traffic;
 use crate::config::{EnumerateConfig, Method, Space};
-use crate::driver::{search_levels, SearchSettings};
+use crate::driver::{search_levels, SearchSettings, Searched};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources;
 use anyhow::{ensure, Result};
@@ -24,15 +25,28 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
     if let Some(count) = config.sample_tasks {
         return super::sample::run(product_spec(&config), &config, count);
     }
-    let distribution = compute(&config)?;
+    let (distribution, traffic) = compute(&config)?;
     print!("{}", distribution.to_text());
     println!(
         "elapsed {:.2} s, peak RSS {:.1} MiB",
         distribution.elapsed_s,
         distribution.peak_rss_bytes as f64 / 1048576.0
     );
+    if let Some(t) = &traffic {
+        let received: u64 = t.workers.iter().map(|w| w.received_bytes).sum();
+        println!(
+            "traffic: {} through the coordinator, {} received by {} workers",
+            resources::gib(t.through_coordinator_bytes),
+            resources::gib(received),
+            t.workers.len()
+        );
+    }
     if let Some(out) = json {
-        let mut text = serde_json::to_string(&distribution)?;
+        let mut value = serde_json::to_value(&distribution)?;
+        if let (Some(t), Some(map)) = (&traffic, value.as_object_mut()) {
+            map.insert("traffic".into(), serde_json::to_value(t)?);
+        }
+        let mut text = serde_json::to_string(&value)?;
         text.push('\n');
         out.write(text.as_bytes())?;
         tracing::info!("wrote {}", out.path().display());
@@ -40,11 +54,12 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
     Ok(())
 }
 
-/// Computes the distribution of a space, reporting progress on stderr.
-pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
+/// Computes the distribution of a space, reporting progress on stderr; on workers, also what
+/// the job moved.
+pub fn compute(config: &EnumerateConfig) -> Result<(Distribution, Option<Traffic>)> {
     let start = Instant::now();
     let moves = config.moves.moves();
-    let (order, mut depths) = match (config.space, config.method) {
+    let (order, mut depths, traffic) = match (config.space, config.method) {
         (Space::Cube, _) | (Space::Edges, Method::Product) => {
             super::product::run(product_spec(config), config)?
         }
@@ -53,7 +68,8 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
         (Space::H | Space::Hprime, _) => {
             let space = KociembaSpace::new(config.space == Space::H);
             tracing::info!("classes are counted under the 16 symmetries that preserve H");
-            (space.order() as u128, search(&space, &moves, config)?)
+            let searched = search(&space, &moves, config)?;
+            (space.order() as u128, searched.depths, searched.traffic)
         }
     };
     // A resumed job's journal may reach deeper than this run's --max-depth.
@@ -76,7 +92,7 @@ pub fn compute(config: &EnumerateConfig) -> Result<Distribution> {
             order
         );
     }
-    Ok(distribution)
+    Ok((distribution, traffic))
 }
 
 /// The product job of a configuration using the product method.
@@ -92,7 +108,7 @@ fn run_rows<const N: usize, const O: u8>(
     layout: BlockLayout<N, O>,
     moves: &[Move],
     config: &EnumerateConfig,
-) -> Result<(u128, Vec<DepthCounts>)>
+) -> Result<(u128, Vec<DepthCounts>, Option<Traffic>)>
 where
     Pieces<N, O>: Part,
 {
@@ -125,11 +141,12 @@ where
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
     let space = RowSpace::with_classes(layout, classes, transitions);
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
-    Ok((space.order() as u128, search(&space, moves, config)?))
+    let searched = search(&space, moves, config)?;
+    Ok((space.order() as u128, searched.depths, searched.traffic))
 }
 
 /// Runs the search with live progress on stderr.
-fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Vec<DepthCounts>> {
+fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Searched> {
     let settings = SearchSettings {
         job: JobSpec::Rows(RowJob {
             space: config.space.row_space().expect("a row space"),

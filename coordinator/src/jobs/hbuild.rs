@@ -4,7 +4,7 @@
 //! so a killed build resumes without redoing them.
 
 use super::check_disk;
-use crate::cluster::{with_cluster, Refusal, Shared};
+use crate::cluster::{with_cluster, Hub, Refusal};
 use crate::config::{BuildConfig, Target};
 use crate::journal::RedbJournal;
 use crate::output::peak_rss_bytes;
@@ -33,7 +33,7 @@ const BATCH: usize = 48;
 #[derive(Clone, Copy)]
 enum Makers<'a> {
     Local,
-    Workers(&'a Shared),
+    Workers(&'a Hub),
 }
 
 /// Builds the tables of `config` (of one base, h >= 1): embedded, or on workers (one table per
@@ -161,7 +161,7 @@ fn make_levels(
 }
 
 /// Level `d` made by workers: their rows, checked, in row order.
-fn level_on_workers(shared: &Shared, index: &H11Rows, d: u8, done: &AtomicU64) -> Result<Level> {
+fn level_on_workers(shared: &Hub, index: &H11Rows, d: u8, done: &AtomicU64) -> Result<Level> {
     let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
     let all: Vec<u32> = (0..index.rows()).collect();
     shared

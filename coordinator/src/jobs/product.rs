@@ -8,7 +8,7 @@
 //! run again after a kill computes only the chunks still missing. (`--sample-tasks` runs a
 //! sample of the tasks instead: [`super::sample`].)
 
-use crate::cluster::with_cluster;
+use crate::cluster::{with_cluster, Traffic};
 use crate::config::EnumerateConfig;
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
@@ -118,8 +118,9 @@ pub(super) fn prepare(spec: ProductSpec, config: &EnumerateConfig) -> Result<Pre
     Ok(Prepared { job, per_task: per_task(parts) })
 }
 
-/// Runs the job and returns the space's order and the per-depth counts.
-pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>)> {
+/// Runs the job and returns the space's order, the per-depth counts and, on workers, what the
+/// job moved.
+pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<Traffic>)> {
     let start = Instant::now();
     let Prepared { job, .. } = prepare(spec, config)?;
     let (space, max_depth) = (job.space(), spec.max_depth);
@@ -159,22 +160,20 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         }
         Ok(())
     };
-    std::thread::scope(|scope| {
+    let traffic = std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
         let result = if cluster.distributed() {
-            with_cluster(cluster, spec.to_string(), &reporter, |shared| {
+            with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    shared
-                        .run_cosets(chunk, range, wire::product::words_per_task(&job), done)
+                    hub.run_cosets(chunk, range, wire::product::words_per_task(&job), done)
                         .map_err(|e| anyhow!(e))
                 })?;
-                let (out, inn) = shared.traffic();
-                tracing::info!("traffic: {out} bytes of inputs to workers, {inn} bytes of results back");
-                Ok(())
+                Ok(Some(hub.traffic()))
             })
         } else {
             run_chunks(&mut |_, range| Ok(wire::product::encode_counts(&job.run(range, Some(done)))))
+                .map(|()| None)
         };
         reporter.finish();
         result
@@ -193,5 +192,5 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         );
     }
     tracing::info!("{} products in {seconds:.1} s", thousands(counts.products.iter().sum::<u64>()));
-    Ok((space.order(), counts.depths))
+    Ok((space.order(), counts.depths, traffic))
 }

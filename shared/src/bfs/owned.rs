@@ -28,6 +28,7 @@ use crate::cube::Move;
 use crate::space::{test_bit, RowCounts, RowIndex};
 use crate::wire::PartCut;
 use std::ops::Range;
+use std::sync::Arc;
 
 impl Direction {
     /// The engine's rule: pull once fewer entries are unvisited than in the frontier (a pull
@@ -42,16 +43,48 @@ impl Direction {
 }
 
 /// One owned part of the rows: its unvisited entries, its frontier and the level being made,
-/// each as whole rows of `words` words.
+/// each as whole rows of `words` words. The frontier does not change while a level is made, so
+/// it is shared ([`PartFrontier`]) with whatever maps it.
 pub struct OwnedPart {
     pub part: u32,
     pub rows: Range<u32>,
     words: usize,
     pub unvisited: Vec<u64>,
-    pub frontier: Vec<u64>,
-    /// One bit per row of the frontier telling whether it has entries.
-    frontier_rows: Vec<u64>,
+    pub frontier: Arc<PartFrontier>,
     pub next: Vec<u64>,
+}
+
+/// A part's frontier: its entries, and one bit per row telling whether the row has any.
+pub struct PartFrontier {
+    pub part: u32,
+    pub rows: Range<u32>,
+    words: usize,
+    pub bits: Vec<u64>,
+    occupied: Vec<u64>,
+}
+
+impl PartFrontier {
+    fn new(part: u32, rows: Range<u32>, words: usize, bits: Vec<u64>) -> Self {
+        let occupied = row_bits(&bits, words.max(1), |row| row.iter().any(|&w| w != 0));
+        PartFrontier { part, rows, words, bits, occupied }
+    }
+
+    /// Row `r` (of this part), if it has entries.
+    #[inline]
+    fn row(&self, r: u32) -> Option<&[u64]> {
+        let i = (r - self.rows.start) as usize;
+        (self.occupied[i / 64] >> (i % 64) & 1 == 1).then(|| &self.bits[i * self.words..][..self.words])
+    }
+
+    /// Its entries.
+    pub fn entries(&self) -> u64 {
+        self.bits.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Whether it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.occupied.iter().all(|&b| b == 0)
+    }
 }
 
 impl OwnedPart {
@@ -74,8 +107,7 @@ impl OwnedPart {
             rows: rows.clone(),
             words,
             unvisited,
-            frontier: vec![0; n],
-            frontier_rows: vec![0; rows.len().div_ceil(64)],
+            frontier: Arc::new(PartFrontier::new(k, rows, words, vec![0; n])),
             next: vec![0; n],
         }
     }
@@ -142,11 +174,17 @@ impl OwnedPart {
     }
 
     /// Makes `next` the frontier: its entries leave the unvisited set, and `next` is cleared for
-    /// the level after.
+    /// the level after (in the old frontier's memory when nothing else holds it).
     pub fn commit(&mut self) {
         self.unvisited.iter_mut().zip(&self.next).for_each(|(u, n)| *u &= !n);
-        std::mem::swap(&mut self.frontier, &mut self.next);
-        self.frontier_rows = row_bits(&self.frontier, self.words.max(1), |row| row.iter().any(|&w| w != 0));
+        let n = self.next.len();
+        let bits = std::mem::take(&mut self.next);
+        let frontier = Arc::new(PartFrontier::new(self.part, self.rows.clone(), self.words, bits));
+        let old = std::mem::replace(&mut self.frontier, frontier);
+        self.next = match Arc::try_unwrap(old) {
+            Ok(old) => old.bits,
+            Err(_) => vec![0; n],
+        };
         self.discard();
     }
 
@@ -155,14 +193,20 @@ impl OwnedPart {
         self.next.iter_mut().for_each(|w| *w = 0);
     }
 
-    /// Entries of the frontier.
-    pub fn frontier_entries(&self) -> u64 {
-        self.frontier.iter().map(|w| w.count_ones() as u64).sum()
-    }
-
     /// Unvisited entries.
     pub fn unvisited_entries(&self) -> u64 {
         self.unvisited.iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Every entry found before the frontier's level (for a new replica holder): the reachable
+    /// entries (`reachable`: a fresh part's unvisited set) neither unvisited nor in the frontier.
+    pub fn found_before_frontier(&self, reachable: &[u64]) -> Vec<u64> {
+        reachable
+            .iter()
+            .zip(&self.unvisited)
+            .zip(&self.frontier.bits)
+            .map(|((r, u), f)| r & !u & !f)
+            .collect()
     }
 
     /// ORs `bits` (rows of this part, as a message holds them) into `next`.
@@ -174,43 +218,36 @@ impl OwnedPart {
             }
         }
     }
-
-    /// The frontier's row `r` (of this part), if it has entries.
-    #[inline]
-    fn frontier_row(&self, r: u32) -> Option<&[u64]> {
-        let i = (r - self.rows.start) as usize;
-        (self.frontier_rows[i / 64] >> (i % 64) & 1 == 1)
-            .then(|| &self.frontier[i * self.words..][..self.words])
-    }
 }
 
 /// The frontier rows of the parts one worker owns, by row number: what its pushes map and its
 /// pulls test against (rows of other owners read as empty).
-pub struct OwnedFrontier<'a> {
+pub struct OwnedFrontier {
     rows_per_part: u32,
-    parts: Vec<Option<&'a OwnedPart>>,
+    parts: Vec<Option<Arc<PartFrontier>>>,
 }
 
-impl<'a> OwnedFrontier<'a> {
+impl OwnedFrontier {
     /// The view of `parts` (any order) in a cut of `cut.parts()` parts.
-    pub fn new(cut: PartCut, parts: impl IntoIterator<Item = &'a OwnedPart>) -> Self {
+    pub fn new(cut: PartCut, parts: impl IntoIterator<Item = Arc<PartFrontier>>) -> Self {
         let mut slots = vec![None; cut.parts() as usize];
         for p in parts {
-            slots[p.part as usize] = Some(p);
+            let k = p.part as usize;
+            slots[k] = Some(p);
         }
         OwnedFrontier { rows_per_part: cut.rows_per_part, parts: slots }
     }
 
-    /// Whether any owned part has a frontier entry.
+    /// Whether no owned part has a frontier entry.
     pub fn is_empty(&self) -> bool {
-        self.parts.iter().flatten().all(|p| p.frontier_rows.iter().all(|&b| b == 0))
+        self.parts.iter().flatten().all(|p| p.is_empty())
     }
 }
 
-impl RowBits for OwnedFrontier<'_> {
+impl RowBits for OwnedFrontier {
     #[inline]
     fn row(&self, r: u32) -> Option<&[u64]> {
-        self.parts[(r / self.rows_per_part) as usize]?.frontier_row(r)
+        self.parts[(r / self.rows_per_part) as usize].as_ref()?.row(r)
     }
 }
 

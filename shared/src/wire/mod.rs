@@ -14,6 +14,15 @@ pub use pool::WordPool;
 pub use sparse::{Before, KnownVisited, PartCut, PartedRows, PartsDecoder, SparseRows, Unvisited};
 
 use crate::bfs::Direction;
+use crate::shard::ShardKey;
+
+/// The key of a message of rows between the workers of a row search that own its rows (and of
+/// a part an owner sends the coordinator): the job, the part, what it is (the protocol's
+/// `PeerKind` number) and the depth it belongs to. A message read under another key is
+/// refused (see [`SparseRows::decode_rows`]).
+pub fn row_message_key(job: u64, part: u32, kind: u32, depth: u32) -> ShardKey {
+    ShardKey { job, task: part as u64, attempt: kind, level: depth }
+}
 
 /// The name under which workers download a level's input: the frontier of a forward level,
 /// the unvisited entries of a backward one (`<name>/<depth>`; a forward task also reads the

@@ -1,0 +1,118 @@
+//! The worker's links: to the coordinator (connect with backoff, the token on every request,
+//! what a failed call means) and the bytes that cross every link, counted for the job's traffic
+//! report.
+
+use anyhow::anyhow;
+use cubefarm_proto::auth::{add_token, Token};
+use cubefarm_proto::v1::coordinator_client::CoordinatorClient;
+use cubefarm_proto::MAX_CHUNK_BYTES;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+
+/// Adds the token to every request.
+#[derive(Clone)]
+pub struct TokenInterceptor(pub Option<Token>);
+
+impl tonic::service::Interceptor for TokenInterceptor {
+    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        add_token(self.0.as_ref(), request)
+    }
+}
+
+pub type Client = CoordinatorClient<InterceptedService<Channel, TokenInterceptor>>;
+
+/// Why a session with the coordinator ended.
+pub enum Fault {
+    /// Refused (wrong token, other protocol version): retrying cannot help.
+    Fatal(anyhow::Error),
+    /// The connection or the coordinator went away: reconnect.
+    Transient(anyhow::Error),
+}
+
+/// What a failed call means: a refusal is final, anything else is worth a reconnection.
+pub fn classify(context: &str, status: tonic::Status) -> Fault {
+    if cubefarm_proto::tls::is_tls_error(&status) {
+        return Fault::Fatal(anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status)));
+    }
+    let e = anyhow!("{context}: {}", cubefarm_proto::tls::describe_status(&status));
+    match status.code() {
+        tonic::Code::Unauthenticated
+        | tonic::Code::PermissionDenied
+        | tonic::Code::InvalidArgument
+        | tonic::Code::FailedPrecondition => Fault::Fatal(e),
+        _ => Fault::Transient(e),
+    }
+}
+
+/// Connects to `url`, retrying with backoff while it is unreachable (for at most about
+/// `patience`); a TLS failure is fatal at once (a certificate does not become trusted by
+/// waiting).
+pub async fn connect(
+    url: &str,
+    endpoint: &Endpoint,
+    token: Option<&Token>,
+    patience: Duration,
+) -> Result<Client, Fault> {
+    let channel = connect_channel(url, endpoint, patience).await?;
+    Ok(CoordinatorClient::with_interceptor(channel, TokenInterceptor(token.cloned()))
+        .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
+        .max_encoding_message_size(4 * MAX_CHUNK_BYTES))
+}
+
+/// A channel to `url` (see [`connect`]).
+pub async fn connect_channel(url: &str, endpoint: &Endpoint, patience: Duration) -> Result<Channel, Fault> {
+    let mut delay = Duration::from_millis(100);
+    let mut waited = Duration::ZERO;
+    loop {
+        match endpoint.connect().await {
+            Ok(c) => return Ok(c),
+            Err(e) if cubefarm_proto::tls::is_tls_error(&e) => {
+                return Err(Fault::Fatal(tls_failure(url, &cubefarm_proto::tls::describe(&e))));
+            }
+            Err(e) if waited < patience => {
+                let e = cubefarm_proto::tls::describe(&e);
+                tracing::warn!("cannot reach {url} ({e}); retrying in {:.1} s", delay.as_secs_f64());
+                tokio::time::sleep(delay).await;
+                waited += delay;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            Err(e) => {
+                return Err(Fault::Transient(anyhow!(
+                    "cannot reach {url}: {}",
+                    cubefarm_proto::tls::describe(&e)
+                )))
+            }
+        }
+    }
+}
+
+fn tls_failure(url: &str, detail: &str) -> anyhow::Error {
+    anyhow!(
+        "TLS with {url} failed: {detail} (is it serving TLS, and is --ca its certificate or the CA that \
+         signed it?)"
+    )
+}
+
+/// Bytes this worker sent and received, as protobuf messages, on every link.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+impl Traffic {
+    pub fn sent(&self, bytes: usize) {
+        self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub fn received(&self, bytes: usize) {
+        self.received.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// (sent, received) so far.
+    pub fn totals(&self) -> (u64, u64) {
+        (self.sent.load(Ordering::Relaxed), self.received.load(Ordering::Relaxed))
+    }
+}

@@ -1,0 +1,247 @@
+//! The `Peer` service between workers, and the clients that reach it: a message is one shard
+//! sent as chunks in one `Deliver` call, taken by the receiver's job before the call returns;
+//! a replica is fetched as the stored messages, one after another.
+
+use super::Host;
+use crate::connection::TokenInterceptor;
+use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
+use cubefarm_proto::MAX_CHUNK_BYTES;
+use prost::Message;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio_stream::StreamExt;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status, Streaming};
+
+/// What a message is about: everything of a `PeerChunk` but its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub job: u64,
+    pub epoch: u64,
+    pub level: u32,
+    pub from: u64,
+    pub part: u32,
+    pub kind: PeerKind,
+}
+
+impl Meta {
+    fn of(chunk: &v1::PeerChunk) -> Result<Meta, Status> {
+        let kind = PeerKind::try_from(chunk.kind)
+            .map_err(|_| Status::invalid_argument(format!("unknown message kind {}", chunk.kind)))?;
+        Ok(Meta {
+            job: chunk.job_id,
+            epoch: chunk.epoch,
+            level: chunk.level,
+            from: chunk.from,
+            part: chunk.part,
+            kind,
+        })
+    }
+
+    /// The chunks of a message of `bytes`.
+    pub fn chunks(self, bytes: &[u8]) -> Vec<v1::PeerChunk> {
+        let n = bytes.len().div_ceil(MAX_CHUNK_BYTES).max(1);
+        (0..n)
+            .map(|i| {
+                let at = i * MAX_CHUNK_BYTES;
+                v1::PeerChunk {
+                    job_id: self.job,
+                    epoch: self.epoch,
+                    level: self.level,
+                    from: self.from,
+                    part: self.part,
+                    kind: self.kind as i32,
+                    offset: at as u64,
+                    data: bytes[at..(at + MAX_CHUNK_BYTES).min(bytes.len())].to_vec(),
+                    last: i + 1 == n,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Reads whole messages from a stream of chunks, one at a time, refusing one that is out of
+/// order or longer than its job's largest message before buffering it.
+pub struct MessageReader<'a> {
+    stream: &'a mut Streaming<v1::PeerChunk>,
+    traffic: &'a crate::connection::Traffic,
+}
+
+/// The most bytes a message of a job not (yet) known here may take.
+const UNKNOWN_JOB_MAX_BYTES: u64 = 1 << 30;
+
+impl<'a> MessageReader<'a> {
+    pub fn new(stream: &'a mut Streaming<v1::PeerChunk>, traffic: &'a crate::connection::Traffic) -> Self {
+        MessageReader { stream, traffic }
+    }
+
+    /// The next whole message, or `None` at the end of the stream; `max_bytes(job)` bounds it.
+    pub async fn next(
+        &mut self,
+        max_bytes: impl Fn(u64) -> Option<u64>,
+    ) -> Result<Option<(Meta, Vec<u8>)>, Status> {
+        let mut current: Option<(Meta, Vec<u8>)> = None;
+        while let Some(chunk) = self.stream.next().await {
+            let chunk = chunk?;
+            self.traffic.received(chunk.encoded_len());
+            let meta = Meta::of(&chunk)?;
+            let (held, bytes) = current.get_or_insert_with(|| (meta, Vec::new()));
+            if *held != meta || chunk.offset != bytes.len() as u64 {
+                return Err(Status::invalid_argument("message chunks out of order"));
+            }
+            let max = max_bytes(meta.job).unwrap_or(UNKNOWN_JOB_MAX_BYTES);
+            if bytes.len() as u64 + chunk.data.len() as u64 > max {
+                return Err(Status::invalid_argument("a message longer than the job's largest"));
+            }
+            bytes.extend_from_slice(&chunk.data);
+            if chunk.last {
+                return Ok(current);
+            }
+        }
+        match current {
+            Some(_) => Err(Status::invalid_argument("a message cut short")),
+            None => Ok(None),
+        }
+    }
+}
+
+pub struct PeerService {
+    pub host: Arc<Host>,
+}
+
+#[tonic::async_trait]
+impl v1::peer_server::Peer for PeerService {
+    async fn deliver(
+        &self,
+        request: Request<Streaming<v1::PeerChunk>>,
+    ) -> Result<Response<v1::DeliverReply>, Status> {
+        let host = self.host.clone();
+        let mut stream = request.into_inner();
+        let mut reader = MessageReader::new(&mut stream, &host.traffic);
+        let mut messages = 0;
+        while let Some((meta, bytes)) = reader.next(|job| host.max_message_bytes(job)).await? {
+            let job = host.job_for(meta.job).await?;
+            job.take(meta, bytes).await?;
+            messages += 1;
+        }
+        let reply = v1::DeliverReply { messages };
+        self.host.traffic.sent(reply.encoded_len());
+        Ok(Response::new(reply))
+    }
+
+    type FetchReplicaStream =
+        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::PeerChunk, Status>> + Send>>;
+
+    async fn fetch_replica(
+        &self,
+        request: Request<v1::FetchReplicaRequest>,
+    ) -> Result<Response<Self::FetchReplicaStream>, Status> {
+        let r = request.into_inner();
+        self.host.traffic.received(r.encoded_len());
+        let job = self.host.job_for(r.job_id).await?;
+        let stored = job.replica_for(&r).await?;
+        let me = job.me;
+        let traffic = self.host.traffic.clone();
+        let chunks: Vec<Result<v1::PeerChunk, Status>> = stored
+            .into_iter()
+            .flat_map(|(kind, depth, bytes)| {
+                let meta = Meta { job: r.job_id, epoch: r.epoch, level: depth, from: me, part: r.part, kind };
+                meta.chunks(&bytes)
+            })
+            .inspect(|c| traffic.sent(c.encoded_len()))
+            .map(Ok)
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}
+
+type Client = PeerClient<InterceptedService<Channel, TokenInterceptor>>;
+
+/// Clients of the other workers, by address, made on first use.
+pub struct PeerPool {
+    token: Option<cubefarm_proto::auth::Token>,
+    ca: Option<std::path::PathBuf>,
+    clients: Mutex<HashMap<String, Client>>,
+}
+
+impl PeerPool {
+    pub fn new(token: Option<cubefarm_proto::auth::Token>, ca: Option<std::path::PathBuf>) -> Self {
+        PeerPool { token, ca, clients: Mutex::new(HashMap::new()) }
+    }
+
+    async fn client(&self, address: &str) -> Result<Client, Status> {
+        if let Some(c) = self.clients.lock().ok().and_then(|c| c.get(address).cloned()) {
+            return Ok(c);
+        }
+        let ca = if address.starts_with("https://") { self.ca.as_deref() } else { None };
+        let endpoint = cubefarm_proto::tls::endpoint(address, ca)
+            .map_err(Status::failed_precondition)?
+            .tcp_nodelay(true)
+            .connect_timeout(std::time::Duration::from_secs(5));
+        let channel = endpoint.connect().await.map_err(|e| {
+            Status::unavailable(format!("cannot reach {address}: {}", cubefarm_proto::tls::describe(&e)))
+        })?;
+        let client = PeerClient::with_interceptor(channel, TokenInterceptor(self.token.clone()))
+            .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
+            .max_encoding_message_size(4 * MAX_CHUNK_BYTES);
+        if let Ok(mut c) = self.clients.lock() {
+            c.insert(address.to_string(), client.clone());
+        }
+        Ok(client)
+    }
+
+    /// Forgets the connection to `address` (after a failure, the next call reconnects).
+    fn forget(&self, address: &str) {
+        if let Ok(mut c) = self.clients.lock() {
+            c.remove(address);
+        }
+    }
+
+    /// Sends one message; returns once the receiver has taken it.
+    pub async fn send(
+        &self,
+        address: &str,
+        meta: Meta,
+        bytes: &[u8],
+        traffic: &crate::connection::Traffic,
+    ) -> Result<(), Status> {
+        let mut client = self.client(address).await?;
+        let chunks = meta.chunks(bytes);
+        let size: usize = chunks.iter().map(|c| c.encoded_len()).sum();
+        let result = client.deliver(tokio_stream::iter(chunks)).await;
+        match result {
+            Ok(reply) => {
+                traffic.sent(size);
+                traffic.received(reply.get_ref().encoded_len());
+                Ok(())
+            }
+            Err(s) => {
+                if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Internal)
+                {
+                    self.forget(address);
+                }
+                Err(s)
+            }
+        }
+    }
+
+    /// The stored messages of a replica (see `FetchReplica`).
+    pub async fn fetch(
+        &self,
+        address: &str,
+        request: v1::FetchReplicaRequest,
+        max_bytes: u64,
+        traffic: &crate::connection::Traffic,
+    ) -> Result<Vec<(Meta, Vec<u8>)>, Status> {
+        let mut client = self.client(address).await?;
+        traffic.sent(request.encoded_len());
+        let mut stream = client.fetch_replica(request).await?.into_inner();
+        let mut reader = MessageReader::new(&mut stream, traffic);
+        let mut out = Vec::new();
+        while let Some(message) = reader.next(|_| Some(max_bytes)).await? {
+            out.push(message);
+        }
+        Ok(out)
+    }
+}
