@@ -4,7 +4,7 @@
 //! and the job still ends with the embedded result. The cluster runtime runs in this process
 //! ([`serve`] returns the bound address).
 
-use coordinator::cluster::{serve, ServeConfig, Shared};
+use coordinator::cluster::{serve, Hub, ServeConfig};
 use cubefarm_proto::v1;
 use cubefarm_proto::CoordinatorClient;
 use shared::cube::MoveSet;
@@ -22,12 +22,11 @@ const SPEC: ProductSpec = ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4);
 /// Serves a product job's one level of coset tasks in this process; returns the runtime, the
 /// bound address, the scheduler and the thread that runs the level.
 #[allow(clippy::type_complexity)]
-fn start(
-) -> (tokio::runtime::Runtime, SocketAddr, Arc<Shared>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
+fn start() -> (tokio::runtime::Runtime, SocketAddr, Arc<Hub>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let shared = Arc::new(Shared::new(1, SPEC.to_string(), Duration::from_secs(600), 8));
+    let shared = Arc::new(Hub::new(1, SPEC.to_string(), Duration::from_secs(600), Duration::from_secs(30), 8));
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-    let config = ServeConfig { shared: shared.clone(), token: None, tls: None };
+    let config = ServeConfig { hub: shared.clone(), token: None, tls: None };
     let (addr, server) = serve(config, listener, std::future::pending()).unwrap();
     runtime.spawn(server);
     let job = ProductJob::build(SPEC);
@@ -48,14 +47,15 @@ async fn take_task(addr: SocketAddr) -> (CoordinatorClient<tonic::transport::Cha
             protocol_version: cubefarm_proto::PROTOCOL_VERSION,
             worker_name: "hostile".into(),
             threads: 1,
-            memory_bytes: 0,
+            ..Default::default()
         })
         .await
         .unwrap()
         .into_inner();
     let worker_id = reply.worker_id;
     loop {
-        let poll = client.poll_task(v1::PollTaskRequest { worker_id }).await.unwrap().into_inner();
+        let poll =
+            client.poll_task(v1::PollTaskRequest { worker_id, ..Default::default() }).await.unwrap().into_inner();
         if let Some(task) = poll.task {
             return (client, task);
         }
@@ -81,7 +81,6 @@ async fn upload(
             offset: (i * chunk) as u64,
             data: data.to_vec(),
             last: i + 1 == n,
-            counts: Vec::new(),
         })
         .collect();
     client.upload_shard(tokio_stream::iter(chunks)).await.map(|r| r.into_inner())
@@ -92,7 +91,7 @@ async fn upload(
 fn check_recovery(
     runtime: &tokio::runtime::Runtime,
     addr: SocketAddr,
-    shared: &Shared,
+    shared: &Hub,
     level: std::thread::JoinHandle<Result<Vec<u64>, String>>,
     refused: &v1::Task,
 ) {
@@ -115,6 +114,12 @@ fn check_recovery(
         token: None,
         name: "honest".into(),
         protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        advertise: None,
+        tls: None,
+        mem_limit: 1 << 30,
+        state_dir: None,
+        patience: Duration::from_secs(10),
     }));
     let words = level.join().unwrap().unwrap();
     shared.finish();

@@ -1,6 +1,7 @@
 //! Distributed runs with real processes and real gRPC on loopback: results identical to the
-//! embedded run, and each fault (wrong token, other protocol version, corrupt shard, a worker
-//! that takes a task and vanishes) answered with a clear message and no effect on the result.
+//! embedded run, and each fault (wrong token, other protocol version, a worker killed, killed
+//! and restarted, or stopped mid-search, a killed coordinator) answered with a clear message
+//! and no effect on the result.
 
 use cubefarm_proto::auth::Token;
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
@@ -30,7 +31,7 @@ fn result_bytes(path: &std::path::Path) -> String {
     raw[..cut].to_string()
 }
 
-/// `coordinator status` of the job at `addr`: (depth, tasks merged, tasks, tasks leased) while a
+/// `coordinator status` of the job at `addr`: (depth, tasks done, tasks, tasks at work) while a
 /// level runs.
 fn level_status(addr: &str, dir: &std::path::Path) -> Option<(u32, u64, u64, u64)> {
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
@@ -38,11 +39,11 @@ fn level_status(addr: &str, dir: &std::path::Path) -> Option<(u32, u64, u64, u64
         .args(["--token-file", dir.join("token").to_str().unwrap()])
         .output()
         .unwrap();
-    // "depth D: X of T tasks merged, L leased; W workers connected"
+    // "depth D: X of T tasks done, L at work; W workers connected"
     let text = String::from_utf8_lossy(&out.stdout);
     let words: Vec<&str> = text.split([' ', ':', ',', ';']).filter(|w| !w.is_empty()).collect();
     match words.as_slice() {
-        ["depth", d, x, "of", t, "tasks", "merged", l, "leased", ..] => {
+        ["depth", d, x, "of", t, "tasks", "done", l, "at", "work", ..] => {
             Some((d.parse().ok()?, x.parse().ok()?, t.parse().ok()?, l.parse().ok()?))
         }
         _ => None,
@@ -185,22 +186,20 @@ fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused() 
 fn faults_are_refused_or_recovered_with_identical_output() {
     let dir = scratch("faults");
     let expected = embedded(&dir);
-    let (mut coord, addr, err) = start_coordinator(&dir, &["--lease-secs", "2"]);
+    let (mut coord, addr, err) = start_coordinator(&dir, &["--liveness-secs", "2"]);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         // Another protocol version is refused at registration, with both versions named.
         let old = worker::client::run_worker(worker::client::WorkerConfig {
-            coordinator: format!("http://{addr}"),
-            ca: None,
-            token: Some(Token::new(TOKEN).unwrap()),
-            name: "old".into(),
             protocol_version: 999,
+            ..worker_config(&format!("http://{addr}"), "old")
         })
         .await
         .unwrap_err()
         .to_string();
         assert!(old.contains("protocol version 999"), "{old}");
-
+        // A worker that registers and then falls silent is declared lost after the liveness
+        // timeout, and the job does not wait for it: its rows go to the others.
         let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
             .unwrap()
             .connect()
@@ -213,68 +212,42 @@ fn faults_are_refused_or_recovered_with_identical_output() {
         let id = client
             .register(v1::RegisterRequest {
                 protocol_version: cubefarm_proto::PROTOCOL_VERSION,
-                worker_name: "faulty".into(),
+                worker_name: "silent".into(),
                 threads: 1,
-                memory_bytes: 0,
+                peer_address: "http://127.0.0.1:9".into(),
+                ..Default::default()
             })
             .await
             .unwrap()
             .into_inner()
             .worker_id;
-        // Take a task and send garbage for it: rejected as data loss, nothing merged.
-        let task = loop {
-            if let Some(t) =
-                client.poll_task(v1::PollTaskRequest { worker_id: id }).await.unwrap().into_inner().task
-            {
-                break t;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        // The holder renews its lease; another attempt's renewal is refused.
-        let renew = |attempt| v1::RenewLeaseRequest { worker_id: id, task_id: task.task_id, attempt };
-        let held = client.renew_lease(renew(task.attempt)).await.unwrap().into_inner();
-        assert!(held.ok && held.lease_ms == 2000, "{held:?}");
-        assert!(!client.renew_lease(renew(task.attempt + 1)).await.unwrap().into_inner().ok);
-        let garbage = |counts: Vec<u64>| v1::ShardChunk {
-            task_id: task.task_id,
-            attempt: task.attempt,
-            offset: 0,
-            data: vec![7; 100],
-            last: true,
-            counts,
-        };
-        // A row result without its four counts is refused as malformed...
-        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![1])])).await.unwrap_err();
-        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
-        // ...and one that is not a shard as damaged.
-        let status = client.upload_shard(tokio_stream::iter(vec![garbage(vec![0; 4])])).await.unwrap_err();
-        assert_eq!(status.code(), tonic::Code::DataLoss, "{status:?}");
-        // Then vanish holding that task (and take one more): the leases expire and real workers
-        // finish the job.
-        let _ = client.poll_task(v1::PollTaskRequest { worker_id: id }).await.unwrap();
+        assert!(client.heartbeat(v1::HeartbeatRequest { worker_id: id, ..Default::default() }).await.unwrap().into_inner().known);
     });
-    // A level is running (the faulty client holds leases): `coordinator status` shows it.
-    let status = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args([
-            "status",
-            "--connect",
-            &format!("http://{addr}"),
-            "--token-file",
-            dir.join("token").to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&status.stdout);
-    assert!(status.status.success() && text.contains("tasks merged"), "{text}");
-    let w = worker(&addr, TOKEN, &dir).wait_with_output().unwrap();
+    let w = wait_bounded(worker(&addr, TOKEN, &dir), Duration::from_secs(60));
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
     assert!(coord.wait().unwrap().success());
     let log = rest(err);
     assert!(log.contains("refused worker \"old\": protocol version 999"), "{log}");
-    assert!(log.contains("rejected shard"), "{log}");
-    assert!(log.contains("expired; re-queued"), "{log}");
+    assert!(log.contains("(silent) silent for"), "{log}");
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The in-process configuration of a worker for `url`, with this test's token.
+fn worker_config(url: &str, name: &str) -> worker::client::WorkerConfig {
+    worker::client::WorkerConfig {
+        coordinator: url.to_string(),
+        ca: None,
+        token: Some(Token::new(TOKEN).unwrap()),
+        name: name.into(),
+        protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+        listen: "127.0.0.1:0".parse().unwrap(),
+        advertise: None,
+        tls: None,
+        mem_limit: 1 << 30,
+        state_dir: None,
+        patience: Duration::from_secs(10),
+    }
 }
 
 #[test]
@@ -320,39 +293,11 @@ fn corners_on_in_process_workers_give_the_embedded_result() {
 }
 
 #[test]
-fn a_killed_coordinator_restarts_resumes_and_its_worker_reconnects() {
+fn a_killed_coordinator_restarts_resumes_and_its_workers_come_back_with_their_rows() {
+    // H' to the end: depths 15 to 18 pull. Killed after depth 12, then again after depth 15,
+    // the coordinator resumes each time from its journal with the same two workers, which kept
+    // their rows meanwhile, and the counts are the embedded ones.
     let dir = scratch("restart");
-    let expected = embedded(&dir);
-    let state = dir.join("state");
-    std::fs::create_dir_all(&state).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let addr = format!("127.0.0.1:{port}");
-    let listen = ["--listen", addr.as_str(), "--state-dir", state.to_str().unwrap()];
-    let (mut first, _, err) = start_coordinator_on(&dir, &listen);
-    let w = worker(&addr, TOKEN, &dir);
-    for line in err.lines() {
-        if line.unwrap().starts_with("depth 11:") {
-            break;
-        }
-    }
-    first.kill().unwrap(); // SIGKILL
-    first.wait().unwrap();
-    let (mut second, _, err) = start_coordinator_on(&dir, &listen);
-    let out = w.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("reconnecting"));
-    assert!(second.wait().unwrap().success());
-    assert!(rest(err).contains("registered"));
-    assert_eq!(depths(&dir.join("cluster.json")), expected);
-    std::fs::remove_dir_all(dir).unwrap();
-}
-
-#[test]
-fn a_search_killed_during_its_backward_levels_resumes_from_its_parts() {
-    // H' to the end: depths 15 to 18 pull, from unvisited sets that workers make from the
-    // frontiers the coordinator keeps. Killed once after depth 15 (the first unvisited set is
-    // kept), then again after depth 16, the job resumes each time with the embedded counts.
-    let dir = scratch("restart-backward");
     let path = dir.join("embedded.json");
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
         .args(["enumerate", "hprime", "--json", path.to_str().unwrap()])
@@ -364,10 +309,10 @@ fn a_search_killed_during_its_backward_levels_resumes_from_its_parts() {
     std::fs::create_dir_all(&state).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let addr = format!("127.0.0.1:{port}");
-    let job = ["enumerate", "hprime", "--tasks-per-level", "8"];
+    let job = ["enumerate", "hprime", "--tasks-per-level", "8", "--min-workers", "2"];
     let listen = ["--listen", addr.as_str(), "--state-dir", state.to_str().unwrap()];
-    let w = worker(&addr, TOKEN, &dir);
-    for kill_after in ["depth 15:", "depth 16:"] {
+    let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
+    for kill_after in ["depth 12:", "depth 15:"] {
         let (mut coordinator, _, err) = start_job(&dir, &job, &listen);
         for line in err.lines() {
             if line.unwrap().starts_with(kill_after) {
@@ -376,25 +321,20 @@ fn a_search_killed_during_its_backward_levels_resumes_from_its_parts() {
         }
         coordinator.kill().unwrap(); // SIGKILL
         coordinator.wait().unwrap();
-        assert!(state.join("parts").read_dir().unwrap().next().is_some(), "parts are kept");
     }
     let (mut last, _, err) = start_job(&dir, &job, &listen);
     let log = rest(err);
     assert!(last.wait().unwrap().success(), "{log}");
-    // Depth 16 is taken from the journal, not computed again; 17 and 18 are computed.
+    // Depth 15 is taken from the journal, not computed again; 16 to 18 are computed.
     let computed = |depth: &str| log.lines().any(|l| l.starts_with(depth) && l.contains("(backward,"));
-    let resumed = log.lines().any(|l| l.starts_with("depth 16:") && l.contains("(start,"));
-    assert!(resumed && !computed("depth 16:") && computed("depth 17:"), "{log}");
-    let out = w.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(depths(&dir.join("cluster.json")), expected);
-    // A finished job leaves its last level's parts (as an embedded one its bit arrays): run
-    // again, it resumes after its last level and finds nothing new.
-    let (mut again, _, err) = start_job(&dir, &job, &listen);
-    let w = worker(&addr, TOKEN, &dir);
-    let log = rest(err);
-    assert!(again.wait().unwrap().success(), "{log}");
-    assert!(w.wait_with_output().unwrap().status.success());
+    let resumed = log.lines().any(|l| l.starts_with("depth 15:") && l.contains("(start,"));
+    assert!(resumed && !computed("depth 15:") && computed("depth 16:"), "{log}");
+    assert!(!log.contains("restored from its replica"), "the workers kept their rows: {log}");
+    for w in workers {
+        let out = wait_bounded(w, Duration::from_secs(60));
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && text.contains("reconnecting"), "{text}");
+    }
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -439,34 +379,63 @@ fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
-fn a_worker_process_killed_mid_level_loses_its_lease_and_the_output_is_identical() {
-    let dir = scratch("kill-worker");
+/// Runs H' to depth 14 on three worker processes, one of which `fault` hits once the
+/// coordinator has finished depth 9; the result must be the embedded bytes, and the log must
+/// say that the worker was lost and its rows moved.
+fn h_prime_with_a_fault(name: &str, fault: impl FnOnce(&mut Child, &str, &std::path::Path) -> Option<Child>) {
+    let dir = scratch(name);
     embedded(&dir);
     let expected = result_bytes(&dir.join("embedded.json"));
-    let (mut coord, addr, err) = start_coordinator(&dir, &["--lease-secs", "2"]);
+    let (coord, addr, mut err) =
+        start_coordinator(&dir, &["--liveness-secs", "2", "--min-workers", "3"]);
     let mut victim = worker(&addr, TOKEN, &dir);
-    // The victim is alone (worker 1). Tasks of depths 13 and 14 take about half a second each
-    // (shallower levels end within a status round trip), so once such a level shows a lease
-    // and at least three tasks left, the victim holds a lease for a second or more.
-    let end = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(std::time::Instant::now() < end, "the worker never took a task of a deep level");
-        match level_status(&addr, &dir) {
-            Some((depth, done, total, leased)) if depth >= 13 && leased >= 1 && done + 3 <= total => break,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
+    let others = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
+    let mut line = String::new();
+    while !line.starts_with("depth  9:") && !line.starts_with("depth 9:") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the coordinator ended early");
     }
-    let survivor = worker(&addr, TOKEN, &dir);
-    victim.kill().unwrap(); // SIGKILL, mid-task
-    victim.wait().unwrap();
-    let out = wait_bounded(survivor, Duration::from_secs(60));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(coord.wait().unwrap().success());
+    let replacement = fault(&mut victim, &addr, &dir);
+    for w in others.into_iter().chain(replacement) {
+        let out = wait_bounded(w, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert!(wait_bounded(coord, Duration::from_secs(60)).status.success());
     let log = rest(err);
-    assert!(log.contains("by worker 1 expired; re-queued"), "{log}");
+    assert!(log.contains("declared lost") && log.contains("moved (epoch 2)"), "{log}");
     assert_eq!(result_bytes(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_worker_killed_mid_search_that_never_comes_back_costs_its_rows_not_the_job() {
+    h_prime_with_a_fault("killed", |victim, _, _| {
+        victim.kill().unwrap(); // SIGKILL
+        victim.wait().unwrap();
+        None
+    });
+}
+
+#[test]
+fn a_worker_killed_and_restarted_joins_again_and_the_bytes_are_the_same() {
+    h_prime_with_a_fault("restarted", |victim, addr, dir| {
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+        Some(worker(addr, TOKEN, dir))
+    });
+}
+
+#[test]
+fn a_stalled_worker_is_declared_lost_and_registers_again_when_it_wakes() {
+    h_prime_with_a_fault("stalled", |victim, _, _| {
+        let pid = victim.id().to_string();
+        assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+        std::thread::sleep(Duration::from_secs(5));
+        assert!(Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
+        None
+    });
 }
 
 #[test]
@@ -521,7 +490,7 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
     let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
         .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
         .args(["--listen", "127.0.0.1:0", "--token-file", token.to_str().unwrap()])
-        .args(["--lease-secs", "2", "--tasks-per-level", "24"])
+        .args(["--liveness-secs", "2", "--tasks-per-level", "24"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -553,7 +522,7 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     assert!(coord.wait().unwrap().success());
     let log = rest(err);
-    assert!(log.contains("by worker 1 expired; re-queued"), "{log}");
+    assert!(log.contains("of worker 1 handed out again"), "{log}");
     let bytes = std::fs::read(&out).unwrap();
     let sha: String =
         <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();

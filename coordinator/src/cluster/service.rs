@@ -486,7 +486,7 @@ pub fn print_status(
         println!("between levels; {} workers connected", reply.workers);
     } else {
         println!(
-            "depth {}: {} of {} tasks merged, {} leased; {} workers connected",
+            "depth {}: {} of {} tasks done, {} at work; {} workers connected",
             reply.level, reply.tasks_done, reply.tasks_total, reply.tasks_running, reply.workers
         );
     }

@@ -42,16 +42,21 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         );
     }
     if let Some(out) = json {
-        let mut value = serde_json::to_value(&distribution)?;
-        if let (Some(t), Some(map)) = (&traffic, value.as_object_mut()) {
-            map.insert("traffic".into(), serde_json::to_value(t)?);
-        }
-        let mut text = serde_json::to_string(&value)?;
+        let mut text = serde_json::to_string(&WithTraffic { distribution: &distribution, traffic: traffic.as_ref() })?;
         text.push('\n');
         out.write(text.as_bytes())?;
         tracing::info!("wrote {}", out.path().display());
     }
     Ok(())
+}
+
+/// The JSON of `--json`: the distribution, and on workers what the job moved.
+#[derive(serde::Serialize)]
+struct WithTraffic<'a> {
+    #[serde(flatten)]
+    distribution: &'a Distribution,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<&'a Traffic>,
 }
 
 /// Computes the distribution of a space, reporting progress on stderr; on workers, also what
