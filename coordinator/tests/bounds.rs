@@ -22,9 +22,11 @@ const SPEC: ProductSpec = ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4);
 /// Serves a product job's one level of coset tasks in this process; returns the runtime, the
 /// bound address, the scheduler and the thread that runs the level.
 #[allow(clippy::type_complexity)]
-fn start() -> (tokio::runtime::Runtime, SocketAddr, Arc<Hub>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
+fn start(
+) -> (tokio::runtime::Runtime, SocketAddr, Arc<Hub>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let shared = Arc::new(Hub::new(1, SPEC.to_string(), Duration::from_secs(600), Duration::from_secs(30), 8));
+    let shared =
+        Arc::new(Hub::new(1, SPEC.to_string(), Duration::from_secs(600), Duration::from_secs(30), 8));
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let config = ServeConfig { hub: shared.clone(), token: None, tls: None };
     let (addr, server) = serve(config, listener, std::future::pending()).unwrap();
@@ -54,8 +56,11 @@ async fn take_task(addr: SocketAddr) -> (CoordinatorClient<tonic::transport::Cha
         .into_inner();
     let worker_id = reply.worker_id;
     loop {
-        let poll =
-            client.poll_task(v1::PollTaskRequest { worker_id, ..Default::default() }).await.unwrap().into_inner();
+        let poll = client
+            .poll_task(v1::PollTaskRequest { worker_id, ..Default::default() })
+            .await
+            .unwrap()
+            .into_inner();
         if let Some(task) = poll.task {
             return (client, task);
         }

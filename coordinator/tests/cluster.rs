@@ -221,7 +221,14 @@ fn faults_are_refused_or_recovered_with_identical_output() {
             .unwrap()
             .into_inner()
             .worker_id;
-        assert!(client.heartbeat(v1::HeartbeatRequest { worker_id: id, ..Default::default() }).await.unwrap().into_inner().known);
+        assert!(
+            client
+                .heartbeat(v1::HeartbeatRequest { worker_id: id, ..Default::default() })
+                .await
+                .unwrap()
+                .into_inner()
+                .known
+        );
     });
     let w = wait_bounded(worker(&addr, TOKEN, &dir), Duration::from_secs(60));
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
@@ -312,7 +319,8 @@ fn a_killed_coordinator_restarts_resumes_and_its_workers_come_back_with_their_ro
     let job = ["enumerate", "hprime", "--tasks-per-level", "8", "--min-workers", "2"];
     let listen = ["--listen", addr.as_str(), "--state-dir", state.to_str().unwrap()];
     let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
-    for kill_after in ["depth 12:", "depth 15:"] {
+    // A level is printed before it is journaled: once depth D + 1 shows, D is in the journal.
+    for kill_after in ["depth 13:", "depth 16:"] {
         let (mut coordinator, _, err) = start_job(&dir, &job, &listen);
         for line in err.lines() {
             if line.unwrap().starts_with(kill_after) {
@@ -325,10 +333,10 @@ fn a_killed_coordinator_restarts_resumes_and_its_workers_come_back_with_their_ro
     let (mut last, _, err) = start_job(&dir, &job, &listen);
     let log = rest(err);
     assert!(last.wait().unwrap().success(), "{log}");
-    // Depth 15 is taken from the journal, not computed again; 16 to 18 are computed.
+    // Depth 15 is taken from the journal, not computed again; the last depths are computed.
     let computed = |depth: &str| log.lines().any(|l| l.starts_with(depth) && l.contains("(backward,"));
-    let resumed = log.lines().any(|l| l.starts_with("depth 15:") && l.contains("(start,"));
-    assert!(resumed && !computed("depth 15:") && computed("depth 16:"), "{log}");
+    let resumed = ["15", "16"].iter().any(|d| log.contains(&format!("resuming after depth {d}:")));
+    assert!(resumed && !computed("depth 15:") && computed("depth 18:"), "{log}");
     assert!(!log.contains("restored from its replica"), "the workers kept their rows: {log}");
     for w in workers {
         let out = wait_bounded(w, Duration::from_secs(60));
@@ -386,8 +394,7 @@ fn h_prime_with_a_fault(name: &str, fault: impl FnOnce(&mut Child, &str, &std::p
     let dir = scratch(name);
     embedded(&dir);
     let expected = result_bytes(&dir.join("embedded.json"));
-    let (coord, addr, mut err) =
-        start_coordinator(&dir, &["--liveness-secs", "2", "--min-workers", "3"]);
+    let (coord, addr, mut err) = start_coordinator(&dir, &["--liveness-secs", "2", "--min-workers", "3"]);
     let mut victim = worker(&addr, TOKEN, &dir);
     let others = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
     let mut line = String::new();

@@ -222,6 +222,9 @@ impl Hub {
     ) -> u64 {
         let mut s = self.lock();
         let id = s.members.register(name, threads, mem_limit, peer_address, previous);
+        if let Some(o) = s.owned.as_mut() {
+            o.peers_version += 1;
+        }
         let gib = |b: u64| if b > 0 { shared::units::gib(b) } else { "unknown".to_string() };
         tracing::info!(
             "worker {id} ({name}) registered: {threads} threads, memory {}, limit {}, peers reach it at {peer_address}",
@@ -248,6 +251,9 @@ impl Hub {
         let lost = s.members.expire(Instant::now());
         if lost.is_empty() {
             return;
+        }
+        if let Some(o) = s.owned.as_mut() {
+            o.peers_version += 1;
         }
         if let Some(level) = s.level.as_mut() {
             requeue(&mut level.tasks, &s.members, &self.changed);
@@ -607,6 +613,13 @@ impl Hub {
         self.lock().members.expect(ids);
     }
 
+    /// How many of `ids` neither came back nor were declared lost yet.
+    pub fn awaited(&self, ids: &[u64]) -> usize {
+        let mut s = self.lock();
+        self.tick(&mut s);
+        ids.iter().filter(|&&id| s.members.get(id).is_some_and(|m| m.expected && !m.lost)).count()
+    }
+
     /// Starts an owned-row search: polls now send workers to `RowsSync`.
     pub fn start_owned(&self, rows: OwnedRows) {
         self.lock().owned = Some(rows);
@@ -659,7 +672,12 @@ impl Hub {
             self.tick(&mut s);
             let Some(o) = s.owned.as_ref() else { return SyncAnswer::Done };
             if !o.in_sync(&report) {
-                let peers = s.members.live().map(|m| (m.id, m.peer_address.clone())).collect();
+                let peers = s
+                    .members
+                    .live()
+                    .filter(|m| !m.expected && !m.peer_address.is_empty())
+                    .map(|m| (m.id, m.peer_address.clone()))
+                    .collect();
                 return SyncAnswer::Do(Box::new(o.clone()), peers);
             }
             if s.aborted.is_some() || Instant::now() >= end {

@@ -25,6 +25,8 @@ pub struct Report {
     pub level_received: u64,
     /// Depth + 1 of the level it is making (0: none).
     pub making: u32,
+    /// The peers it knows (see [`OwnedRows::peers_version`]).
+    pub peers_version: u64,
 }
 
 /// The state of an owned-row search.
@@ -49,6 +51,8 @@ pub struct OwnedRows {
     pub level: u32,
     pub backward: bool,
     pub upload_levels: bool,
+    /// Bumped whenever a worker registers or is lost: workers then learn the new addresses.
+    pub peers_version: u64,
     pub reports: BTreeMap<u64, Report>,
     /// Parts of the last committed level sent up (a table build), by part.
     pub uploaded: BTreeMap<u32, Vec<u8>>,
@@ -107,6 +111,7 @@ impl OwnedRows {
             level: 0,
             backward: false,
             upload_levels,
+            peers_version: 0,
             reports: BTreeMap::new(),
             uploaded: BTreeMap::new(),
         }
@@ -232,7 +237,8 @@ impl OwnedRows {
         if self.epoch == 0 {
             return report.ready;
         }
-        report.epoch == self.epoch
+        report.peers_version == self.peers_version
+            && report.epoch == self.epoch
             && report.committed == self.committed
             && (self.level == 0 || report.making == self.level || report.finished == self.level)
     }

@@ -73,6 +73,7 @@ pub fn search<I: RowIndex>(
         run.level_bits,
     );
     let (mut out, mut visited, mut last_entries) = (Vec::new(), 0u64, 0u64);
+    let mut expected = Vec::new();
     if let (Some(s), Some(d)) = (&saved, &run.durable) {
         let (last, counts) = d.resume.clone().expect("a saved state comes with levels");
         if s.owner.len() != cut.parts() as usize {
@@ -97,12 +98,18 @@ pub fn search<I: RowIndex>(
             "resuming after depth {}: waiting for workers {workers:?}, which hold the rows",
             last.counts.depth
         );
+        expected = workers;
     } else if run.durable.as_ref().is_some_and(|d| d.resume.is_some()) {
         bail!("the state directory holds levels of this job made without workers; resume it without them")
     }
     let resumed = owned.epoch > 0;
     hub.start_owned(owned);
-    if !resumed {
+    if resumed {
+        // Every worker that held rows is back, or lost (then its rows move as usual).
+        while hub.awaited(&expected) > 0 {
+            hub.wait_change(Duration::from_millis(200));
+        }
+    } else {
         assign(hub, run.min_workers)?;
     }
     let total = space.entry_count();

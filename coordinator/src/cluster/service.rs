@@ -287,6 +287,7 @@ impl v1::coordinator_server::Coordinator for Service {
             level_sent: r.level_sent,
             level_received: r.level_received,
             making: r.making,
+            peers_version: r.peers_version,
         };
         let hub = self.hub.clone();
         let worker = r.worker_id;
@@ -320,6 +321,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 level: o.level,
                 backward: o.backward,
                 upload_levels: o.upload_levels,
+                peers_version: o.peers_version,
             },
         };
         self.reply(worker, received, reply)

@@ -42,7 +42,8 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         );
     }
     if let Some(out) = json {
-        let mut text = serde_json::to_string(&WithTraffic { distribution: &distribution, traffic: traffic.as_ref() })?;
+        let mut text =
+            serde_json::to_string(&WithTraffic { distribution: &distribution, traffic: traffic.as_ref() })?;
         text.push('\n');
         out.write(text.as_bytes())?;
         tracing::info!("wrote {}", out.path().display());

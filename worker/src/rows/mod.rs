@@ -169,7 +169,9 @@ struct Assignment {
     epoch: u64,
     owner: Vec<u64>,
     replica: Vec<u64>,
+    /// Where the other workers are; may change within an epoch (a worker joins or is lost).
     peers: HashMap<u64, String>,
+    peers_version: u64,
 }
 
 impl Assignment {
@@ -179,7 +181,13 @@ impl Assignment {
             owner: reply.owner.clone(),
             replica: reply.replica.clone(),
             peers: reply.peers.iter().map(|p| (p.worker_id, p.address.clone())).collect(),
+            peers_version: reply.peers_version,
         }
+    }
+
+    /// The same parts and replica holders (peers aside).
+    fn same_parts(&self, other: &Assignment) -> bool {
+        (self.epoch, &self.owner, &self.replica) == (other.epoch, &other.owner, &other.replica)
     }
 
     /// Workers owning at least one part.
@@ -392,6 +400,7 @@ impl Job {
             making: making.map_or(0, |l| l.depth + 1),
             sent_bytes: self.traffic.totals().0,
             received_bytes: self.traffic.totals().1,
+            peers_version: s.assignment.peers_version,
         }
     }
 
@@ -414,7 +423,16 @@ impl Job {
         if let Some(f) = commit {
             self.commit(f.depth).await?;
         }
-        if self.lock().assignment != new {
+        let same = {
+            let mut s = self.lock();
+            let same = s.assignment.same_parts(&new);
+            if same {
+                s.assignment.peers = new.peers.clone();
+                s.assignment.peers_version = new.peers_version;
+            }
+            same
+        };
+        if !same {
             self.adopt(new, reply.committed).await?;
         }
         if reply.level > 0 {
@@ -803,7 +821,10 @@ impl Job {
     /// A forward level: this worker's frontier images, part by part, into its own parts and to
     /// the owners of the others.
     async fn push_level(self: &Arc<Self>, depth: u32, epoch: u64) -> anyhow::Result<()> {
-        let Some((view, owners, mine, _)) = self.level_view(depth, epoch) else { return Ok(()) };
+        let Some((view, owners, mine, _)) = self.level_view(depth, epoch) else {
+            tracing::debug!("level {depth} of epoch {epoch} is over before it is pushed");
+            return Ok(());
+        };
         let empty = view.is_empty();
         let parts = self.cut.parts();
         // Start after this worker's first part, so that workers do not all send to one at once.
@@ -1244,6 +1265,7 @@ impl Job {
     }
 
     fn part_finished(&self, depth: u32, epoch: u64, counts: RowCounts) {
+        tracing::debug!("level {depth} of epoch {epoch}: a part is finished");
         {
             let mut s = self.lock();
             let Some(l) = s.level.as_mut().filter(|l| l.depth == depth && l.epoch == epoch) else { return };
