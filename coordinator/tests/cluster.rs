@@ -121,7 +121,16 @@ fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> C
     std::fs::write(&temp, token).unwrap();
     std::fs::rename(&temp, &file).unwrap();
     Command::new(worker_binary())
-        .args(["--coordinator", url, "--token-file", file.to_str().unwrap(), "--threads", "1"])
+        .args([
+            "--coordinator",
+            url,
+            "--token-file",
+            file.to_str().unwrap(),
+            "--threads",
+            "1",
+            "--connect-timeout",
+            "20",
+        ])
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -231,7 +231,7 @@ pub fn with_cluster<T>(
         }
     }
     // Give remote workers a moment to hear that the job is done.
-    hub.wait_for_goodbyes(std::time::Duration::from_secs(3));
+    hub.wait_for_goodbyes(std::time::Duration::from_secs(10));
     let _ = stop.send(true);
     for server in servers {
         runtime.block_on(server)??;

@@ -96,8 +96,12 @@ impl Host {
     }
 
     /// Runs an owned-row search with the coordinator until it is over (`Ok`) or the link fails.
+    /// A reply is taken in a task of its own, while this loop keeps reporting: a reply naming
+    /// a newer assignment meanwhile makes the task give up its deliveries (a holder it waits
+    /// for may be gone) so that the newer one is taken next.
     pub async fn run(self: &Arc<Self>, client: &mut Client, worker: u64) -> Result<(), Fault> {
         let mut events = self.events.subscribe();
+        let mut applying: Option<tokio::task::JoinHandle<anyhow::Result<()>>> = None;
         loop {
             let request = match self.current() {
                 Some(job) if job.me == worker => job.sync_request(),
@@ -111,6 +115,33 @@ impl Host {
                     }
                 }
             };
+            if let Some(task) = applying.as_mut() {
+                // Wait for it, asking now and then whether the assignment moved on.
+                tokio::select! {
+                    done = &mut *task => {
+                        applying = None;
+                        match done {
+                            Ok(Ok(())) => {}
+                            Ok(Err(e)) => self.failed(e)?,
+                            Err(e) => self.failed(anyhow!("taking an assignment failed: {e}"))?,
+                        }
+                    }
+                    _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                        self.traffic.sent(request.encoded_len());
+                        let reply = client.rows_sync(request).await.map_err(|s| classify("lost the coordinator", s))?.into_inner();
+                        self.traffic.received(reply.encoded_len());
+                        if reply.done {
+                            task.abort();
+                            self.drop_job();
+                            return Ok(());
+                        }
+                        if let Some(job) = self.current() {
+                            job.supersede(reply.epoch);
+                        }
+                    }
+                }
+                continue;
+            }
             self.traffic.sent(request.encoded_len());
             events.mark_unchanged();
             let reply = tokio::select! {
@@ -126,20 +157,28 @@ impl Host {
             if reply.wait {
                 continue;
             }
-            if let Err(e) = self.apply(reply, worker, client).await {
-                tracing::error!("{e:#}");
-                if let Some(job) = self.current() {
+            let (host, client) = (self.clone(), client.clone());
+            applying = Some(tokio::spawn(async move { host.apply(reply, worker, &client).await }));
+        }
+    }
+
+    /// A reply could not be taken: the job fails with the reason (or, with no job, the worker).
+    fn failed(&self, e: anyhow::Error) -> Result<(), Fault> {
+        match self.current() {
+            Some(job) => {
+                if !job.superseded() {
+                    tracing::error!("{e:#}");
                     job.fail(format!("{e:#}"));
-                } else {
-                    return Err(Fault::Fatal(e));
                 }
+                Ok(())
             }
+            None => Err(Fault::Fatal(e)),
         }
     }
 
     /// Takes a reply: the job (built on first sight), then the assignment, commit and level.
     async fn apply(
-        self: &Arc<Self>,
+        self: Arc<Self>,
         reply: v1::RowsSyncReply,
         worker: u64,
         client: &Client,
@@ -148,7 +187,7 @@ impl Host {
             Some(job) => job,
             None => {
                 self.drop_job();
-                let job = Job::build(self, &reply, worker, client.clone()).await?;
+                let job = Job::build(&self, &reply, worker, client.clone()).await?;
                 if let Ok(mut j) = self.job.lock() {
                     *j = Some(job.clone());
                 }
@@ -256,6 +295,8 @@ struct State {
     finished: Option<Finished>,
     failure: Option<String>,
     ready: bool,
+    /// The newest epoch a reply named (beyond `assignment.epoch` while a reply is being taken).
+    newest: u64,
 }
 
 pub struct Job {
@@ -370,6 +411,20 @@ impl Job {
     /// The longest message the job can carry (a part's rows, as a shard).
     pub fn max_message_bytes(&self) -> u64 {
         shard::max_shard_bytes(SparseRows::max_result_words(self.cut.rows_per_part as usize, self.words))
+    }
+
+    /// A reply named assignment `epoch`: work for an older one gives up.
+    fn supersede(&self, epoch: u64) {
+        let mut s = self.lock();
+        s.newest = s.newest.max(epoch);
+        drop(s);
+        self.changed();
+    }
+
+    /// Whether a newer assignment than the one held was named.
+    fn superseded(&self) -> bool {
+        let s = self.lock();
+        s.newest > s.assignment.epoch
     }
 
     /// Ends this worker's part in the job: the coordinator hears why.
@@ -600,15 +655,24 @@ impl Job {
                 from: self.me,
                 epoch: new.epoch,
             };
-            let fetched =
-                self.pool.fetch(address, request, self.max_message_bytes(), &self.traffic).await.map_err(
-                    |s| {
-                        anyhow!(
+            let mut delay = Duration::from_millis(100);
+            let fetched = loop {
+                match self.pool.fetch(address, request.clone(), self.max_message_bytes(), &self.traffic).await
+                {
+                    Ok(f) => break f,
+                    // The holder may be gone too: a newer assignment then says so.
+                    Err(s) if !self.superseded() && s.code() == tonic::Code::Unavailable => {
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(2));
+                    }
+                    Err(s) => {
+                        return Err(anyhow!(
                             "fetching part {k} from worker {holder}: {}",
                             cubefarm_proto::tls::describe_status(&s)
-                        )
-                    },
-                )?;
+                        ))
+                    }
+                }
+            };
             fetched.into_iter().map(|(m, b)| (m.kind, m.level, b)).collect()
         };
         let last = stored.last().map(|(_, d, _)| *d);
@@ -690,7 +754,7 @@ impl Job {
         loop {
             let address = {
                 let s = self.lock();
-                if s.assignment.epoch != meta.epoch {
+                if s.assignment.epoch != meta.epoch || s.newest > meta.epoch {
                     return Err("the assignment changed".into());
                 }
                 s.assignment
@@ -1160,23 +1224,22 @@ impl Job {
         .map_err(|e| Status::internal(e.to_string()))?
     }
 
-    /// The stored levels of a part whose replica this worker holds, for its new owner.
+    /// The stored levels of a part whose replica this worker holds, for its new owner. Served
+    /// without waiting for this worker to take the requester's assignment (the two may be
+    /// fetching parts from each other); only a requester of an older one is refused.
     async fn replica_for(
         &self,
         r: &v1::FetchReplicaRequest,
     ) -> Result<Vec<(PeerKind, u32, Vec<u8>)>, Status> {
-        let mut events = self.events.subscribe();
-        loop {
-            if self.lock().assignment.epoch >= r.epoch {
-                break;
-            }
-            if events.changed().await.is_err() {
-                return Err(Status::unavailable("shutting down"));
-            }
-        }
-        let owner = self.lock().assignment.owner.get(r.part as usize).copied();
-        if owner != Some(r.from) {
-            return Err(Status::permission_denied(format!("worker {} does not own part {}", r.from, r.part)));
+        let (epoch, owner) = {
+            let s = self.lock();
+            (s.assignment.epoch, s.assignment.owner.get(r.part as usize).copied())
+        };
+        if r.epoch < epoch || (r.epoch == epoch && owner != Some(r.from)) {
+            return Err(Status::permission_denied(format!(
+                "worker {} does not own part {} in assignment {}",
+                r.from, r.part, r.epoch
+            )));
         }
         let stored = self.replicas.levels(r.part, r.through).map_err(|e| Status::not_found(e.to_string()))?;
         Ok(stored
