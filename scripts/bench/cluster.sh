@@ -1,82 +1,108 @@
 #!/usr/bin/env bash
-# Benchmark: the same job embedded and with a coordinator plus two local worker processes on
-# loopback. Every process is timed on its own: the embedded run and the coordinator through
-# measure.py, each worker through /usr/bin/time; all rows go to results/BENCHMARKS.md. Each run
-# prints the coordinator's share of the job's CPU, total CPU and wall against the embedded run
-# just before it; with RUNS > 1 the pairs alternate (embedded, cluster, embedded, ...) so that a
-# drift of the machine's speed touches both, and the medians of the ratios close the output.
-# Both coordinator logs of the last run (per-level times; the cluster one with the bytes sent to
-# and received from workers) are kept in results/logs/.
+# Benchmark: the same row search embedded and with a coordinator plus N local worker processes
+# on loopback, which own the rows and exchange them with each other. Every process is timed on
+# its own: the embedded run and the coordinator through measure.py, each worker through
+# /usr/bin/time; all rows go to results/BENCHMARKS.md. Each run checks that the depths are the
+# embedded ones and prints: total CPU and wall against the embedded run just before it, the
+# bytes through the coordinator against the bytes the workers received (from the run's
+# "traffic"), the largest bytes one worker received, and each worker's peak RSS. With RUNS > 1
+# the pairs alternate (embedded, cluster, ...) so that a drift of the machine's speed touches
+# both. The coordinator logs of the last run are kept in results/logs/.
 #
 #   scripts/bench/cluster.sh [SPACE] [extra coordinator args...]     (default: h)
-#   WORKER_THREADS=1 scripts/bench/cluster.sh cube --max-depth 11    (threads per worker; default all cores)
+#   WORKERS=4 WORKER_THREADS=1 scripts/bench/cluster.sh edges --metric htm
+#   WORKER_MEM=3G WORKERS=4 scripts/bench/cluster.sh edges           (each worker's --mem-limit)
+#   EMBEDDED=0 ...                                                   (skip the embedded runs)
 #   RUNS=3 scripts/bench/cluster.sh h                                (pairs of runs; default 1)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 space=${1:-h}
 shift || true
 runs=${RUNS:-1}
+workers=${WORKERS:-2}
+embedded=${EMBEDDED:-1}
 command -v /usr/bin/time > /dev/null || { echo "cluster.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive whole number, not '$runs'" >&2; exit 1; }
+[[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive whole number, not '$workers'" >&2; exit 1; }
 cargo build --release --locked -p coordinator -p worker
 out=target/bench-cluster
 mkdir -p results/logs "$out"
-rm -f "$out"/ratios
+rm -f "$out"/ratios "$out"/worker-*.time
 token=$out/token
 echo "bench-token-$$" > "$token"
 port=${PORT:-7890}
 threads=${WORKER_THREADS:+ of $WORKER_THREADS thread(s)}
+mem=${WORKER_MEM:+, --mem-limit $WORKER_MEM each}
+label="enumerate $space $*, coordinator of $workers local worker processes$threads$mem (this process only)"
 for run in $(seq 1 "$runs"); do
-    python3 scripts/bench/measure.py "enumerate $space embedded" -- \
-        target/release/coordinator enumerate "$space" "$@" --json "$out/$space-embedded.json" \
-        2> "results/logs/$space-embedded.log" | tee "$out/$space-embedded.row"
+    if [ "$embedded" = 1 ]; then
+        python3 scripts/bench/measure.py "enumerate $space $* embedded" -- \
+            target/release/coordinator enumerate "$space" "$@" --json "$out/$space-embedded.json" \
+            2> "results/logs/$space-embedded.log" | tee "$out/$space-embedded.row"
+    fi
     (sleep 1
-     for i in 1 2; do
+     for i in $(seq 1 "$workers"); do
          /usr/bin/time -f "%e %U %S %M" -o "$out/worker-$i.time" \
              target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
-             ${WORKER_THREADS:+--threads "$WORKER_THREADS"} 2> "$out/worker-$i.log" &
+             ${WORKER_THREADS:+--threads "$WORKER_THREADS"} ${WORKER_MEM:+--mem-limit "$WORKER_MEM"} \
+             2> "$out/worker-$i.log" &
      done
      wait) &
-    python3 scripts/bench/measure.py "enumerate $space, coordinator of 2 local worker processes$threads (this process only)" -- \
+    python3 scripts/bench/measure.py "$label" -- \
         target/release/coordinator enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
-        --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster.log" | tee "$out/$space-cluster.row"
+        --min-workers "$workers" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
+        | tee "$out/$space-cluster.row"
     wait
-    python3 - "$space" "$out" "${WORKER_THREADS:-}" <<'PY'
-import datetime, json, subprocess, sys
+    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" <<'PY'
+import datetime, json, os, subprocess, sys
 sys.path.insert(0, "scripts/bench")
 import measure
-space, out, threads = sys.argv[1], sys.argv[2], sys.argv[3]
-worker_command = f"target/release/worker --threads {threads}" if threads else "target/release/worker"
-a = json.load(open(f"{out}/{space}-embedded.json"))
+space, out, workers, embedded, threads, mem = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
+worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "")
 b = json.load(open(f"{out}/{space}-cluster.json"))
-assert a["depths"] == b["depths"], "cluster result differs from the embedded one"
+reference = f"{out}/{space}-embedded.json" if embedded else f"results/{space}-{b['metric']}.json"
+if not os.path.exists(reference):
+    reference = f"results/{space}.json"
+a = json.load(open(reference))
+assert a["depths"] == b["depths"], f"cluster result differs from {reference}"
 def cells(path):
     c = open(path).read().split("|")
     return float(c[5]), float(c[6])
-embedded_wall, embedded_cpu = cells(f"{out}/{space}-embedded.row")
 cluster_wall, coordinator_cpu = cells(f"{out}/{space}-cluster.row")
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 day = datetime.date.today().isoformat()
-worker_cpu = 0.0
-for i in (1, 2):
+worker_cpu, peaks = 0.0, []
+for i in range(1, workers + 1):
     wall, user, system, rss_kib = open(f"{out}/worker-{i}.time").read().split()[-4:]
     cpu = float(user) + float(system)
     worker_cpu += cpu
-    measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {space}, worker process {i} of 2 | "
+    peaks.append(int(rss_kib) / 1024)
+    measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {space}, worker process {i} of {workers} | "
                        f"{float(wall):.2f} | {cpu:.2f} | {int(rss_kib) / 1024:.1f} | `{worker_command}` |\n")
+t = b["traffic"]
+received = [w["received_bytes"] for w in t["workers"]]
+through = t["through_coordinator_bytes"]
 total = coordinator_cpu + worker_cpu
-share, cpu_ratio, wall_ratio = coordinator_cpu / total, total / embedded_cpu, cluster_wall / embedded_wall
-with open(f"{out}/ratios", "a") as f:
-    f.write(f"{share} {cpu_ratio} {wall_ratio}\n")
-print(f"identical depths; coordinator {coordinator_cpu:.1f} CPU s = {100 * share:.1f} % of the job's "
-      f"{total:.1f}; total CPU / embedded = {cpu_ratio:.2f}; wall / embedded = {wall_ratio:.2f}")
+line = (f"identical depths; {workers} workers: through the coordinator {through / 2**20:.2f} MiB = "
+        f"{100 * through / max(1, sum(received)):.3f} % of the {sum(received) / 2**20:.1f} MiB the workers received; "
+        f"largest per worker {max(received) / 2**20:.1f} MiB; worker peak RSS {min(peaks):.0f}-{max(peaks):.0f} MiB; "
+        f"coordinator {coordinator_cpu:.1f} CPU s, workers {worker_cpu:.1f}, wall {cluster_wall:.1f} s")
+if embedded:
+    embedded_wall, embedded_cpu = cells(f"{out}/{space}-embedded.row")
+    line += f"; total CPU / embedded = {total / embedded_cpu:.2f}; wall / embedded = {cluster_wall / embedded_wall:.2f}"
+    with open(f"{out}/ratios", "a") as f:
+        f.write(f"{total / embedded_cpu} {cluster_wall / embedded_wall}\n")
+print(line)
+with open(f"{out}/summary", "a") as f:
+    f.write(f"{day} {commit} {space} workers={workers}{' threads=' + threads if threads else ''}{' mem=' + mem if mem else ''}: {line}\n")
 PY
 done
-python3 - "$out/ratios" <<'PY'
+if [ -f "$out/ratios" ]; then
+    python3 - "$out/ratios" <<'PY'
 import statistics, sys
 runs = [list(map(float, line.split())) for line in open(sys.argv[1])]
 if len(runs) > 1:
-    share, cpu, wall = (statistics.median(column) for column in zip(*runs))
-    print(f"{len(runs)} pairs, medians: coordinator {100 * share:.1f} % of the job's CPU; "
-          f"total CPU / embedded = {cpu:.2f}; wall / embedded = {wall:.2f}")
+    cpu, wall = (statistics.median(column) for column in zip(*runs))
+    print(f"{len(runs)} pairs, medians: total CPU / embedded = {cpu:.2f}; wall / embedded = {wall:.2f}")
 PY
+fi

@@ -8,9 +8,7 @@
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
 use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
-use crate::bfs::task::{
-    backward_rows, by_row_chunks, forward_rows, unvisited_rows, Counting, RowBits, Sources,
-};
+use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt::NxoptKind;
@@ -19,7 +17,7 @@ use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
 use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use crate::wire::{KnownVisited, PartCut, PartedRows, Unvisited};
+use crate::wire::PartCut;
 use std::ops::Range;
 
 /// The spaces the enumerations run on.
@@ -189,83 +187,9 @@ impl AnyIndex {
         with_index!(self, i => RowIndex::row_count(i))
     }
 
-    /// The sources of every row under `moves`, for [`Self::forward_task`].
+    /// The sources of every row under `moves` (what a push reads).
     pub fn sources(&self, moves: &[Move]) -> Sources {
         with_index!(self, i => Sources::build(i, moves))
-    }
-
-    /// A forward task: the new entries of `rows` at the level after `frontier` (which holds
-    /// every row), with their counts (see [`forward_rows`]), written into `out`'s memory when
-    /// it has room (a worker passes its last task's buffer back).
-    #[allow(clippy::too_many_arguments)]
-    pub fn forward_task(
-        &self,
-        moves: &[Move],
-        rows: Range<u32>,
-        sources: &Sources,
-        frontier: &PartedRows,
-        seen: &KnownVisited,
-        counting: Counting,
-        out: Vec<u64>,
-    ) -> (Vec<u64>, RowCounts) {
-        let words = self.words_per_row();
-        let mut out = zeroed(out, rows.len() * words);
-        let counts = by_row_chunks(
-            &mut out,
-            words,
-            rows.start,
-            None,
-            |sub, out| with_index!(self, i => forward_rows(i, moves, sub, sources, frontier, seen, counting, out)),
-        );
-        (out, counts)
-    }
-
-    /// A backward task: the new entries of `rows` given every row's unvisited entries, with
-    /// their counts (in `out`'s memory when it has room).
-    pub fn pull_task(
-        &self,
-        moves: &[Move],
-        rows: Range<u32>,
-        unvisited: &PartedRows,
-        counting: Counting,
-        out: Vec<u64>,
-    ) -> (Vec<u64>, RowCounts) {
-        let words = self.words_per_row();
-        let mut out = zeroed(out, rows.len() * words);
-        let unvisited = Unvisited(unvisited);
-        let counts = by_row_chunks(
-            &mut out,
-            words,
-            rows.start,
-            None,
-            |sub, out| with_index!(self, i => backward_rows(i, moves, sub, &unvisited, counting, out)),
-        );
-        (out, counts)
-    }
-
-    /// An unvisited task: the unvisited entries of `rows`, from those of an earlier moment
-    /// (`base`, holding at least those rows; `None`: every reachable entry) less the entries
-    /// found since (`found`), with their entries and positions counted (see
-    /// [`unvisited_rows`]); in `out`'s memory when it has room.
-    pub fn unvisited_task(
-        &self,
-        rows: Range<u32>,
-        base: Option<&PartedRows>,
-        found: &[&PartedRows],
-        out: Vec<u64>,
-    ) -> (Vec<u64>, RowCounts) {
-        let words = self.words_per_row();
-        let mut out = zeroed(out, rows.len() * words);
-        let base = base.map(|b| b as &dyn RowBits);
-        let found: Vec<&dyn RowBits> = found.iter().map(|f| *f as &dyn RowBits).collect();
-        let counts = by_row_chunks(
-            &mut out,
-            words,
-            rows.start,
-            None,
-            |sub, out| with_index!(self, i => unvisited_rows(i, sub, base, &found, out)),
-        );
-        (out, counts)
     }
 }
 
@@ -328,17 +252,6 @@ impl AnyIndex {
     pub fn entry_count(&self) -> u64 {
         with_index!(self, i => RowIndex::entry_count(i))
     }
-}
-
-/// `len` zero words in `buffer`'s memory when it has room (zeroing pages already mapped is
-/// cheaper than faulting in fresh ones, one task after another), else in a new vector.
-fn zeroed(mut buffer: Vec<u64>, len: usize) -> Vec<u64> {
-    if buffer.capacity() < len {
-        return vec![0; len];
-    }
-    buffer.clear();
-    buffer.resize(len, 0);
-    buffer
 }
 
 #[cfg(test)]

@@ -104,52 +104,25 @@ pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
     encode(key, as_bytes(words))
 }
 
-/// A run of words for [`encode_word_parts`]: as stored, or complemented (every word inverted,
-/// then the last one masked, for the unvisited entries of a row whose padding bits are not
-/// columns).
+/// A run of words for [`encode_word_parts`].
 #[derive(Clone, Copy, Debug)]
 pub struct WordPart<'a> {
     words: &'a [u64],
-    flip: u64,
-    last_mask: u64,
 }
 
 impl<'a> WordPart<'a> {
     pub fn plain(words: &'a [u64]) -> Self {
-        WordPart { words, flip: 0, last_mask: u64::MAX }
+        WordPart { words }
     }
 
-    pub fn complement(words: &'a [u64], last_mask: u64) -> Self {
-        WordPart { words, flip: u64::MAX, last_mask }
-    }
-
-    /// Set bits among the part's words (as written).
+    /// Set bits among the part's words.
     pub fn count_ones(&self) -> u64 {
-        let last = self.words.len().wrapping_sub(1);
-        self.words
-            .iter()
-            .enumerate()
-            .map(|(k, &w)| {
-                (((w ^ self.flip) & if k == last { self.last_mask } else { u64::MAX }).count_ones()) as u64
-            })
-            .sum()
+        self.words.iter().map(|w| w.count_ones() as u64).sum()
     }
 
     /// Writes the part's words as little-endian bytes.
     fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        if self.flip == 0 && self.last_mask == u64::MAX {
-            return out.write_all(as_bytes(self.words));
-        }
-        let mut buffer = [0u64; 512];
-        let last = self.words.len().wrapping_sub(1);
-        for (k, chunk) in self.words.chunks(buffer.len()).enumerate() {
-            for (j, (b, &w)) in buffer.iter_mut().zip(chunk).enumerate() {
-                let mask = if k * 512 + j == last { self.last_mask } else { u64::MAX };
-                *b = (w ^ self.flip) & mask;
-            }
-            out.write_all(as_bytes(&buffer[..chunk.len()]))?;
-        }
-        Ok(())
+        out.write_all(as_bytes(self.words))
     }
 }
 
@@ -171,7 +144,7 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
         in_group += part.words.len();
     }
     // Each frame is written into room for its worst case, and the frames are copied once,
-    // after the header: fresh memory is expensive here (see `wire::WordPool`), and growing a
+    // after the header: fresh memory is expensive on a virtual machine, and growing a
     // buffer or concatenating twice would touch twice as much.
     let frames: Vec<Vec<u8>> = groups
         .par_iter()
@@ -262,20 +235,6 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
-/// Checks, without decompressing it, that a shard answers `expected`, is whole (header and payload checksums) and announces at most `max_len`
-/// 64-bit words: for a process that only keeps and forwards it.
-pub fn check_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<(), ShardError> {
-    let (header, _) = checked(bytes)?;
-    if header.key != expected {
-        return Err(ShardError::WrongTask { found: header.key, expected });
-    }
-    let limit = max_len as u64 * 8;
-    if header.raw_len > limit || header.raw_len % 8 != 0 {
-        return Err(ShardError::TooLarge { claimed: header.raw_len, limit });
-    }
-    Ok(())
-}
-
 /// The most bytes an encoded shard of at most `max_words` words can take: its header and zstd's
 /// worst case for the payload. A peer that sends more is refused before it is buffered.
 pub fn max_shard_bytes(max_words: usize) -> u64 {
@@ -308,8 +267,6 @@ pub fn decode_words_into(
 /// after the payload's length and checksum have been checked at the end.
 pub struct WordsDecoder {
     expected: ShardKey,
-    /// Accept any attempt of the expected task (an input stitched from results).
-    any_attempt: bool,
     max_len: usize,
     head: Vec<u8>,
     header: Option<Header>,
@@ -324,7 +281,6 @@ impl WordsDecoder {
     pub fn new(expected: ShardKey, max_len: usize) -> Self {
         WordsDecoder {
             expected,
-            any_attempt: false,
             max_len,
             head: Vec::new(),
             header: None,
@@ -339,13 +295,6 @@ impl WordsDecoder {
     /// Decodes into `words` (its memory reused: see [`Self::push`]) instead of a new buffer.
     pub fn with_buffer(self, words: Vec<u64>) -> Self {
         WordsDecoder { words, ..self }
-    }
-
-    /// Accepts the expected task's shard of any attempt: the parts of an input the
-    /// coordinator forwards as its workers returned them.
-    pub fn any_attempt(mut self) -> Self {
-        self.any_attempt = true;
-        self
     }
 
     /// How many more bytes this shard takes (its header's, then its payload's): a reader of
@@ -369,12 +318,7 @@ impl WordsDecoder {
                 return Ok(());
             }
             let header = check_header(&self.head)?;
-            let key = if self.any_attempt {
-                ShardKey { attempt: self.expected.attempt, ..header.key }
-            } else {
-                header.key
-            };
-            if key != self.expected {
+            if header.key != self.expected {
                 return Err(ShardError::WrongTask { found: header.key, expected: self.expected });
             }
             if header.raw_len > self.max_len as u64 * 8 {
@@ -467,21 +411,6 @@ mod tests {
     }
 
     #[test]
-    fn a_shard_is_checked_whole_without_decompressing_it() {
-        let words: Vec<u64> = (0..5000u64).map(|i| i * i).collect();
-        let shard = encode_words(KEY, &words);
-        assert_eq!(check_for(&shard, KEY, 5000), Ok(()));
-        // More words than the task can hold, another task, a damaged or short shard: refused.
-        assert!(matches!(check_for(&shard, KEY, 4999), Err(ShardError::TooLarge { .. })));
-        let other = ShardKey { attempt: 3, ..KEY };
-        assert!(matches!(check_for(&shard, other, 5000), Err(ShardError::WrongTask { .. })));
-        let mut damaged = shard.clone();
-        *damaged.last_mut().unwrap() ^= 4;
-        assert!(matches!(check_for(&damaged, KEY, 5000), Err(ShardError::PayloadChecksum { .. })));
-        assert!(check_for(&shard[..shard.len() - 1], KEY, 5000).is_err());
-    }
-
-    #[test]
     fn words_round_trip_in_place() {
         let words: Vec<u64> =
             (0..5000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (i % 64)).collect();
@@ -494,12 +423,6 @@ mod tests {
         assert_eq!(decode_words_into(&shard, KEY, 5000, vec![1; 10]), Ok(words.clone()));
         let parts = [&words[..10], &[], &words[10..]].map(WordPart::plain);
         assert_eq!(decode_words_for(&encode_word_parts(KEY, &parts), KEY, 5000), Ok(words.clone()));
-        // Complemented parts: every word inverted, the last one masked.
-        let inverted = [WordPart::complement(&words[..1000], 0xff), WordPart::complement(&words[1000..], 1)];
-        let mut expected: Vec<u64> = words.iter().map(|w| !w).collect();
-        expected[999] &= 0xff;
-        expected[4999] &= 1;
-        assert_eq!(decode_words_for(&encode_word_parts(KEY, &inverted), KEY, 5000), Ok(expected));
         // Several frames (groups of 2 Mi words), decoded in one stream and in pieces.
         let big: Vec<u64> = (0..5_000_000u64).map(|i| i * i).collect();
         let halves: Vec<WordPart> = big.chunks(1_500_000).map(WordPart::plain).collect();

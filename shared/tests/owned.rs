@@ -26,7 +26,6 @@ fn owned_search<I: RowIndex>(
     counting: Counting,
 ) -> Vec<(Direction, RowCounts, Vec<u64>)> {
     let words = (space.column_count() as usize).div_ceil(64);
-    let columns = space.column_count();
     let sources = Sources::build(space, moves);
     // parts[w]: worker w's parts.
     let mut parts: Vec<Vec<OwnedPart>> = (0..workers)
@@ -73,8 +72,7 @@ fn owned_search<I: RowIndex>(
                         let rows = cut.range(k);
                         let mut out = vec![0u64; rows.len() * words];
                         push_images(space, moves, rows, &sources, &view, &mut out);
-                        let bytes =
-                            SparseRows::encode_rows(key(depth, k, from), &out, words, columns, &|_| true);
+                        let bytes = SparseRows::encode_rows(key(depth, k, from), &out, words, &|_| true);
                         mail.push((owner[k as usize], k, bytes));
                     }
                 }
@@ -92,13 +90,8 @@ fn owned_search<I: RowIndex>(
                                     owner[(s / cut.rows_per_part) as usize] == peer
                                 })
                             };
-                            let bytes = SparseRows::encode_rows(
-                                key(depth, p.part, to),
-                                &p.unvisited,
-                                words,
-                                columns,
-                                &keep,
-                            );
+                            let bytes =
+                                SparseRows::encode_rows(key(depth, p.part, to), &p.unvisited, words, &keep);
                             asks.push((peer, to, p.part, bytes));
                         }
                     }
@@ -109,11 +102,7 @@ fn owned_search<I: RowIndex>(
                     let view = OwnedFrontier::new(cut, parts[peer].iter().map(|p| p.frontier.clone()));
                     let mut out = vec![0u64; rows.len() * words];
                     pull_hits(space, moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
-                    mail.push((
-                        to,
-                        k,
-                        SparseRows::encode_rows(key(depth, k, peer), &out, words, columns, &|_| true),
-                    ));
+                    mail.push((to, k, SparseRows::encode_rows(key(depth, k, peer), &out, words, &|_| true)));
                 }
             }
         }

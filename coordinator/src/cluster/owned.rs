@@ -183,7 +183,7 @@ impl OwnedRows {
         let orphans: Vec<usize> = (0..self.owner.len()).filter(|&k| !live(self.owner[k])).collect();
         let lost_replicas = (0..self.replica.len()).any(|k| self.replica[k] != 0 && !live(self.replica[k]));
         let ring: Vec<u64> = self.ready(members).map(|m| m.id).collect();
-        let unreplicated = ring.len() > 1 && self.replica.iter().any(|&r| r == 0);
+        let unreplicated = ring.len() > 1 && self.replica.contains(&0);
         if orphans.is_empty() && !lost_replicas && !unreplicated {
             return Ok(Recovery::Nothing);
         }

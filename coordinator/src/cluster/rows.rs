@@ -248,15 +248,13 @@ fn wait_for_level(
             .map_err(|e| anyhow!(e))?;
         match state {
             Some(Ok(done)) => return Ok(done),
-            Some(Err(parts)) => {
-                if waiting_since.is_none_or(|t| t.elapsed() > Duration::from_secs(30)) {
-                    tracing::warn!(
-                        "{parts} parts of lost workers fit on no live worker: waiting for a worker with room"
-                    );
-                    waiting_since = Some(Instant::now());
-                }
+            Some(Err(parts)) if waiting_since.is_none_or(|t| t.elapsed() > Duration::from_secs(30)) => {
+                tracing::warn!(
+                    "{parts} parts of lost workers fit on no live worker: waiting for a worker with room"
+                );
+                waiting_since = Some(Instant::now());
             }
-            None => {}
+            _ => {}
         }
         hub.wait_change(Duration::from_millis(200));
     }

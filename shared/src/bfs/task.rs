@@ -1,14 +1,13 @@
-//! The work of one level on a range of rows, as functions of exactly the data they read, so the
-//! same code runs on rayon threads inside the coordinator and (with downloaded inputs) in a
-//! remote worker. The engine in `engine.rs` cuts every level into such ranges.
+//! The work of one level on a range of rows, as functions of exactly the data they read: the
+//! engine in `engine.rs` cuts every level into such ranges, and the workers of a distributed
+//! search run the same push and pull on the rows they own (`owned.rs`).
 //!
 //! A forward task owns a range of target rows and gathers into them the images of the frontier
 //! rows that land there (see [`Sources`]): each task writes only its own rows, so no atomics,
 //! and a target row stays in cache while its sources are mapped into it. A backward task asks,
 //! for every unvisited entry of its rows, whether a neighbour is visited: for an entry at
 //! distance at least d, whose neighbours are at distance at least d - 1, a visited neighbour is
-//! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits,
-//! and a worker receives them as the unvisited entries, which are few when pulls are chosen.
+//! exactly a neighbour in the frontier of depth d - 1. So a pull reads only the visited bits.
 //!
 //! A task finishes its rows: a forward one removes the visited images (see [`Seen`]) and closes
 //! its rows under their stabilizers, and both count what they found ([`Counting`]), so the
@@ -71,10 +70,7 @@ pub fn by_row_chunks(
         .reduce(RowCounts::default, |a, b| a + b)
 }
 
-/// What a forward task knows to be visited in its target rows. The images of the frontier of
-/// depth d lie at depths d - 1, d and d + 1 (a move changes the distance by at most one), so
-/// besides the whole visited array a worker can use the frontiers of depths d and d - 1 (or an
-/// earlier unvisited set) it downloads: see `wire::KnownVisited`.
+/// What a forward task knows to be visited in its target rows (the engine's visited array).
 pub trait Seen: Sync {
     /// Removes from `row` (images that landed in row `r`) the entries known to be visited.
     fn remove(&self, r: u32, row: &mut [u64]);
@@ -119,45 +115,6 @@ pub fn backward_rows<I: RowIndex, V: VisitedRows>(
 ) -> RowCounts {
     pull_rows(space, moves, rows.clone(), visited, out);
     counting.count(space, rows, out)
-}
-
-/// An unvisited task's work on `rows`: the rows' unvisited entries, from the entries unvisited
-/// at an earlier moment (`base`; `None`: every reachable entry, as at the start of a search)
-/// less those found since (`found`: the frontiers of the depths in between), counted
-/// (entries and positions). This is how workers make a backward level's input from the
-/// frontiers the coordinator keeps, so that no process holds the visited array. `out` holds
-/// those rows and is overwritten.
-pub fn unvisited_rows<I: RowIndex>(
-    space: &I,
-    rows: Range<u32>,
-    base: Option<&dyn RowBits>,
-    found: &[&dyn RowBits],
-    out: &mut [u64],
-) -> RowCounts {
-    let words = (space.column_count() as usize).div_ceil(64);
-    let tail = tail_mask(space.column_count());
-    for (r, row) in rows.clone().zip(out.chunks_mut(words)) {
-        match base {
-            Some(base) => match base.row(r) {
-                Some(open) => row.copy_from_slice(open),
-                None => row.fill(0),
-            },
-            None => {
-                row.fill(0);
-                space.mark_unreachable(r, row);
-                row.iter_mut().for_each(|w| *w = !*w);
-                if let Some(last) = row.last_mut() {
-                    *last &= tail;
-                }
-            }
-        }
-        for set in found {
-            if let Some(bits) = set.row(r) {
-                row.iter_mut().zip(bits).for_each(|(o, b)| *o &= !b);
-            }
-        }
-    }
-    Counting::Positions.count(space, rows, out)
 }
 
 /// Rows of a bit array by row number, as a task reads them: the engine's full array, or a

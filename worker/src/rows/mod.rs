@@ -307,7 +307,6 @@ pub struct Job {
     moves: Vec<shared::cube::Move>,
     cut: PartCut,
     words: usize,
-    columns: u32,
     counting: Counting,
     /// Memory this worker can give to parts.
     room: u64,
@@ -380,7 +379,6 @@ impl Job {
             id: reply.job_id,
             me,
             words: index.words_per_row(),
-            columns: index.column_count(),
             cut: PartCut::new(rows, reply.rows_per_part),
             index: Arc::new(index),
             sources: Arc::new(sources),
@@ -657,8 +655,7 @@ impl Job {
             };
             let mut delay = Duration::from_millis(100);
             let fetched = loop {
-                match self.pool.fetch(address, request.clone(), self.max_message_bytes(), &self.traffic).await
-                {
+                match self.pool.fetch(address, request, self.max_message_bytes(), &self.traffic).await {
                     Ok(f) => break f,
                     // The holder may be gone too: a newer assignment then says so.
                     Err(s) if !self.superseded() && s.code() == tonic::Code::Unavailable => {
@@ -713,8 +710,7 @@ impl Job {
             return Ok(());
         }
         let part = self.lock().parts.get(&k).cloned().ok_or_else(|| anyhow!("part {k} is not here"))?;
-        let (index, cut, job, words, columns) =
-            (self.index.clone(), self.cut, self.id, self.words, self.columns);
+        let (index, cut, job, words) = (self.index.clone(), self.cut, self.id, self.words);
         let messages = tokio::task::spawn_blocking(move || {
             let h = hold(&part);
             let p = &h.part;
@@ -726,14 +722,14 @@ impl Job {
                 out.push((
                     PeerKind::Base,
                     committed - 1,
-                    SparseRows::encode_rows(key, &base, words, columns, &|_| true),
+                    SparseRows::encode_rows(key, &base, words, &|_| true),
                 ));
             }
             let key = message_key(job, k, PeerKind::Replica, committed);
             out.push((
                 PeerKind::Replica,
                 committed,
-                SparseRows::encode_rows(key, &p.frontier.bits, words, columns, &|_| true),
+                SparseRows::encode_rows(key, &p.frontier.bits, words, &|_| true),
             ));
             out
         })
@@ -926,12 +922,12 @@ impl Job {
             } else {
                 let (index, moves, sources, view) =
                     (self.index.clone(), self.moves.clone(), self.sources.clone(), view.clone());
-                let (rows, words, columns) = (self.cut.range(k), self.words, self.columns);
+                let (rows, words) = (self.cut.range(k), self.words);
                 let key = message_key(self.id, k, PeerKind::Images, depth);
                 tokio::task::spawn_blocking(move || {
                     let mut out = vec![0u64; rows.len() * words];
                     if index.push_images(&moves, rows, &sources, &view, &mut out) {
-                        SparseRows::encode_rows(key, &out, words, columns, &|_| true)
+                        SparseRows::encode_rows(key, &out, words, &|_| true)
                     } else {
                         Vec::new()
                     }
@@ -966,8 +962,8 @@ impl Job {
             if !self.is_current(depth, epoch) {
                 return Ok(());
             }
-            let (index, moves, cut, words, columns, job) =
-                (self.index.clone(), self.moves.clone(), self.cut, self.words, self.columns, self.id);
+            let (index, moves, cut, words, job) =
+                (self.index.clone(), self.moves.clone(), self.cut, self.words, self.id);
             let (part2, owners2, peers) = (part.clone(), owners.clone(), senders.clone());
             // One message per peer: the rows with a neighbour row it owns.
             let asks = tokio::task::spawn_blocking(move || {
@@ -994,7 +990,7 @@ impl Job {
                     .map(|(j, &peer)| {
                         let key = message_key(job, k, PeerKind::Open, depth);
                         let keep = |i: usize| j >= 64 || masks[i] >> j & 1 == 1;
-                        (peer, SparseRows::encode_rows(key, &p.unvisited, words, columns, &keep))
+                        (peer, SparseRows::encode_rows(key, &p.unvisited, words, &keep))
                     })
                     .collect::<Vec<_>>()
             })
@@ -1166,8 +1162,8 @@ impl Job {
         }
         let hits = {
             let _permit = self.decoding.acquire().await.map_err(|e| Status::internal(e.to_string()))?;
-            let (index, moves, rows, words, columns) =
-                (self.index.clone(), self.moves.clone(), self.cut.range(meta.part), self.words, self.columns);
+            let (index, moves, rows, words) =
+                (self.index.clone(), self.moves.clone(), self.cut.range(meta.part), self.words);
             let (key, reply) = (
                 message_key(self.id, meta.part, PeerKind::Open, meta.level),
                 message_key(self.id, meta.part, PeerKind::Hits, meta.level),
@@ -1180,7 +1176,7 @@ impl Job {
                     .map_err(|e| Status::data_loss(format!("a damaged message: {e}")))?;
                 let mut out = vec![0u64; rows.len() * words];
                 index.pull_hits(&moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
-                Ok(SparseRows::encode_rows(reply, &out, words, columns, &|_| true))
+                Ok(SparseRows::encode_rows(reply, &out, words, &|_| true))
             })
             .await
             .map_err(|e| Status::internal(e.to_string()))??
@@ -1280,8 +1276,7 @@ impl Job {
         let Some(part) = part else { return };
         let job = self.clone();
         tokio::spawn(async move {
-            let (index, counting, words, columns, id) =
-                (job.index.clone(), job.counting, job.words, job.columns, job.id);
+            let (index, counting, words, id) = (job.index.clone(), job.counting, job.words, job.id);
             let upload = job.upload_levels;
             let made = tokio::task::spawn_blocking(move || {
                 let mut h = hold(&part);
@@ -1294,10 +1289,9 @@ impl Job {
                     _ => index.finish_part(p, direction, counting),
                 };
                 let key = message_key(id, k, PeerKind::Replica, depth);
-                let replica =
-                    (holder != 0).then(|| SparseRows::encode_rows(key, &p.next, words, columns, &|_| true));
+                let replica = (holder != 0).then(|| SparseRows::encode_rows(key, &p.next, words, &|_| true));
                 let key = message_key(id, k, PeerKind::Level, depth);
-                let level = upload.then(|| SparseRows::encode_rows(key, &p.next, words, columns, &|_| true));
+                let level = upload.then(|| SparseRows::encode_rows(key, &p.next, words, &|_| true));
                 Some((counts, replica, level))
             })
             .await;
