@@ -323,7 +323,12 @@ pub struct Job {
     decoding: Semaphore,
     /// Messages this worker has in flight.
     sending: Arc<Semaphore>,
+    /// Zeroed buffers of a part's rows, for the messages it computes (see [`Job::buffer`]).
+    spare: Mutex<Vec<Vec<u64>>>,
 }
+
+/// Spare part buffers kept: about as many as are computed at once.
+const SPARE_BUFFERS: usize = 4;
 
 /// How a message is keyed (its shard's key): the job, the part, what it is, the depth.
 fn message_key(job: u64, part: u32, kind: PeerKind, depth: u32) -> ShardKey {
@@ -394,6 +399,7 @@ impl Job {
             events: host.events.clone(),
             decoding: Semaphore::new(threads.max(1)),
             sending: Arc::new(Semaphore::new(threads + 2)),
+            spare: Mutex::new(Vec::new()),
         };
         Ok(Arc::new(job))
     }
@@ -423,6 +429,24 @@ impl Job {
     fn superseded(&self) -> bool {
         let s = self.lock();
         s.newest > s.assignment.epoch
+    }
+
+    /// A zeroed buffer of `len` words for a message's rows: a spare one when there is one (its
+    /// pages stay mapped; on a virtual machine fresh memory costs as much as the work).
+    fn buffer(&self, len: usize) -> Vec<u64> {
+        let mut b = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
+        b.resize(len, 0);
+        b
+    }
+
+    /// Takes a buffer back, zeroing only its written words.
+    fn give_back(&self, mut buffer: Vec<u64>) {
+        buffer.iter_mut().filter(|w| **w != 0).for_each(|w| *w = 0);
+        if let Ok(mut s) = self.spare.lock() {
+            if s.len() < SPARE_BUFFERS {
+                s.push(buffer);
+            }
+        }
     }
 
     /// Ends this worker's part in the job: the coordinator hears why.
@@ -924,13 +948,16 @@ impl Job {
                     (self.index.clone(), self.moves.clone(), self.sources.clone(), view.clone());
                 let (rows, words) = (self.cut.range(k), self.words);
                 let key = message_key(self.id, k, PeerKind::Images, depth);
+                let job = self.clone();
                 tokio::task::spawn_blocking(move || {
-                    let mut out = vec![0u64; rows.len() * words];
-                    if index.push_images(&moves, rows, &sources, &view, &mut out) {
+                    let mut out = job.buffer(rows.len() * words);
+                    let bytes = if index.push_images(&moves, rows, &sources, &view, &mut out) {
                         SparseRows::encode_rows(key, &out, words, &|_| true)
                     } else {
                         Vec::new()
-                    }
+                    };
+                    job.give_back(out);
+                    bytes
                 })
                 .await?
             };
@@ -1168,15 +1195,18 @@ impl Job {
                 message_key(self.id, meta.part, PeerKind::Open, meta.level),
                 message_key(self.id, meta.part, PeerKind::Hits, meta.level),
             );
+            let job = self.clone();
             tokio::task::spawn_blocking(move || -> Result<Vec<u8>, Status> {
                 if bytes.is_empty() || view.is_empty() {
                     return Ok(Vec::new());
                 }
                 let open = SparseRows::decode_rows(&bytes, key, rows.len(), words)
                     .map_err(|e| Status::data_loss(format!("a damaged message: {e}")))?;
-                let mut out = vec![0u64; rows.len() * words];
+                let mut out = job.buffer(rows.len() * words);
                 index.pull_hits(&moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
-                Ok(SparseRows::encode_rows(reply, &out, words, &|_| true))
+                let hits = SparseRows::encode_rows(reply, &out, words, &|_| true);
+                job.give_back(out);
+                Ok(hits)
             })
             .await
             .map_err(|e| Status::internal(e.to_string()))??
