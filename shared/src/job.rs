@@ -179,6 +179,16 @@ impl AnyIndex {
         with_index!(self, i => i.column_count())
     }
 
+    /// Drops what only building the index needs (see [`RowSpace::shrink`]; other indexes keep
+    /// everything): for a worker, whose memory goes to rows.
+    pub fn shrink(&mut self) {
+        match self {
+            AnyIndex::Corners(i) => i.shrink(),
+            AnyIndex::Edges(i) => i.shrink(),
+            _ => {}
+        }
+    }
+
     pub fn words_per_row(&self) -> usize {
         with_index!(self, i => (i.column_count() as usize).div_ceil(64))
     }

@@ -3,7 +3,7 @@
 
 use shared::bfs::{self, reference};
 use shared::coord::corner_tetrads;
-use shared::cube::{Corners, Move, MoveSet, SplitMix64};
+use shared::cube::{Corners, Move, MoveSet, SplitMix64, Symmetry};
 use shared::space::RowSpace;
 
 const ORDER: u64 = 88_179_840;
@@ -26,6 +26,29 @@ fn corners_qtm_engine_matches_plain_bfs_with_burnside_counts() {
     let fast = engine(MoveSet::Qtm);
     assert_eq!(fast.iter().map(|d| d.positions).sum::<u64>(), ORDER);
     assert_eq!(fast, reference::corner_distribution(&MoveSet::Qtm.moves()));
+}
+
+#[test]
+fn a_shrunk_space_locates_and_counts_as_the_whole_one() {
+    // Without its class tables a space locates by conjugation: every position lands on the same
+    // row and a column of the same class, and the counts (self-inverse classes included, which
+    // locate inverses) are the reference's.
+    let whole = RowSpace::new(corner_tetrads());
+    let mut shrunk = RowSpace::new(corner_tetrads());
+    shrunk.shrink();
+    let mut rng = SplitMix64::new(7);
+    for _ in 0..20_000 {
+        let x = shared::cube::random_cube(&mut rng).corners;
+        let ((r1, c1), (r2, c2)) = (whole.locate(&x), shrunk.locate(&x));
+        assert_eq!(r1, r2);
+        // Both columns hold a conjugate of x (the same one, or one the row's stabilizer relates).
+        for (r, c) in [(r1, c1), (r2, c2)] {
+            assert!(Symmetry::all().any(|s| s.conjugate_corners(&x) == shrunk.position(r, c)));
+        }
+    }
+    let moves = MoveSet::Htm.moves();
+    let counts = bfs::run(&shrunk, &moves, &bfs::BfsOptions::default(), |_, _| {}).unwrap();
+    assert_eq!(counts, reference::corner_distribution(&moves));
 }
 
 #[test]

@@ -119,6 +119,17 @@ pub fn parse_coordinator_url(s: &str) -> Result<CoordinatorUrl, String> {
     Ok(CoordinatorUrl(s.to_owned()))
 }
 
+/// At most two malloc arenas: buffers freed by one thread are reused by the next rather than
+/// kept in an arena per thread, so the worker's resident memory stays near what it holds
+/// (what --mem-limit bounds).
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes an allocator setting; called before any thread is started.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
 /// Runs the worker until the job is done, or until SIGINT/SIGTERM.
 pub fn run(args: &Args) -> Result<(), String> {
     if let Some(n) = args.threads {
@@ -155,7 +166,15 @@ pub fn run(args: &Args) -> Result<(), String> {
         state_dir: args.state_dir.clone(),
         patience: std::time::Duration::from_secs(args.connect_timeout),
     };
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    limit_malloc_arenas();
+    // Blocking tasks are computations (each on rayon): a few at a time are enough, and each
+    // thread beyond that would hold memory of its own.
+    let threads = rayon::current_num_threads();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(2 * threads + 4)
+        .build()
+        .map_err(|e| e.to_string())?;
     runtime.block_on(async {
         tokio::select! {
             r = client::run_worker(config) => r.map_err(|e| format!("{e:#}")),

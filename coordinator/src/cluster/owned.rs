@@ -81,10 +81,11 @@ pub enum Recovery {
 }
 
 /// Parts held at most by a worker with `room` bytes: a part's three arrays, with room left for
-/// the part-sized buffers of messages it computes and decodes (`threads` + 2 of them).
+/// the buffers of the messages it computes, receives and decodes at once (each a part's rows at
+/// most; about `threads` + 2 of them) and 128 MiB besides.
 pub fn capacity(room: u64, part_bytes: u64, threads: u32) -> usize {
     let per = part_bytes.max(1);
-    ((room / per) as usize).saturating_sub(threads as usize + 2)
+    ((room.saturating_sub(128 << 20) / per) as usize).saturating_sub(threads as usize + 2)
 }
 
 impl OwnedRows {
@@ -309,7 +310,7 @@ mod tests {
 
     /// Room for `parts` parts of the test cut (240 bytes each) on a worker of `threads`.
     fn room(parts: usize, threads: u32) -> u64 {
-        (parts + threads as usize + 2) as u64 * 240
+        (parts + threads as usize + 2) as u64 * 240 + (128 << 20)
     }
 
     #[test]

@@ -145,7 +145,11 @@ where
         }
     );
     resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
-    let space = RowSpace::with_classes(layout, classes, transitions);
+    let mut space = RowSpace::with_classes(layout, classes, transitions);
+    if distributed {
+        // It counts and expands nothing: the workers do (and hold their own index).
+        space.shrink();
+    }
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
     let searched = search(&space, moves, config)?;
     Ok((space.order() as u128, searched.depths, searched.traffic))

@@ -16,8 +16,10 @@ const UNSET: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct SymClasses {
     group: SymmetryGroup,
+    /// Per raw value (empty once [`Self::drop_tables`] ran: see [`Self::classify`]).
     class_of: Vec<u32>,
     to_rep: Vec<u8>,
+    raw_count: usize,
     reps: Vec<u32>,
     stabilizers: Vec<u64>,
 }
@@ -55,7 +57,7 @@ impl SymClasses {
             reps.push(raw);
             stabilizers.push(stab);
         }
-        SymClasses { group, class_of, to_rep, reps, stabilizers }
+        SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers }
     }
 
     /// Classes numbered and represented as another program numbers them: per raw value its
@@ -80,7 +82,34 @@ impl SymClasses {
                 group.members().filter(|&s| conj(s, rep) == rep).fold(0u64, |m, s| m | 1 << s.index())
             })
             .collect();
-        SymClasses { group, class_of, to_rep, reps, stabilizers }
+        SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers }
+    }
+
+    /// Drops the per-raw-value tables (5 bytes per raw value): [`Self::classify`] then finds
+    /// a value's class by conjugating it, for a process that locates few values (a worker
+    /// counting self-inverse classes) and needs the memory for rows.
+    pub fn drop_tables(&mut self) {
+        self.class_of = Vec::new();
+        self.to_rep = Vec::new();
+    }
+
+    /// The class of `raw` and a symmetry `s` with `s raw s^-1` its representative: from the
+    /// tables, or, without them, as the smallest conjugate (the representative; classes are
+    /// numbered by increasing representative, so its class is found by bisection). `conj` is
+    /// the action the classes were built with. Either way the symmetry may differ from
+    /// [`Self::to_rep`]'s by a member of the stabilizer.
+    pub fn classify(&self, raw: u32, conj: impl Fn(Symmetry, u32) -> u32) -> (u32, Symmetry) {
+        if !self.class_of.is_empty() {
+            return (self.class_of(raw), self.to_rep(raw));
+        }
+        let (rep, s) = self
+            .group
+            .members()
+            .map(|s| (conj(s, raw), s))
+            .min_by_key(|&(image, s)| (image, s.index()))
+            .expect("a group has members");
+        let class = self.reps.binary_search(&rep).expect("the smallest conjugate is a representative");
+        (class as u32, s)
     }
 
     pub fn group(&self) -> SymmetryGroup {
@@ -92,7 +121,7 @@ impl SymClasses {
     }
 
     pub fn raw_count(&self) -> usize {
-        self.class_of.len()
+        self.raw_count
     }
 
     #[inline]

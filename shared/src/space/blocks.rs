@@ -14,7 +14,7 @@
 
 use super::index::{InverseFilter, Inverses, RowIndex};
 use super::s4;
-use crate::coord::{BlockLayout, ColumnMapper, Part, SymClasses};
+use crate::coord::{BlockLayout, ColumnMapper, Part, RowConjugation, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
@@ -117,6 +117,9 @@ pub enum Transitions {
 pub struct RowSpace<const N: usize, const O: u8> {
     layout: BlockLayout<N, O>,
     classes: SymClasses,
+    /// The action the classes were built with (to classify row values once their tables are
+    /// dropped: see [`Self::shrink`]).
+    conj: RowConjugation<N, O>,
     block_perms: Vec<[u8; 3]>,
     transitions: Vec<Transition>,
     stabilizer_maps: Vec<Vec<ColumnMap>>,
@@ -159,9 +162,11 @@ where
     pub fn with_classes(layout: BlockLayout<N, O>, classes: SymClasses, transitions: Transitions) -> Self {
         let block_perms = Symmetry::all().map(|s| layout.block_permutation(s)).collect();
         let (members, member_start) = group_by_class(&classes);
+        let conj = layout.row_conjugation();
         let mut space = RowSpace {
             layout,
             classes,
+            conj,
             block_perms,
             transitions: Vec::new(),
             stabilizer_maps: Vec::new(),
@@ -248,8 +253,32 @@ where
     /// in the representative row (one of them, when the row is self-symmetric).
     pub fn locate(&self, x: &Pieces<N, O>) -> (u32, u32) {
         let raw = self.layout.row(x);
-        let s = self.classes.to_rep(raw);
-        (self.classes.class_of(raw), self.layout.column(&x.conjugate(s)))
+        let (class, s) = self.classes.classify(raw, |s, v| self.conj.apply(s, v));
+        (class, self.layout.column(&x.conjugate(s)))
+    }
+
+    /// Drops what only building the space needs, most of its memory for edges (the class and
+    /// member tables of every raw row value, 9 bytes each: 0.6 GiB): rows are then located by
+    /// conjugation (see [`SymClasses::classify`]), which a search does only to count
+    /// self-inverse classes. A worker that owns rows needs the memory for them.
+    pub fn shrink(&mut self) {
+        self.classes.drop_tables();
+        self.members = Vec::new();
+        self.members.shrink_to_fit();
+    }
+
+    /// The raw row values of class `row`, increasing.
+    fn members_of(&self, row: u32) -> Vec<u32> {
+        if !self.members.is_empty() {
+            let start = self.member_start[row as usize] as usize;
+            let end = self.member_start[row as usize + 1] as usize;
+            return self.members[start..end].to_vec();
+        }
+        let rep = self.classes.rep(row);
+        let mut members: Vec<u32> = Symmetry::all().map(|s| self.conj.apply(s, rep)).collect();
+        members.sort_unstable();
+        members.dedup();
+        members
     }
 
     /// Where `row` goes under face turn `m`. Panics in a space built with [`Transitions::Skip`].
@@ -276,10 +305,8 @@ where
     /// if its row value is one of the class's raw values, which is decided block by block from
     /// the per-block inverse keys.
     pub fn inverse_filter(&self, row: u32) -> BlockFilter {
-        let start = self.member_start[row as usize] as usize;
-        let end = self.member_start[row as usize + 1] as usize;
         let member_keys: Vec<[u16; 3]> =
-            self.members[start..end].iter().map(|&m| self.layout.row_keys(m)).collect();
+            self.members_of(row).iter().map(|&m| self.layout.row_keys(m)).collect();
         let rep = self.classes.rep(row);
         let mut compat = [[0u64; 24]; 3];
         for (b, table) in compat.iter_mut().enumerate().take(self.blocks()) {

@@ -44,6 +44,8 @@ pub struct Host {
     /// Bumped whenever the job's state changes: the sync loop reports at once, and messages
     /// waiting for a level look again.
     events: Arc<watch::Sender<u64>>,
+    /// Messages being received at once (each is buffered whole before it is taken).
+    pub receiving: Semaphore,
 }
 
 impl Host {
@@ -55,6 +57,7 @@ impl Host {
             mem_limit,
             job: Mutex::new(None),
             events: Arc::new(watch::channel(0).0),
+            receiving: Semaphore::new(rayon::current_num_threads() + 1),
         }
     }
 
@@ -325,10 +328,12 @@ pub struct Job {
     sending: Arc<Semaphore>,
     /// Zeroed buffers of a part's rows, for the messages it computes (see [`Job::buffer`]).
     spare: Mutex<Vec<Vec<u64>>>,
+    /// Parts being finished at once (each holds its encoded replica until it is stored).
+    finishing: Arc<Semaphore>,
 }
 
 /// Spare part buffers kept: about as many as are computed at once.
-const SPARE_BUFFERS: usize = 4;
+const SPARE_BUFFERS: usize = 2;
 
 /// How a message is keyed (its shard's key): the job, the part, what it is, the depth.
 fn message_key(job: u64, part: u32, kind: PeerKind, depth: u32) -> ShardKey {
@@ -361,8 +366,9 @@ impl Job {
         tracing::info!("job {:016x} ({spec}): building the index", reply.job_id);
         let start = std::time::Instant::now();
         let (index, sources) = tokio::task::spawn_blocking(move || {
-            let index = spec.build_index();
+            let mut index = spec.build_index();
             let sources = index.sources(&spec.moves.moves());
+            index.shrink();
             (index, sources)
         })
         .await?;
@@ -400,6 +406,7 @@ impl Job {
             decoding: Semaphore::new(threads.max(1)),
             sending: Arc::new(Semaphore::new(threads + 2)),
             spare: Mutex::new(Vec::new()),
+            finishing: Arc::new(Semaphore::new(threads.max(1))),
         };
         Ok(Arc::new(job))
     }
@@ -980,61 +987,47 @@ impl Job {
         Ok(())
     }
 
-    /// A backward level: each owned part's unvisited rows go to the owners of their neighbour
-    /// rows, and this worker tests them against its own frontier too.
+    /// A backward level: each owned part's unvisited entries are first tested against this
+    /// worker's own frontier, then those still unreached are asked of the other owners one
+    /// after another (each asked only for rows with a neighbour row it owns), so that each
+    /// message carries only what the owners before it did not reach. Parts go side by side.
     async fn ask_level(self: &Arc<Self>, depth: u32, epoch: u64) -> anyhow::Result<()> {
         let Some((view, owners, mine, senders)) = self.level_view(depth, epoch) else { return Ok(()) };
-        let mut sends = tokio::task::JoinSet::new();
-        for (&k, part) in &mine {
-            if !self.is_current(depth, epoch) {
-                return Ok(());
-            }
-            let (index, moves, cut, words, job) =
-                (self.index.clone(), self.moves.clone(), self.cut, self.words, self.id);
-            let (part2, owners2, peers) = (part.clone(), owners.clone(), senders.clone());
-            // One message per peer: the rows with a neighbour row it owns.
-            let asks = tokio::task::spawn_blocking(move || {
-                let h = hold(&part2);
-                let p = &h.part;
-                let rows = cut.range(k);
-                let mut masks = vec![0u64; rows.len()];
-                let open = FullRows::at(rows.start, &p.unvisited, words);
-                for (i, r) in rows.clone().enumerate() {
-                    if open.row(r).is_none() {
-                        continue;
-                    }
-                    for (j, &peer) in peers.iter().enumerate().take(64) {
-                        if index
-                            .open_rows_for(&moves, r, |s| owners2[(s / cut.rows_per_part) as usize] == peer)
-                        {
-                            masks[i] |= 1 << j;
-                        }
-                    }
+        let mut parts = tokio::task::JoinSet::new();
+        for (i, (&k, part)) in mine.iter().enumerate() {
+            // Each part asks the peers in its own order, so that they are asked evenly.
+            let mut peers = senders.clone();
+            let turn = if peers.is_empty() { 0 } else { i % peers.len() };
+            peers.rotate_left(turn);
+            let (job, view, owners, part) = (self.clone(), view.clone(), owners.clone(), part.clone());
+            parts.spawn(async move { job.ask_part(depth, epoch, k, part, view, owners, peers).await });
+        }
+        while let Some(asked) = parts.join_next().await {
+            if let Err(e) = asked? {
+                if self.is_current(depth, epoch) {
+                    return Err(e);
                 }
-                peers
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &peer)| {
-                        let key = message_key(job, k, PeerKind::Open, depth);
-                        let keep = |i: usize| j >= 64 || masks[i] >> j & 1 == 1;
-                        (peer, SparseRows::encode_rows(key, &p.unvisited, words, &keep))
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .await?;
-            for (peer, bytes) in asks {
-                let permit = self.sending.clone().acquire_owned().await?;
-                let job = self.clone();
-                let meta =
-                    Meta { job: self.id, epoch, level: depth, from: self.me, part: k, kind: PeerKind::Open };
-                sends.spawn(async move {
-                    let _permit = permit;
-                    job.deliver(peer, meta, bytes).await
-                });
             }
-            let (index, moves, view, part) =
-                (self.index.clone(), self.moves.clone(), view.clone(), part.clone());
-            let rows = self.cut.range(k);
+        }
+        Ok(())
+    }
+
+    /// Part `k` of a backward level (see [`Self::ask_level`]).
+    #[allow(clippy::too_many_arguments)]
+    async fn ask_part(
+        self: &Arc<Self>,
+        depth: u32,
+        epoch: u64,
+        k: u32,
+        part: HeldPart,
+        view: Arc<OwnedFrontier>,
+        owners: Arc<Vec<u64>>,
+        peers: Vec<u64>,
+    ) -> anyhow::Result<()> {
+        let (index, moves, cut, words) = (self.index.clone(), self.moves.clone(), self.cut, self.words);
+        let rows = cut.range(k);
+        {
+            let (index, moves, rows, part) = (index.clone(), moves.clone(), rows.clone(), part.clone());
             tokio::task::spawn_blocking(move || {
                 let mut h = hold(&part);
                 if h.making == Some((depth, epoch)) {
@@ -1044,16 +1037,89 @@ impl Job {
                 }
             })
             .await?;
-            self.local_done(depth, epoch, k);
         }
-        while let Some(sent) = sends.join_next().await {
-            if let Err(e) = sent? {
-                if self.is_current(depth, epoch) {
-                    return Err(anyhow!(e));
+        let mut events = self.events.subscribe();
+        for peer in peers {
+            if !self.is_current(depth, epoch) {
+                return Ok(());
+            }
+            let permit = self.sending.clone().acquire_owned().await?;
+            let (index, moves, rows, part, owners, job) =
+                (index.clone(), moves.clone(), rows.clone(), part.clone(), owners.clone(), self.clone());
+            let key = message_key(self.id, k, PeerKind::Open, depth);
+            // The entries still unreached, in the rows with a neighbour row `peer` owns.
+            let ask = tokio::task::spawn_blocking(move || {
+                let h = hold(&part);
+                if h.making != Some((depth, epoch)) {
+                    return None;
+                }
+                let mut misses = job.buffer(rows.len() * words);
+                misses
+                    .iter_mut()
+                    .zip(&h.part.unvisited)
+                    .zip(&h.part.next)
+                    .for_each(|((m, u), n)| *m = u & !n);
+                let first = rows.start;
+                let keep = |i: usize| {
+                    index.open_rows_for(&moves, first + i as u32, |s| {
+                        owners[(s / cut.rows_per_part) as usize] == peer
+                    })
+                };
+                let any =
+                    misses.chunks(words).enumerate().any(|(i, row)| row.iter().any(|&w| w != 0) && keep(i));
+                let bytes = any.then(|| SparseRows::encode_rows(key, &misses, words, &keep));
+                job.give_back(misses);
+                Some(bytes)
+            })
+            .await?;
+            let Some(ask) = ask else { return Ok(()) };
+            match ask {
+                // Nothing to ask of this peer: its (empty) answer is in.
+                None => self.answered(depth, epoch, k, peer),
+                Some(bytes) => {
+                    let meta = Meta {
+                        job: self.id,
+                        epoch,
+                        level: depth,
+                        from: self.me,
+                        part: k,
+                        kind: PeerKind::Open,
+                    };
+                    let sent = self.deliver(peer, meta, bytes).await;
+                    drop(permit);
+                    sent.map_err(|e| anyhow!(e))?;
+                    // Its hits come back as a message of their own (see `take_rows`).
+                    loop {
+                        {
+                            let s = self.lock();
+                            let Some(l) = s.level.as_ref().filter(|l| l.depth == depth && l.epoch == epoch)
+                            else {
+                                return Ok(());
+                            };
+                            if l.parts.get(&k).is_some_and(|p| p.from.contains(&peer)) {
+                                break;
+                            }
+                        }
+                        events.changed().await?;
+                    }
                 }
             }
         }
+        self.local_done(depth, epoch, k);
         Ok(())
+    }
+
+    /// `peer`'s answer for part `k` is in (with nothing to merge).
+    fn answered(self: &Arc<Self>, depth: u32, epoch: u64, k: u32, peer: u64) {
+        {
+            let mut s = self.lock();
+            let Some(l) = s.level.as_mut().filter(|l| l.depth == depth && l.epoch == epoch) else { return };
+            if let Some(p) = l.parts.get_mut(&k) {
+                p.from.insert(peer);
+            }
+        }
+        self.changed();
+        self.maybe_finish(depth, epoch, k);
     }
 
     /// Waits until level `depth` of `epoch` is being made here; `false` when it never will be
@@ -1136,15 +1202,7 @@ impl Job {
             .map_err(|e| Status::internal(e.to_string()))?;
             merged?;
         }
-        {
-            let mut s = self.lock();
-            if let Some(l) = s.level.as_mut().filter(|l| l.depth == meta.level && l.epoch == meta.epoch) {
-                if let Some(p) = l.parts.get_mut(&meta.part) {
-                    p.from.insert(meta.from);
-                }
-            }
-        }
-        self.maybe_finish(meta.level, meta.epoch, meta.part);
+        self.answered(meta.level, meta.epoch, meta.part, meta.from);
         Ok(())
     }
 
@@ -1306,6 +1364,7 @@ impl Job {
         let Some(part) = part else { return };
         let job = self.clone();
         tokio::spawn(async move {
+            let Ok(_permit) = job.finishing.clone().acquire_owned().await else { return };
             let (index, counting, words, id) = (job.index.clone(), job.counting, job.words, job.id);
             let upload = job.upload_levels;
             let made = tokio::task::spawn_blocking(move || {

@@ -120,7 +120,13 @@ impl v1::peer_server::Peer for PeerService {
         let mut stream = request.into_inner();
         let mut reader = MessageReader::new(&mut stream, &host.traffic);
         let mut messages = 0;
-        while let Some((meta, bytes)) = reader.next(|job| host.max_message_bytes(job)).await? {
+        loop {
+            // Messages being read at once are bounded (other senders wait, by flow control); a
+            // message is taken after its permit is returned, since taking one may wait for a
+            // message from another worker (an answer to a question).
+            let permit = host.receiving.acquire().await.map_err(|e| Status::internal(e.to_string()))?;
+            let Some((meta, bytes)) = reader.next(|job| host.max_message_bytes(job)).await? else { break };
+            drop(permit);
             let job = host.job_for(meta.job).await?;
             job.take(meta, bytes).await?;
             messages += 1;
