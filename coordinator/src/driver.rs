@@ -85,7 +85,15 @@ pub fn search_levels<I: RowIndex>(
     std::thread::scope(|scope| {
         scope.spawn(|| reporter.display_loop());
         let result = if distributed {
-            run_distributed(space, config, &options, journal.as_ref().map(|j| &j.0), &reporter, &mut on_level)
+            run_distributed(
+                space,
+                moves,
+                config,
+                &options,
+                journal.as_ref().map(|j| &j.0),
+                &reporter,
+                &mut on_level,
+            )
         } else {
             bfs::run(space, moves, &options, |level, bits| {
                 reporter.level_done(level);
@@ -102,6 +110,7 @@ pub fn search_levels<I: RowIndex>(
 /// Runs a search on workers that own the rows (see [`rows::search`]) inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
     space: &I,
+    moves: &[Move],
     config: &SearchSettings,
     options: &BfsOptions,
     journal: Option<&RedbJournal>,
@@ -115,6 +124,7 @@ fn run_distributed<I: RowIndex>(
     let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
     let run = SearchRun {
         spec: config.job.to_string(),
+        moves: moves.len(),
         max_depth: options.max_depth,
         counting,
         progress: &reporter.progress,

@@ -201,6 +201,11 @@ impl AnyIndex {
     pub fn sources(&self, moves: &[Move]) -> Sources {
         with_index!(self, i => Sources::build(i, moves))
     }
+
+    /// The sources among the rows `from` accepts (see [`Sources::build_from`]).
+    pub fn sources_from(&self, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> Sources {
+        with_index!(self, i => Sources::build_from(i, moves, &from))
+    }
 }
 
 /// A row search whose rows the workers own (see [`crate::bfs::owned`]): the same functions

@@ -5,6 +5,7 @@
 //! workers exchange rows with each other; the coordinator only sums their counts.
 
 use super::members::{Member, Members};
+use shared::bfs::task::Sources;
 use shared::space::RowCounts;
 use shared::wire::PartCut;
 use std::collections::BTreeMap;
@@ -89,12 +90,13 @@ pub fn capacity(room: u64, part_bytes: u64, threads: u32) -> usize {
 }
 
 impl OwnedRows {
+    /// A search of `spec` over `cut` (rows of `words` words, expanded by `moves` moves).
     pub fn new(
         job_id: u64,
         spec: String,
         positions_only: bool,
         cut: PartCut,
-        words: usize,
+        (words, moves): (usize, usize),
         upload_levels: bool,
     ) -> Self {
         OwnedRows {
@@ -103,7 +105,8 @@ impl OwnedRows {
             positions_only,
             cut,
             words,
-            part_bytes: 3 * 8 * cut.rows_per_part as u64 * words as u64,
+            // Three bit arrays, and the rows' sources of the worker's pushes.
+            part_bytes: cut.rows_per_part as u64 * (3 * 8 * words as u64 + Sources::bytes_per_row(moves)),
             epoch: 0,
             owner: Vec::new(),
             replica: Vec::new(),
@@ -300,7 +303,7 @@ mod tests {
 
     fn setup(workers: &[(u32, u64)]) -> (Members, OwnedRows) {
         let mut members = Members::new(Duration::from_secs(30));
-        let mut rows = OwnedRows::new(7, "h/h".into(), false, PartCut::new(640, 10), 1, false);
+        let mut rows = OwnedRows::new(7, "h/h".into(), false, PartCut::new(640, 10), (1, 0), false);
         for (i, &(threads, room)) in workers.iter().enumerate() {
             let id = members.register(&format!("w{i}"), threads, room, "http://127.0.0.1:1", 0);
             rows.reports.insert(id, Report { ready: true, room, ..Default::default() });

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 pub struct SearchRun<'a> {
     /// The job's spec, as workers parse it.
     pub spec: String,
+    /// How many moves it expands by.
+    pub moves: usize,
     pub max_depth: Option<u32>,
     pub counting: Counting,
     pub progress: &'a Progress,
@@ -64,14 +66,9 @@ pub fn search<I: RowIndex>(
         _ => None,
     };
     let job_id = saved.as_ref().map_or_else(random_job_id, |s| s.job_id);
-    let mut owned = OwnedRows::new(
-        job_id,
-        run.spec.clone(),
-        run.counting == Counting::Positions,
-        cut,
-        words,
-        run.level_bits,
-    );
+    let positions_only = run.counting == Counting::Positions;
+    let mut owned =
+        OwnedRows::new(job_id, run.spec.clone(), positions_only, cut, (words, run.moves), run.level_bits);
     let (mut out, mut visited, mut last_entries) = (Vec::new(), 0u64, 0u64);
     let mut expected = Vec::new();
     if let (Some(s), Some(d)) = (&saved, &run.durable) {

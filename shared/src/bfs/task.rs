@@ -213,11 +213,18 @@ pub struct Sources {
 
 impl Sources {
     pub fn build<I: RowIndex>(space: &I, moves: &[Move]) -> Self {
+        Self::build_from(space, moves, |_| true)
+    }
+
+    /// The sources among the rows `from` accepts only: what a worker that pushes its own rows'
+    /// frontier reads (`owned.rs`), a share of the whole.
+    pub fn build_from<I: RowIndex>(space: &I, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> Self {
         use rayon::prelude::*;
         let rows = space.row_count() as usize;
-        let targets: Vec<u32> = (0..rows as u32)
-            .into_par_iter()
-            .flat_map_iter(|r| moves.iter().map(move |&m| space.transition(r, m).0))
+        let sources: Vec<u32> = (0..rows as u32).into_par_iter().filter(|&r| from(r)).collect();
+        let targets: Vec<u32> = sources
+            .par_iter()
+            .flat_map_iter(|&r| moves.iter().map(move |&m| space.transition(r, m).0))
             .collect();
         let mut offsets = vec![0u64; rows + 1];
         for &t in &targets {
@@ -230,10 +237,15 @@ impl Sources {
         let mut pairs = vec![(0u32, 0u8); targets.len()];
         for (k, &t) in targets.iter().enumerate() {
             let slot = &mut fill[t as usize];
-            pairs[*slot as usize] = ((k / moves.len()) as u32, (k % moves.len()) as u8);
+            pairs[*slot as usize] = (sources[k / moves.len()], (k % moves.len()) as u8);
             *slot += 1;
         }
         Sources { offsets, pairs }
+    }
+
+    /// Bytes one source row takes under `moves` moves (a pair per move).
+    pub fn bytes_per_row(moves: usize) -> u64 {
+        (moves * std::mem::size_of::<(u32, u8)>()) as u64
     }
 
     /// The (source row, index into the move list) pairs that land in row `target`.

@@ -262,6 +262,16 @@ struct PartLevel {
     start_counts: RowCounts,
 }
 
+/// What this worker's share of a level reads: its frontier rows, the owners of every part,
+/// its parts, the workers whose messages its parts wait for, and its sources.
+struct LevelView {
+    frontier: Arc<OwnedFrontier>,
+    owners: Arc<Vec<u64>>,
+    parts: BTreeMap<u32, HeldPart>,
+    senders: Vec<u64>,
+    sources: Arc<Sources>,
+}
+
 /// A finished level awaiting commit.
 #[derive(Clone, Copy)]
 struct Finished {
@@ -292,6 +302,8 @@ struct State {
     parts: BTreeMap<u32, HeldPart>,
     /// The owned parts' frontiers (what pushes map and pulls test), readable without their locks.
     frontiers: BTreeMap<u32, Arc<PartFrontier>>,
+    /// The sources of the rows that images go to, among the owned rows (what pushes read).
+    sources: Option<Arc<Sources>>,
     /// Depth of the last level committed in the parts.
     committed: Option<u32>,
     level: Option<LevelState>,
@@ -306,7 +318,6 @@ pub struct Job {
     pub id: u64,
     pub me: u64,
     index: Arc<AnyIndex>,
-    sources: Arc<Sources>,
     moves: Vec<shared::cube::Move>,
     cut: PartCut,
     words: usize,
@@ -365,11 +376,10 @@ impl Job {
         };
         tracing::info!("job {:016x} ({spec}): building the index", reply.job_id);
         let start = std::time::Instant::now();
-        let (index, sources) = tokio::task::spawn_blocking(move || {
+        let index = tokio::task::spawn_blocking(move || {
             let mut index = spec.build_index();
-            let sources = index.sources(&spec.moves.moves());
             index.shrink();
-            (index, sources)
+            index
         })
         .await?;
         let rows = index.row_count();
@@ -392,7 +402,6 @@ impl Job {
             words: index.words_per_row(),
             cut: PartCut::new(rows, reply.rows_per_part),
             index: Arc::new(index),
-            sources: Arc::new(sources),
             moves: spec.moves.moves(),
             counting: if reply.positions_only { Counting::Positions } else { Counting::Classes },
             room,
@@ -626,6 +635,14 @@ impl Job {
             }
         }
         let dropped = parts.len() - parts.keys().filter(|k| kept.contains_key(k)).count();
+        let sources = {
+            let (index, moves, owner) = (self.index.clone(), self.moves.clone(), new.owner.clone());
+            let rows_per_part = self.cut.rows_per_part;
+            tokio::task::spawn_blocking(move || {
+                Arc::new(index.sources_from(&moves, |r| owner[(r / rows_per_part) as usize] == me))
+            })
+            .await?
+        };
         let frontiers = {
             let kept: Vec<(u32, HeldPart)> = kept.iter().map(|(k, p)| (*k, p.clone())).collect();
             tokio::task::spawn_blocking(move || {
@@ -637,6 +654,7 @@ impl Job {
             let mut s = self.lock();
             s.parts = kept;
             s.frontiers = frontiers;
+            s.sources = Some(sources);
             s.assignment = new.clone();
             s.committed = committed_plus_one.checked_sub(1);
         }
@@ -872,23 +890,22 @@ impl Job {
         self.lock().level.as_ref().is_some_and(|l| l.depth == depth && l.epoch == epoch)
     }
 
-    /// The owned parts and the frontier view of the current level, if it is still current.
-    #[allow(clippy::type_complexity)]
-    fn level_view(
-        &self,
-        depth: u32,
-        epoch: u64,
-    ) -> Option<(Arc<OwnedFrontier>, Arc<Vec<u64>>, BTreeMap<u32, HeldPart>, Vec<u64>)> {
+    /// What this worker reads for the current level, if it is still current.
+    fn level_view(&self, depth: u32, epoch: u64) -> Option<LevelView> {
         let s = self.lock();
         let l = s.level.as_ref().filter(|l| l.depth == depth && l.epoch == epoch)?;
-        let view = OwnedFrontier::new(self.cut, s.frontiers.values().cloned());
-        let senders = l.senders.iter().copied().collect();
-        Some((Arc::new(view), Arc::new(s.assignment.owner.clone()), s.parts.clone(), senders))
+        Some(LevelView {
+            frontier: Arc::new(OwnedFrontier::new(self.cut, s.frontiers.values().cloned())),
+            owners: Arc::new(s.assignment.owner.clone()),
+            parts: s.parts.clone(),
+            senders: l.senders.iter().copied().collect(),
+            sources: s.sources.clone()?,
+        })
     }
 
     /// Level 0: the start entry in the part holding it.
     async fn make_start(self: &Arc<Self>, depth: u32, epoch: u64) -> anyhow::Result<()> {
-        let Some((_, _, parts, _)) = self.level_view(depth, epoch) else { return Ok(()) };
+        let Some(LevelView { parts, .. }) = self.level_view(depth, epoch) else { return Ok(()) };
         for (k, part) in parts {
             let (index, counting) = (self.index.clone(), self.counting);
             let counts = tokio::task::spawn_blocking(move || {
@@ -912,7 +929,9 @@ impl Job {
     /// A forward level: this worker's frontier images, part by part, into its own parts and to
     /// the owners of the others.
     async fn push_level(self: &Arc<Self>, depth: u32, epoch: u64) -> anyhow::Result<()> {
-        let Some((view, owners, mine, _)) = self.level_view(depth, epoch) else {
+        let Some(LevelView { frontier: view, owners, parts: mine, sources, .. }) =
+            self.level_view(depth, epoch)
+        else {
             tracing::debug!("level {depth} of epoch {epoch} is over before it is pushed");
             return Ok(());
         };
@@ -932,7 +951,7 @@ impl Job {
                     let (index, moves, sources, view, part) = (
                         self.index.clone(),
                         self.moves.clone(),
-                        self.sources.clone(),
+                        sources.clone(),
                         view.clone(),
                         mine[&k].clone(),
                     );
@@ -952,7 +971,7 @@ impl Job {
                 Vec::new()
             } else {
                 let (index, moves, sources, view) =
-                    (self.index.clone(), self.moves.clone(), self.sources.clone(), view.clone());
+                    (self.index.clone(), self.moves.clone(), sources.clone(), view.clone());
                 let (rows, words) = (self.cut.range(k), self.words);
                 let key = message_key(self.id, k, PeerKind::Images, depth);
                 let job = self.clone();
@@ -992,7 +1011,11 @@ impl Job {
     /// after another (each asked only for rows with a neighbour row it owns), so that each
     /// message carries only what the owners before it did not reach. Parts go side by side.
     async fn ask_level(self: &Arc<Self>, depth: u32, epoch: u64) -> anyhow::Result<()> {
-        let Some((view, owners, mine, senders)) = self.level_view(depth, epoch) else { return Ok(()) };
+        let Some(LevelView { frontier: view, owners, parts: mine, senders, .. }) =
+            self.level_view(depth, epoch)
+        else {
+            return Ok(());
+        };
         let mut parts = tokio::task::JoinSet::new();
         for (i, (&k, part)) in mine.iter().enumerate() {
             // Each part asks the peers in its own order, so that they are asked evenly.
