@@ -92,8 +92,10 @@ impl Host {
 
     /// Drops the job (its memory and temporary replicas).
     pub fn drop_job(&self) {
-        if let Ok(mut j) = self.job.lock() {
-            *j = None;
+        let job = self.job.lock().ok().and_then(|mut j| j.take());
+        if let Some(job) = job {
+            job.lock().dropped = true;
+            job.changed();
         }
         self.events.send_modify(|n| *n += 1);
     }
@@ -312,6 +314,16 @@ struct State {
     ready: bool,
     /// The newest epoch a reply named (beyond `assignment.epoch` while a reply is being taken).
     newest: u64,
+    /// The worker let go of the job (it ended, or the worker registers again): whatever still
+    /// waits on it gives up.
+    dropped: bool,
+}
+
+impl State {
+    /// Work for `epoch` is over: another assignment is held or named, or the job was dropped.
+    fn moved_on(&self, epoch: u64) -> bool {
+        self.dropped || self.assignment.epoch != epoch || self.newest > epoch
+    }
 }
 
 pub struct Job {
@@ -445,6 +457,16 @@ impl Job {
     fn superseded(&self) -> bool {
         let s = self.lock();
         s.newest > s.assignment.epoch
+    }
+
+    /// Returns once work for `epoch` is over here (see [`State::moved_on`]).
+    async fn moved_on(&self, epoch: u64) {
+        let mut events = self.events.subscribe();
+        while !self.lock().moved_on(epoch) {
+            if events.changed().await.is_err() {
+                return;
+            }
+        }
     }
 
     /// A zeroed buffer of `len` words for a message's rows: a spare one when there is one (its
@@ -799,7 +821,7 @@ impl Job {
         loop {
             let address = {
                 let s = self.lock();
-                if s.assignment.epoch != meta.epoch || s.newest > meta.epoch {
+                if s.moved_on(meta.epoch) {
                     return Err("the assignment changed".into());
                 }
                 s.assignment
@@ -808,7 +830,13 @@ impl Job {
                     .cloned()
                     .ok_or_else(|| format!("no address for worker {worker}"))?
             };
-            match self.pool.send(&address, meta, &bytes, &self.traffic).await {
+            // A send to a peer that was lost (stopped, not gone) may never end: it is given up
+            // with its epoch, so that it holds no sending permit meanwhile.
+            let sent = tokio::select! {
+                sent = self.pool.send(&address, meta, &bytes, &self.traffic) => sent,
+                _ = self.moved_on(meta.epoch) => return Err("the assignment changed".into()),
+            };
+            match sent {
                 Ok(()) => return Ok(()),
                 Err(s)
                     if matches!(
@@ -1152,7 +1180,7 @@ impl Job {
         loop {
             {
                 let s = self.lock();
-                if s.assignment.epoch > epoch || s.committed.is_some_and(|c| c >= depth) {
+                if s.dropped || s.assignment.epoch > epoch || s.committed.is_some_and(|c| c >= depth) {
                     return false;
                 }
                 if s.level.as_ref().is_some_and(|l| l.depth == depth && l.epoch == epoch) {
@@ -1236,7 +1264,7 @@ impl Job {
         loop {
             {
                 let s = self.lock();
-                if s.assignment.epoch > epoch || s.committed.is_some_and(|c| c >= depth) {
+                if s.dropped || s.assignment.epoch > epoch || s.committed.is_some_and(|c| c >= depth) {
                     return false;
                 }
                 let making = s.level.as_ref().is_some_and(|l| l.depth == depth && l.epoch == epoch);
