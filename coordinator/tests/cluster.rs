@@ -181,14 +181,70 @@ fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused() 
     assert!(!intruder.status.success());
     let msg = String::from_utf8_lossy(&intruder.stderr);
     assert!(msg.contains("missing or wrong token"), "{msg}");
-    let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
-    for w in workers {
-        let out = w.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
+    let mut first = worker(&addr, TOKEN, &dir);
+    let mut first_err = BufReader::new(first.stderr.take().unwrap());
+    let peer_url = loop {
+        let mut line = String::new();
+        assert!(first_err.read_line(&mut line).unwrap() > 0, "the worker ended early");
+        if let Some((_, url)) = line.trim().split_once(" as ") {
+            if line.contains("serving other workers on") {
+                break url.to_string();
+            }
+        }
+    };
+    let drain = std::thread::spawn(move || rest(first_err));
+    refuses_intruders(&peer_url);
+    let second = worker(&addr, TOKEN, &dir);
+    assert!(first.wait().unwrap().success(), "{}", drain.join().unwrap());
+    let out = second.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(coord.wait().unwrap().success(), "{}", rest(err));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A worker's peer service refuses a caller without the token or with a wrong one, and a
+/// message whose chunks are malformed, each with its reason (the job goes on).
+fn refuses_intruders(url: &str) {
+    use v1::peer_client::PeerClient;
+    let chunk = |kind: i32, offset: u64| v1::PeerChunk {
+        job_id: 1,
+        epoch: 1,
+        level: 3,
+        from: 7,
+        part: 0,
+        kind,
+        offset,
+        data: vec![0; 16],
+        last: false,
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let channel =
+            tonic::transport::Endpoint::from_shared(url.to_string()).unwrap().connect().await.unwrap();
+        let images = v1::PeerKind::Images as i32;
+        let mut bare = PeerClient::new(channel.clone());
+        let refused = bare.deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+        let with = |token: &str| {
+            let header: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
+            PeerClient::with_interceptor(channel.clone(), move |mut r: tonic::Request<()>| {
+                r.metadata_mut().insert("authorization", header.clone());
+                Ok(r)
+            })
+        };
+        let refused =
+            with("wrong-token").deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
+        let mut client = with(TOKEN);
+        let unknown = client.deliver(tokio_stream::iter(vec![chunk(999, 0)])).await.unwrap_err();
+        assert!(unknown.message().contains("unknown message kind"), "{unknown:?}");
+        let gap =
+            client.deliver(tokio_stream::iter(vec![chunk(images, 0), chunk(images, 64)])).await.unwrap_err();
+        assert!(gap.message().contains("out of order"), "{gap:?}");
+        let cut = client.deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
+        assert!(cut.message().contains("cut short"), "{cut:?}");
+    });
 }
 
 #[test]
