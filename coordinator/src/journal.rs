@@ -177,3 +177,24 @@ impl Journal for RedbJournal {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_coordinator_on_the_same_state_directory_is_refused() {
+        let dir = std::env::temp_dir().join(format!("cubefarm-journal-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (first, levels) = RedbJournal::open(&dir, "hprime htm").unwrap();
+        assert!(levels.is_empty());
+        let second = RedbJournal::open(&dir, "hprime htm").err().expect("a second journal is refused");
+        assert!(second.to_string().contains("another coordinator is using the state directory"), "{second}");
+        drop(first);
+        // Once the first is gone, the directory opens again, and another job's is refused.
+        assert!(RedbJournal::open(&dir, "hprime htm").is_ok());
+        let other = RedbJournal::open(&dir, "corners htm").err().expect("another job is refused");
+        assert!(other.to_string().contains("holds the state of another job"), "{other}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

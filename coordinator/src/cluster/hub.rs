@@ -49,7 +49,7 @@ enum Work {
 
 /// Hands out again the tasks whose lease has expired or whose holder is lost; tells waiting
 /// polls if there were any.
-fn requeue(tasks: &mut [Task], members: &Members, changed: &Condvar) {
+fn requeue(tasks: &mut [Task], members: &Members, changed: &Signal) {
     let now = Instant::now();
     let mut requeued = false;
     for (i, t) in tasks.iter_mut().enumerate() {
@@ -172,9 +172,24 @@ struct State {
     named_inputs: HashMap<String, Arc<Vec<u8>>>,
 }
 
+/// A condition variable that counts its notifications, so that a waiter can tell whether a
+/// change came since it last looked.
+#[derive(Default)]
+struct Signal {
+    condvar: Condvar,
+    generation: AtomicU64,
+}
+
+impl Signal {
+    fn notify_all(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.condvar.notify_all();
+    }
+}
+
 pub struct Hub {
     state: Mutex<State>,
-    changed: Condvar,
+    changed: Signal,
     pub lease_time: Duration,
     /// How often workers call `Heartbeat`.
     pub heartbeat: Duration,
@@ -200,7 +215,7 @@ impl Hub {
                 aborted: None,
                 named_inputs: HashMap::new(),
             }),
-            changed: Condvar::new(),
+            changed: Signal::default(),
             lease_time,
             heartbeat: (liveness / 6).clamp(Duration::from_millis(100), Duration::from_secs(5)),
             tasks_per_level: tasks_per_level.max(1),
@@ -288,6 +303,7 @@ impl Hub {
             }
             s = self
                 .changed
+                .condvar
                 .wait_timeout(s, (end - now).min(Duration::from_millis(200)))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
@@ -343,7 +359,7 @@ impl Hub {
             match self.poll_locked(&mut s, worker) {
                 Poll::Wait if Instant::now() < end => {
                     let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
-                    s = self.changed.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
+                    s = self.changed.condvar.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
                 }
                 answer => return answer,
             }
@@ -506,7 +522,12 @@ impl Hub {
                 break;
             }
             requeue(&mut lvl.tasks, &st.members, &self.changed);
-            s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+            s = self
+                .changed
+                .condvar
+                .wait_timeout(s, Duration::from_millis(200))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         match s.level.take().expect("published").work {
             Work::Cosets { results, .. } => Ok(results.concat()),
@@ -602,7 +623,12 @@ impl Hub {
             let st = &mut *s;
             let lvl = st.level.as_mut().expect("published");
             requeue(&mut lvl.tasks, &st.members, &self.changed);
-            s = self.changed.wait_timeout(s, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+            s = self
+                .changed
+                .condvar
+                .wait_timeout(s, Duration::from_millis(200))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         s.level = None;
         Ok(())
@@ -643,10 +669,19 @@ impl Hub {
         Ok(out)
     }
 
-    /// Waits for a change (a report, a registration, a lost worker) or `limit`.
-    pub fn wait_change(&self, limit: Duration) {
+    /// A number that grows with every change of the state; see [`Self::wait_change`].
+    pub fn generation(&self) -> u64 {
+        self.changed.generation.load(Ordering::Acquire)
+    }
+
+    /// Waits for a change since `generation` was read (a report, a registration, a lost
+    /// worker) or `limit`: a change between that reading and this call is not missed.
+    pub fn wait_change(&self, generation: u64, limit: Duration) {
         let s = self.lock();
-        let _ = self.changed.wait_timeout(s, limit.min(Duration::from_millis(200)));
+        if self.generation() != generation {
+            return;
+        }
+        let _ = self.changed.condvar.wait_timeout(s, limit.min(Duration::from_millis(200)));
     }
 
     /// A worker's `RowsSync`: records its report and answers with what it should hold and do,
@@ -684,7 +719,7 @@ impl Hub {
                 return SyncAnswer::Wait;
             }
             let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
-            s = self.changed.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
+            s = self.changed.condvar.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
         }
     }
 

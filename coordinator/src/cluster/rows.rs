@@ -103,8 +103,12 @@ pub fn search<I: RowIndex>(
     hub.start_owned(owned);
     if resumed {
         // Every worker that held rows is back, or lost (then its rows move as usual).
-        while hub.awaited(&expected) > 0 {
-            hub.wait_change(Duration::from_millis(200));
+        loop {
+            let seen = hub.generation();
+            if hub.awaited(&expected) == 0 {
+                break;
+            }
+            hub.wait_change(seen, Duration::from_millis(200));
         }
     } else {
         assign(hub, run.min_workers)?;
@@ -186,6 +190,7 @@ fn random_job_id() -> u64 {
 fn assign(hub: &Hub, min_workers: usize) -> Result<()> {
     let mut last_log = Instant::now();
     loop {
+        let seen = hub.generation();
         let (assigned, ready, room, parts, part_bytes) = hub
             .with_owned(|o, members| {
                 let (ready, room) = o.room(members);
@@ -209,7 +214,7 @@ fn assign(hub: &Hub, min_workers: usize) -> Result<()> {
             );
             last_log = Instant::now();
         }
-        hub.wait_change(Duration::from_millis(200));
+        hub.wait_change(seen, Duration::from_millis(200));
     }
 }
 
@@ -222,6 +227,7 @@ fn wait_for_level(
 ) -> Result<(shared::space::RowCounts, u64, u64)> {
     let mut waiting_since: Option<Instant> = None;
     loop {
+        let seen = hub.generation();
         let state = hub
             .with_owned(|o, members| match o.recover(members) {
                 Err(e) => (Err(e), false),
@@ -253,7 +259,7 @@ fn wait_for_level(
             }
             _ => {}
         }
-        hub.wait_change(Duration::from_millis(200));
+        hub.wait_change(seen, Duration::from_millis(200));
     }
 }
 
@@ -262,6 +268,7 @@ fn wait_for_level(
 fn level_bits(hub: &Hub, cut: PartCut, words: usize, depth: u32, bits: &mut Vec<u64>) -> Result<()> {
     let job = hub.with_owned(|o, _| (o.job_id, false)).map_err(|e| anyhow!(e))?;
     let parts = loop {
+        let seen = hub.generation();
         let got = hub
             .with_owned(|o, _| {
                 if o.uploaded.len() == cut.parts() as usize {
@@ -274,7 +281,7 @@ fn level_bits(hub: &Hub, cut: PartCut, words: usize, depth: u32, bits: &mut Vec<
         if let Some(p) = got {
             break p;
         }
-        hub.wait_change(Duration::from_millis(200));
+        hub.wait_change(seen, Duration::from_millis(200));
     };
     bits.clear();
     bits.resize(cut.rows as usize * words, 0);

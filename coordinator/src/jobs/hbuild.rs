@@ -20,6 +20,7 @@ use shared::h48::{
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
+use shared::units::gib;
 use shared::wire;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -84,10 +85,6 @@ pub fn build(config: &BuildConfig) -> Result<()> {
 fn thread_bytes(h: u8) -> u64 {
     let per_row = (ESEP as u64) << h;
     3 * per_row / 8 + per_row / LINE_ENTRIES as u64 * LINE_BYTES as u64 + H11_COLUMNS as u64 / 8
-}
-
-fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 
 /// The h11 levels 0 ..= `max`, loaded from the state directory where they were saved before.

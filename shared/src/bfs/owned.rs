@@ -65,7 +65,7 @@ pub struct PartFrontier {
 
 impl PartFrontier {
     fn new(part: u32, rows: Range<u32>, words: usize, bits: Vec<u64>) -> Self {
-        let occupied = row_bits(&bits, words.max(1), |row| row.iter().any(|&w| w != 0));
+        let occupied = row_bits(&bits, words.max(1), |_, row| row.iter().any(|&w| w != 0));
         PartFrontier { part, rows, words, bits, occupied }
     }
 
@@ -253,7 +253,7 @@ impl RowBits for OwnedFrontier {
 
 /// Sets in `out` (the rows `targets`, zeroed) every image of a frontier row of `frontier` that
 /// lands in those rows; returns whether any did. The forward step of a level, from one
-/// worker's rows into one part.
+/// worker's rows into one part. Only rows for which [`images_reach`] holds are written.
 pub fn push_images<I: RowIndex>(
     space: &I,
     moves: &[Move],
@@ -264,11 +264,18 @@ pub fn push_images<I: RowIndex>(
 ) -> bool {
     let words = (space.column_count() as usize).div_ceil(64);
     super::task::by_row_chunks(out, words, targets.start, None, |sub, out| {
-        super::task::push_into_rows(space, moves, sub, sources, frontier, out);
-        RowCounts { entries: out.iter().any(|&w| w != 0) as u64, ..Default::default() }
+        let wrote = super::task::push_into_rows(space, moves, sub, sources, frontier, out);
+        RowCounts { entries: wrote as u64, ..Default::default() }
     })
     .entries
         > 0
+}
+
+/// Whether images of `frontier` land in row `target` (a source row of it, among those of
+/// `sources`, has entries): the rows [`push_images`] writes, so that a sender reads, encodes
+/// and clears only those rows of its buffer.
+pub fn images_reach(target: u32, sources: &super::task::Sources, frontier: &impl RowBits) -> bool {
+    sources.of(target).iter().any(|&(r, _)| frontier.row(r).is_some())
 }
 
 /// Sets in `out` (the rows `rows`, zeroed) the entries of `open` (unvisited entries of those

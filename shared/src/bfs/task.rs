@@ -262,7 +262,7 @@ impl Sources {
 pub(crate) fn row_bits(
     full: &[u64],
     words_per_row: usize,
-    occupied: impl Fn(&[u64]) -> bool + Sync,
+    occupied: impl Fn(usize, &[u64]) -> bool + Sync,
 ) -> Vec<u64> {
     use rayon::prelude::*;
     let rows = full.len() / words_per_row.max(1);
@@ -270,7 +270,7 @@ pub(crate) fn row_bits(
         .into_par_iter()
         .map(|k| {
             (k * 64..(k * 64 + 64).min(rows))
-                .filter(|&r| occupied(&full[r * words_per_row..][..words_per_row]))
+                .filter(|&r| occupied(r, &full[r * words_per_row..][..words_per_row]))
                 .fold(0u64, |bits, r| bits | 1 << (r % 64))
         })
         .collect()
@@ -292,7 +292,7 @@ impl<'a> FullRows<'a> {
 
     /// The rows `first..` held in `words` (a part of an array).
     pub fn at(first: u32, words: &'a [u64], words_per_row: usize) -> Self {
-        let occupied = row_bits(words, words_per_row, |row| row.iter().any(|&w| w != 0));
+        let occupied = row_bits(words, words_per_row, |_, row| row.iter().any(|&w| w != 0));
         FullRows { first, words, words_per_row, occupied }
     }
 }
@@ -338,14 +338,17 @@ pub(crate) fn push_into_rows<I: RowIndex>(
     sources: &Sources,
     frontier: &impl RowBits,
     out: &mut [u64],
-) {
+) -> bool {
     let words = (space.column_count() as usize).div_ceil(64);
+    let mut any = false;
     for (t, row) in targets.zip(out.chunks_mut(words)) {
         for &(r, mi) in sources.of(t) {
             let Some(bits) = frontier.row(r) else { continue };
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
             map.for_each_image(bits, |c| set_bit(row, c));
+            any = true;
         }
     }
+    any
 }

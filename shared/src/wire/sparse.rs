@@ -97,18 +97,15 @@ impl SparseRows {
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
     ) -> (Vec<u64>, Vec<WordPart<'a>>) {
-        let mut occupied = row_bits(full, words_per_row, |row| row.iter().any(|&w| w != 0));
+        // Rows not kept are not read.
+        let occupied = row_bits(full, words_per_row, |i, row| keep(i) && row.iter().any(|&w| w != 0));
         let mut parts = Vec::new();
-        for (k, bits) in occupied.iter_mut().enumerate() {
-            let mut b = *bits;
+        for (k, &bits) in occupied.iter().enumerate() {
+            let mut b = bits;
             while b != 0 {
                 let i = b.trailing_zeros() as usize;
                 b &= b - 1;
-                if keep(k * 64 + i) {
-                    parts.push(WordPart::plain(&full[(k * 64 + i) * words_per_row..][..words_per_row]));
-                } else {
-                    *bits &= !(1 << i);
-                }
+                parts.push(WordPart::plain(&full[(k * 64 + i) * words_per_row..][..words_per_row]));
             }
         }
         (occupied, parts)

@@ -18,7 +18,7 @@ use cubefarm_proto::v1::{self, PeerKind};
 use peer::{Meta, PeerPool};
 use prost::Message;
 use replicas::{Replicas, Stored};
-use shared::bfs::owned::{OwnedFrontier, OwnedPart, PartFrontier};
+use shared::bfs::owned::{self, OwnedFrontier, OwnedPart, PartFrontier};
 use shared::bfs::task::{Counting, FullRows, RowBits, Sources};
 use shared::bfs::Direction;
 use shared::job::{AnyIndex, JobSpec, RowJob};
@@ -480,6 +480,18 @@ impl Job {
     /// Takes a buffer back, zeroing only its written words.
     fn give_back(&self, mut buffer: Vec<u64>) {
         buffer.iter_mut().filter(|w| **w != 0).for_each(|w| *w = 0);
+        self.keep_spare(buffer);
+    }
+
+    /// Takes back a buffer of rows of `words` words written only where `written` holds.
+    fn give_back_rows(&self, mut buffer: Vec<u64>, words: usize, written: &[bool]) {
+        for (row, _) in buffer.chunks_mut(words).zip(written).filter(|(_, &w)| w) {
+            row.fill(0);
+        }
+        self.keep_spare(buffer);
+    }
+
+    fn keep_spare(&self, buffer: Vec<u64>) {
         if let Ok(mut s) = self.spare.lock() {
             if s.len() < SPARE_BUFFERS {
                 s.push(buffer);
@@ -1004,13 +1016,20 @@ impl Job {
                 let key = message_key(self.id, k, PeerKind::Images, depth);
                 let job = self.clone();
                 tokio::task::spawn_blocking(move || {
+                    // Only the rows that images reach are written, read and cleared: a part's
+                    // buffer is as large as its rows, a sparse level's images are not.
+                    let reached: Vec<bool> =
+                        rows.clone().map(|t| owned::images_reach(t, &sources, &*view)).collect();
+                    if !reached.contains(&true) {
+                        return Vec::new();
+                    }
                     let mut out = job.buffer(rows.len() * words);
                     let bytes = if index.push_images(&moves, rows, &sources, &view, &mut out) {
-                        SparseRows::encode_rows(key, &out, words, &|_| true)
+                        SparseRows::encode_rows(key, &out, words, &|i| reached[i])
                     } else {
                         Vec::new()
                     };
-                    job.give_back(out);
+                    job.give_back_rows(out, words, &reached);
                     bytes
                 })
                 .await?
