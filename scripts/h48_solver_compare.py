@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compare the exact H48 tables built here (results/h48hN.json) with the 2-bit counts the H48
-solver publishes for its own files (../shared/h48-blob.md 6.5), and with what its generator's one
+solver publishes for its own files (its table documentation; docs/references.md), and with what its generator's one
 skipped position predicts: the replay lists in results/h48-skip/hN.tsv (made with the solver's
 own code, outside this project: see docs/h48-tables.md) and the checks of those lists against the
 tables built here (results/h48-skip/checkN.json, from scripts/h48_skip_check.py). Writes
@@ -94,7 +94,7 @@ def main():
             folds.append(f"| h48h{m} | h{src} | {fmt(d)} | {fmt(c)} | {'yes' if c == d else 'NO'} |")
     out = ["# The exact tables against the solver's published counts\n",
            "2-bit counts (values 0 / 1 / 2 / 3) of the tables built here, and their difference from the "
-           "counts the H48 solver publishes for its own files (`../shared/h48-blob.md` 6.5). The last "
+           "counts the H48 solver publishes for its own files (its table documentation; `docs/references.md`). The last "
            "column says whether the difference is exactly the set of entries that only the solver "
            "generator's one skipped position (h11 key 189,880,194,105, class 2675, distance 8) reaches "
            "below their value in the solver's files. *Counted*: by replaying the generator's search "

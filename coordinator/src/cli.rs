@@ -26,9 +26,9 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
-    /// Build pruning tables: the H48 solver's h48h0 .. h48h11 (seed 000), each with the cocsep
+    /// Build pruning tables: the H48 solver's h48h0 .. h48h11, each with the cocsep
     /// and edge fallback tables, in the project's layout or the solver's own bytes; or Rokicki's
-    /// phase-2 table `phase2` (seed 003) in cube20src's bytes.
+    /// phase-2 table `phase2` in cube20src's bytes.
     Build(BuildArgs),
     /// Describe a table file (cubefarm or h48 layout, or a phase-2 table).
     Info {
@@ -59,7 +59,7 @@ pub enum Command {
         ca: Option<PathBuf>,
     },
     /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
-    /// the position: cubies in Reid's notation, seed 004's words, its symmetries.
+    /// the position: cubies in Reid's notation, Bryan's words, its symmetries.
     Position {
         /// The moves, separated by whitespace.
         moves: String,

@@ -46,7 +46,7 @@ impl Space {
 pub enum Method {
     /// Breadth-first search over symmetry-reduced rows with visited bits.
     Rows,
-    /// Products of the stored positions near start, one coset at a time (seed 004).
+    /// Products of the stored positions near start, one coset at a time (Bryan's method).
     Product,
 }
 

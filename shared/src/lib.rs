@@ -10,7 +10,7 @@
 //! - [`h48`]: the H48 solver's tables: build, files, verification.
 //! - [`phase2`], [`nxopt`]: Rokicki's tables (cube20src's phase-2 table, nxopt's twelve) in
 //!   their programs' bytes.
-//! - [`product`]: product enumeration over cosets (seed 004's method), for the whole cube.
+//! - [`product`]: product enumeration over cosets (Bryan's method), for the whole cube.
 //! - [`job`]: the job registry: every job named by one string, parsed once for coordinator and
 //!   workers.
 //! - [`report`]: enumeration results as text, markdown and JSON.

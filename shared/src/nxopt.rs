@@ -1,5 +1,5 @@
-//! nxopt's pruning tables (seed 002): the file `nxopth<x><y>b.dat` of table EOx EPy exactly as
-//! nxopt writes it (`../shared/rokicki-tables.md` section 2): a 4-byte header "NXH" and the
+//! Rokicki's nxopt pruning tables: the file `nxopth<x><y>b.dat` of table EOx EPy exactly as
+//! nxopt writes it (`docs/rokicki-tables.md`): a 4-byte header "NXH" and the
 //! base, then 9930 rows of 2-bit fields, 16-byte groups whose first byte's low nibble holds the
 //! group's minimum distance.
 //!

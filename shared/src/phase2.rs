@@ -1,6 +1,6 @@
-//! Rokicki's phase-2 pruning table (cube20src's `phase2prune`, seed 003): the distance of every
+//! Rokicki's phase-2 pruning table (cube20src's `phase2prune`): the distance of every
 //! position of H' (Kociemba's H with the E-slice permutation forgotten) in H's 10 moves, laid
-//! out exactly as cube20src writes `p2p1h.dat` (`../shared/rokicki-tables.md` section 1).
+//! out exactly as cube20src writes `p2p1h.dat` (`docs/rokicki-tables.md`).
 //!
 //! Rows are the 2768 classes of the corner permutation under the 16 symmetries of H, in the
 //! order of each class's smallest cubepos corner coordinate; columns the 40,320 cubepos edge

@@ -1,7 +1,7 @@
 //! The edges-only cube (12! x 2^11 = 980,995,276,800 positions) by the row engine, to depth 8
 //! in the face-turn metric and depth 9 in the quarter-turn metric, against Jerry Bryan's
-//! published tables (seed 004) in all three columns. One test, so the 8 GiB of state is mapped
-//! once at a time.
+//! published tables (Bryan's edges-only report) in all three columns. One test, so the 8 GiB
+//! of state is mapped once at a time.
 
 use shared::bfs::{self, BfsOptions};
 use shared::coord::edge_slices;

@@ -1,4 +1,4 @@
-//! Kociemba's H and H' by the row engine: both complete against seed 003's table, and the
+//! Kociemba's H and H' by the row engine: both complete against Rokicki's published table, and the
 //! class columns (under the 16 symmetries of H) against a brute-force search that canonicalizes
 //! whole cubes.
 
@@ -36,7 +36,7 @@ fn h_is_complete_and_matches_seed_003() {
     let space = KociembaSpace::new(true);
     let positions: Vec<u64> = run(&space, None).iter().map(|d| d.positions).collect();
     assert_eq!(positions, H);
-    assert_eq!(H.iter().sum::<u64>(), space.order(), "seed 003's column sums to 8!·8!·4!/2");
+    assert_eq!(H.iter().sum::<u64>(), space.order(), "Rokicki's published column sums to 8!·8!·4!/2");
 }
 
 #[test]

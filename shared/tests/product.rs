@@ -1,5 +1,5 @@
-//! The product enumeration (seed 004's method) against independent results: the plain hash-set
-//! BFS with brute-force canonicalization for the whole cube at small depths, seed 004's
+//! The product enumeration (Bryan's method) against independent results: the plain hash-set
+//! BFS with brute-force canonicalization for the whole cube at small depths, Bryan's
 //! published edges tables (which the row engine also matches), and the quarter-turn parity
 //! rule coset by coset.
 

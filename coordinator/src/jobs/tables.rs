@@ -1,4 +1,4 @@
-//! `coordinator build`, `info`, `verify`: the H48 solver's tables (seed 000). h0 comes from the
+//! `coordinator build`, `info`, `verify`: the H48 solver's tables. h0 comes from the
 //! row BFS of its own (cocsep class, esep) index; h1..h11 from exact h11 levels
 //! ([`super::hbuild`]); the checks of `verify` are [`shared::h48::verify`].
 

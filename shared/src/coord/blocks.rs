@@ -333,17 +333,17 @@ impl Part for Edges {
     }
 }
 
-/// Corner tetrads {URF, ULB, DLF, DRB} and {UFL, UBR, DFR, DBL} (seed 000's corner separation).
+/// Corner tetrads {URF, ULB, DLF, DRB} and {UFL, UBR, DFR, DBL} (the H48 solver's corner separation).
 pub fn corner_tetrads() -> BlockLayout<8, 3> {
     BlockLayout::new(&[[0, 2, 5, 7], [1, 3, 4, 6]])
 }
 
-/// Corner layers U and D (nxopt's top/bottom split, seed 002).
+/// Corner layers U and D (nxopt's top/bottom split).
 pub fn corner_layers() -> BlockLayout<8, 3> {
     BlockLayout::new(&[[0, 1, 2, 3], [4, 5, 6, 7]])
 }
 
-/// Edge slices in seed 000's esep order: E (FR, FL, BL, BR), S (UR, UL, DL, DR), M (UF, UB,
+/// Edge slices in the H48 solver's esep order: E (FR, FL, BL, BR), S (UR, UL, DL, DR), M (UF, UB,
 /// DB, DF).
 pub fn edge_slices() -> BlockLayout<12, 2> {
     BlockLayout::new(&[[8, 9, 10, 11], [0, 2, 4, 6], [1, 3, 5, 7]])

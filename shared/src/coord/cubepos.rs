@@ -1,4 +1,4 @@
-//! Rokicki's `cubepos` numbering (cube20src; `../shared/rokicki-tables.md`): its corner and edge
+//! Rokicki's `cubepos` numbering (cube20src): its corner and edge
 //! ids, and the phase-2 coordinates of Kociemba's H that its tables are indexed by.
 //!
 //! `cubepos` arrays are slot -> cubie, as ours are position -> cubie ([`Pieces`]), so a relabelling

@@ -1,5 +1,5 @@
 //! Coordinates: ranks, block coordinates, raw coordinates with move and conjugation tables,
-//! symmetry classes, and seed 000's coordinates in the H48 solver's numbering ([`h48`]).
+//! symmetry classes, and the H48 solver's coordinates in its own numbering ([`h48`]).
 
 mod blocks;
 pub mod cubepos;

@@ -1,4 +1,4 @@
-//! nxopt's table coordinates (seed 002, `../shared/rokicki-tables.md` section 2), in cubepos's
+//! nxopt's table coordinates (Rokicki's nxopt documentation), in cubepos's
 //! numbering ([`super::cubepos`]).
 //!
 //! A table EOx EPy is indexed by a corner coordinate (which slots hold U-layer corners, and the

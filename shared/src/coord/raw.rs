@@ -15,7 +15,7 @@ pub trait Coordinate: Sync {
     fn decode(&self, raw: u32) -> Cube;
 }
 
-/// The row value of a [`BlockLayout`] as a coordinate (e.g. seed 000's cocsep).
+/// The row value of a [`BlockLayout`] as a coordinate (e.g. the H48 solver's cocsep).
 pub struct BlockRowCoord<const N: usize, const O: u8> {
     pub name: &'static str,
     pub layout: BlockLayout<N, O>,
@@ -39,12 +39,12 @@ where
     }
 }
 
-/// cocsep: corner tetrad separation and corner orientation, 70 x 3^7 values (seed 000).
+/// cocsep: corner tetrad separation and corner orientation, 70 x 3^7 values (the H48 solver's documentation).
 pub fn cocsep() -> BlockRowCoord<8, 3> {
     BlockRowCoord { name: "cocsep", layout: corner_tetrads() }
 }
 
-/// nxopt's corner rows: which corners are in the U layer, and corner orientation (seed 002).
+/// nxopt's corner rows: which corners are in the U layer, and corner orientation (Rokicki's nxopt).
 pub fn corner_layer_rows() -> BlockRowCoord<8, 3> {
     BlockRowCoord { name: "corner-layers", layout: corner_layers() }
 }

@@ -5,7 +5,7 @@
 //! stabilizer (the symmetries that fix it) as a bit mask. A class with a non-trivial stabilizer
 //! is *self-symmetric*: its size is |G| / |stabilizer|, and anything built on top of it (a row of
 //! a BFS, a pruning table slice) must treat the stabilizer's images of an entry as the same
-//! position class (seed 000's "nasty symmetries").
+//! position class (the H48 solver's "nasty symmetries").
 
 use crate::cube::{Symmetry, SymmetryGroup};
 use rayon::prelude::*;

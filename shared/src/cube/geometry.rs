@@ -5,7 +5,7 @@
 //! edge slots `2 * position + k`, with the positions in Kociemba's order and the stickers of a
 //! position listed starting from its reference face (U/D, or F/B for the middle-layer edges) and
 //! going clockwise as seen from outside. Both kinds therefore have exactly 24 slots, which is
-//! also the 24-letter alphabet of seed 004.
+//! also the 24-letter alphabet of Bryan's edges-only report.
 //!
 //! A geometric map `g` (a face turn or a cube symmetry) sends the sticker in slot `t` to slot
 //! `g(t)`. As a permutation in the "replaced-by" convention used throughout (`x[t]` = the home

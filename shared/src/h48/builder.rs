@@ -123,7 +123,7 @@ impl Section {
     }
 }
 
-/// The base seed 000 uses for hN.
+/// The base the H48 solver uses for hN.
 pub fn base_for(h: u8) -> u8 {
     match h {
         0..=3 => 8,

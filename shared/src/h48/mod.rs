@@ -1,6 +1,6 @@
-//! The H48 solver's pruning tables (seed 000): coordinates, the BFS indexes that give exact
-//! distances, 2-bit packing with per-line minima, the edge fallback and cocsep tables, their
-//! file layouts, and an independent direct search to verify entries.
+//! The H48 solver's pruning tables, as its documentation describes them: coordinates, the BFS
+//! indexes that give exact distances, 2-bit packing with per-line minima, the edge fallback and
+//! cocsep tables, their file layouts, and an independent direct search to verify entries.
 //!
 //! Only h0 (no edge orientation) and the edge fallback are true quotient spaces on which a BFS
 //! gives exact distances; hN for N > 0 needs the exact h11 distances (docs/h48-tables.md).

@@ -2,7 +2,7 @@
 //! its coset.
 //!
 //! A coset here is a right coset `H y` of a stabilizer subgroup `H`: the positions whose pieces
-//! of some kinds sit on the same places as in `y` (seed 004's letter prefixes, read as "which
+//! of some kinds sit on the same places as in `y` (Bryan's letter prefixes, read as "which
 //! cubie, up to a class of cubies, sits on each place"). The label of `z` lists, for every
 //! place, the class of the cubie on it, so for a product `z = s t` ("s, then t") the label of
 //! `z` is the label of `s` with its places permuted by `t`. That makes the product join cheap:
@@ -16,7 +16,7 @@
 //!   eight corner letters up to twist). A key inside a coset holds the corner twists and the
 //!   edges; the edge permutation's last two places follow from the corners' parity.
 //! - [`EdgeCosets`]: the edges-only cube, labelled by which slice (E, S or M) each edge place
-//!   holds a cubie of (34,650 cosets, seed 000's esep). A key holds the order of the pieces
+//!   holds a cubie of (34,650 cosets, the H48 solver's esep). A key holds the order of the pieces
 //!   within each slice and the flips.
 
 use crate::coord::rank::{factorial, ori_rank, perm_rank, perm_unrank};

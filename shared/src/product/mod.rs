@@ -1,4 +1,4 @@
-//! Product enumeration (seed 004's method): store the positions near start, P[0..=k], and find
+//! Product enumeration (Bryan's method): store the positions near start, P[0..=k], and find
 //! the positions at distance `j + k` as products `s t` of stored ones, one coset of a
 //! stabilizer subgroup at a time. Cosets are independent, which makes them the unit of work,
 //! and the 48 symmetries act on them, so only one coset per class is enumerated.

@@ -208,7 +208,7 @@ impl ColumnMapper for FullMap<'_> {
     }
 }
 
-/// Rows: esep classes (782); columns: eo (2048). The space of seed 000's edge fallback table.
+/// Rows: esep classes (782); columns: eo (2048). The space of the H48 solver's edge fallback table.
 pub struct EoEsepSpace {
     moves: ClassRows,
     /// Per (row, move): the column table.

@@ -1,5 +1,5 @@
 //! Kociemba's subgroup H = <U, D, R2, L2, F2, B2> as a row index, and its quotient H' that
-//! ignores the middle-slice edges (seed 003).
+//! ignores the middle-slice edges (Rokicki's phase2prune).
 //!
 //! In H every piece is oriented and the four middle-slice edges stay in the middle slice, so a
 //! position is a corner permutation (8!), a permutation of the eight U/D-layer edges (8!) and

@@ -6,9 +6,9 @@
 //! - [`index`]: the trait and what every index shares (closure, canonical columns, counts,
 //!   class rows of a raw coordinate).
 //! - [`blocks`]: block rows (corners, edges: DESIGN section 3).
-//! - [`kociemba`]: Kociemba's H and H' (seed 003).
-//! - [`h48`]: the product spaces of the H48 tables (seed 000).
-//! - [`nxopt`]: the index of nxopt's tables (seed 002), a product space in nxopt's layout.
+//! - [`kociemba`]: Kociemba's H and H' (Rokicki's phase2prune).
+//! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
+//! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space in nxopt's layout.
 
 pub mod blocks;
 pub mod h48;

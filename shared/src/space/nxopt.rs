@@ -1,4 +1,4 @@
-//! nxopt's index (seed 002): rows are the 9930 classes of the corner coordinate under the 16
+//! nxopt's index: rows are the 9930 classes of the corner coordinate under the 16
 //! UD-axis symmetries, numbered as nxopt numbers them (by smallest member, which is our
 //! representative), columns the edge coordinate of an EOx EPy table in nxopt's own layout, so a
 //! level's bits are the table's fields. The fields that hold no entry (group minima and field

@@ -1,4 +1,4 @@
-//! The H48 solver's own numbering (`../shared/h48-blob.md` sections 2 and 3): its corner and
+//! The H48 solver's own numbering (its source; `docs/references.md`): its corner and
 //! edge positions, twist sign, move order and transformation order, and its three coordinates
 //! cocsep, esep and eo, computed from this project's [`Cube`].
 //!
