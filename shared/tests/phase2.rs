@@ -1,6 +1,6 @@
 //! Rokicki's phase-2 table against his published distributions: its rows weighted by the
-//! size of their corner class give H''s distribution (distances 0 and 1 share value 0, 16 and more value 15), and the
-//! checksum cube20src stores is its algorithm over the bytes written.
+//! size of their corner class give H''s distribution (distances 0 and 1 share value 0, 16 and
+//! more value 15), and the checksum cube20src stores is its algorithm over the bytes written.
 
 use shared::bfs::{bfs_depths, BfsOptions};
 use shared::cube::SplitMix64;

@@ -1,9 +1,10 @@
 //! Packed pruning tables.
 //!
 //! Two bits per entry relative to a base b (the H48 solver's documentation, after nxopt):
-//! 0 = at most b, 1 = b+1, 2 = b+2, 3 = at least b+3. 254 entries fill 508 bits of a 64-byte line, entry k of a line at
-//! bits 2k..2k+1 (little-endian within bytes); the high nibble of the line's last byte holds the
-//! smallest absolute distance in the line (capped at 15), the fallback when an entry reads 0.
+//! 0 = at most b, 1 = b+1, 2 = b+2, 3 = at least b+3. 254 entries fill 508 bits of a 64-byte
+//! line, entry k of a line at bits 2k..2k+1 (little-endian within bytes); the high nibble of the
+//! line's last byte holds the smallest absolute distance in the line (capped at 15), the
+//! fallback when an entry reads 0.
 //! Entries past the end of the last line read 3 and do not count in its minimum.
 //!
 //! Four-bit tables (the edge fallback) store min(distance, 15), entry k in byte k/2, low nibble
