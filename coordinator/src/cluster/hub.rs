@@ -14,7 +14,7 @@ use shared::shard::{self, ShardKey};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,6 +185,11 @@ impl Signal {
         self.generation.fetch_add(1, Ordering::AcqRel);
         self.condvar.notify_all();
     }
+
+    /// Releases `guard` until a notification or `limit`, and takes it back.
+    fn wait<'a>(&self, guard: MutexGuard<'a, State>, limit: Duration) -> MutexGuard<'a, State> {
+        self.condvar.wait_timeout(guard, limit).unwrap_or_else(|e| e.into_inner()).0
+    }
 }
 
 pub struct Hub {
@@ -222,7 +227,7 @@ impl Hub {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -301,12 +306,7 @@ impl Hub {
             if pending == 0 || now >= end {
                 return;
             }
-            s = self
-                .changed
-                .condvar
-                .wait_timeout(s, (end - now).min(Duration::from_millis(200)))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            s = self.changed.wait(s, (end - now).min(Duration::from_millis(200)));
         }
     }
 
@@ -359,7 +359,7 @@ impl Hub {
             match self.poll_locked(&mut s, worker) {
                 Poll::Wait if Instant::now() < end => {
                     let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
-                    s = self.changed.condvar.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
+                    s = self.changed.wait(s, left);
                 }
                 answer => return answer,
             }
@@ -522,12 +522,7 @@ impl Hub {
                 break;
             }
             requeue(&mut lvl.tasks, &st.members, &self.changed);
-            s = self
-                .changed
-                .condvar
-                .wait_timeout(s, Duration::from_millis(200))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            s = self.changed.wait(s, Duration::from_millis(200));
         }
         match s.level.take().expect("published").work {
             Work::Cosets { results, .. } => Ok(results.concat()),
@@ -623,12 +618,7 @@ impl Hub {
             let st = &mut *s;
             let lvl = st.level.as_mut().expect("published");
             requeue(&mut lvl.tasks, &st.members, &self.changed);
-            s = self
-                .changed
-                .condvar
-                .wait_timeout(s, Duration::from_millis(200))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            s = self.changed.wait(s, Duration::from_millis(200));
         }
         s.level = None;
         Ok(())
@@ -681,7 +671,7 @@ impl Hub {
         if self.generation() != generation {
             return;
         }
-        let _ = self.changed.condvar.wait_timeout(s, limit.min(Duration::from_millis(200)));
+        drop(self.changed.wait(s, limit.min(Duration::from_millis(200))));
     }
 
     /// A worker's `RowsSync`: records its report and answers with what it should hold and do,
@@ -719,7 +709,7 @@ impl Hub {
                 return SyncAnswer::Wait;
             }
             let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
-            s = self.changed.condvar.wait_timeout(s, left).unwrap_or_else(|e| e.into_inner()).0;
+            s = self.changed.wait(s, left);
         }
     }
 
