@@ -214,7 +214,7 @@ fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
     // The order needs more than 64 bits and is written exactly.
     let text = std::fs::read_to_string(dir.join("a.json")).unwrap();
     assert!(text.contains(r#""order":43252003274489856000"#), "{text}");
-    // Seed 004: 89,392 edges positions at 5 quarter turns.
+    // Bryan's edges-only report: 89,392 edges positions at 5 quarter turns.
     let edges = depths_of(
         &["enumerate", "edges", "--metric", "qtm", "--max-depth", "5", "--method", "product"],
         &dir,

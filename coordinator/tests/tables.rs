@@ -71,7 +71,7 @@ fn h48h0_is_the_solvers_own_blob_and_both_layouts_verify() {
             (v["kind"].as_str(), v["h"].as_u64(), v["base"].as_u64()),
             (Some("h48"), Some(0), Some(8))
         );
-        // Seed 000: 3393 x C(12,8) x C(8,4) entries, 254 per 64-byte line.
+        // The H48 solver's documentation: 3393 x C(12,8) x C(8,4) entries, 254 per 64-byte line.
         assert_eq!(v["entries"], 117_567_450u64);
         assert_eq!(v["bytes"], 117_567_450u64.div_ceil(254) * 64);
         // h48-blob.md 6.5: the solver's h0 distribution.

@@ -27,11 +27,12 @@ pub enum SpaceKind {
     Edges,
     H,
     Hprime,
-    /// Seed 000's h0 coordinate: cocsep classes x esep (the H48 h0 table's space).
+    /// The h0 coordinate of the H48 solver's documentation: cocsep classes x esep (the H48 h0 table's space).
     H48h0,
-    /// Seed 000's h11 coordinate: cocsep classes x eoesep (every hN table derives from it).
+    /// The h11 coordinate of the H48 solver's documentation: cocsep classes x eoesep (every hN
+    /// table derives from it).
     H48h11,
-    /// Seed 002's nxopt table EOx EPy: corner classes x the table's edge coordinate.
+    /// Rokicki's nxopt table EOx EPy: corner classes x the table's edge coordinate.
     Nxopt(NxoptKind),
 }
 

@@ -7,7 +7,7 @@ use shared::cube::{Cube, MoveSet, SplitMix64, SymmetryGroup};
 use shared::report::DepthCounts;
 use shared::space::{KociembaSpace, RowIndex};
 
-/// Seed 003: positions of H and of H' at distances 0..18 in H's moves.
+/// Rokicki's phase2prune: positions of H and of H' at distances 0..18 in H's moves.
 const H: [u64; 19] = [
     1, 10, 67, 456, 3079, 19948, 123074, 736850, 4185118, 22630733, 116767872, 552538680, 2176344160,
     5627785188, 7172925794, 3608731814, 224058996, 1575608, 1352,

@@ -7,7 +7,7 @@ use shared::cube::SplitMix64;
 use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, H2Search, FILE_BYTES};
 use shared::space::{KociembaSpace, RowIndex};
 
-/// Seed 003: positions of H' at distances 0..18 in H's moves.
+/// Rokicki's phase2prune: positions of H' at distances 0..18 in H's moves.
 const H_PRIME: [u64; 19] = [
     1, 10, 67, 420, 2335, 12260, 61038, 291004, 1327429, 5821374, 24141784, 89480354, 262907144, 485409604,
     508704668, 232904952, 14508468, 129376, 112,

@@ -1,4 +1,4 @@
-//! Class counts from the seeds, each also checked against Burnside's lemma.
+//! Class counts published by the sources (docs/references.md), each also checked against Burnside's lemma.
 
 use super::*;
 use crate::cube::{random_cube, Move, SplitMix64, Symmetry, SymmetryGroup};

@@ -1,6 +1,7 @@
-//! Seed 004's word form: each sticker slot is a letter `a`..`x`, and a position is the word of
-//! the letters sitting in the slots. A cubie's stickers move together, so the letters at the
-//! reference slots determine the rest: 12 letters describe the edges and 8 the corners.
+//! The word form of Bryan's edges-only report: each sticker slot is a letter `a`..`x`, and a
+//! position is the word of the letters sitting in the slots. A cubie's stickers move together, so
+//! the letters at the reference slots determine the rest: 12 letters describe the edges and 8 the
+//! corners.
 //! Corners and edges use separate 24-letter alphabets (corner slot `3i+k`, edge slot `2i+k`).
 
 use super::pieces::Pieces;

@@ -95,7 +95,7 @@ fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_sear
     let coords = H48Coords;
     let h0 = SymProductSpace::h0(&coords);
     let transposed = SymProductSpace::h0_transposed(&coords);
-    // Seed 000: 3393 x C(12,8) x C(8,4) = 117,567,450 entries for 5,304,568,500 values.
+    // The H48 solver's documentation: 3393 x C(12,8) x C(8,4) = 117,567,450 entries for 5,304,568,500 values.
     assert_eq!(h0.entry_count(), 117_567_450);
     let a = h0_depths(&h0);
     let b = h0_depths(&transposed);

@@ -309,7 +309,7 @@ mod tests {
     fn h11_transitions_follow_positions() {
         let coords = H48Coords;
         let h11 = SymProductSpace::h11(&coords);
-        // Seed 000: h11 has 3393 x 34,650 x 2048 entries.
+        // The H48 solver's documentation: h11 has 3393 x 34,650 x 2048 entries.
         assert_eq!(h11.entry_count(), 240_778_137_600);
         let (row, column) = h11.start();
         assert_eq!(h11.raw(row, column), (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)));

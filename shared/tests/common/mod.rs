@@ -2,7 +2,7 @@
 
 use shared::report::DepthCounts;
 
-/// Seed 004 (Jerry Bryan's edges-only enumeration), face turns, depths 0..=10: positions,
+/// Bryan's edges-only report, face turns, depths 0..=10: positions,
 /// representatives under M, under M and inversion.
 pub const EDGES_HTM: [(u64, u64, u64); 11] = [
     (1, 1, 1),
@@ -18,7 +18,7 @@ pub const EDGES_HTM: [(u64, u64, u64); 11] = [
     (110409721989, 2300251615, 1150428080),
 ];
 
-/// Seed 004, quarter turns, depths 0..=11.
+/// Bryan's edges-only report, quarter turns, depths 0..=11.
 pub const EDGES_QTM: [(u64, u64, u64); 12] = [
     (1, 1, 1),
     (12, 1, 1),

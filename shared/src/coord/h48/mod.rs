@@ -1,4 +1,4 @@
-//! Seed 000's coordinates, in the H48 solver's own numbering ([`solver`]):
+//! The coordinates of the H48 solver's documentation, in the H48 solver's own numbering ([`solver`]):
 //!
 //! - *cocsep*: corner orientation and which tetrad's piece sits at each corner position, as
 //!   the solver's raw value 128 x co + csep (0 .. 279,935, of which 153,090 occur);

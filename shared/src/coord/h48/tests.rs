@@ -37,7 +37,7 @@ fn class_counts_agree_with_burnside() {
         classes.class_count() as u64,
         burnside_class_count(ESEP, SymmetryGroup::Full, |s, v| esep.conjugate(s, v))
     );
-    // Seed 000's edge fallback table: 782 esep classes.
+    // The H48 solver's documentation: 782 esep classes (the edge fallback table).
     assert_eq!(classes.class_count(), 782);
     let cocsep = coords.cocsep_table();
     assert_eq!(cocsep.classes.class_count(), 3393);
