@@ -2,7 +2,9 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, Metric, NxoptBuild, Space, TableFormat};
+use crate::config::{
+    BuildConfig, BuildJob, EnumerateConfig, Method, Metric, NxoptBuild, Phase2Build, Space, TableFormat,
+};
 use crate::jobs;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -234,7 +236,13 @@ impl TryFrom<BuildArgs> for BuildJob {
                 state_dir: a.state_dir,
                 ..*job
             })),
-            phase2 => phase2,
+            BuildJob::Phase2(job) => {
+                anyhow::ensure!(
+                    a.state_dir.is_none(),
+                    "--state-dir is for H48 and nxopt builds: phase2 builds in seconds and keeps no journal"
+                );
+                BuildJob::Phase2(Box::new(Phase2Build { mem_limit: a.mem_limit, ..*job }))
+            }
         })
     }
 }
@@ -271,7 +279,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Enumerate(args) => jobs::enumerate::run(EnumerateConfig::try_from(args)?),
         Command::Build(args) => match BuildJob::try_from(args)? {
             BuildJob::H48(config) => jobs::tables::build(&config),
-            BuildJob::Phase2 { out, cubefarm } => jobs::phase2::build(&out, cubefarm),
+            BuildJob::Phase2(job) => jobs::phase2::build(&job),
             BuildJob::Nxopt(job) => jobs::nxopt::build(&job),
         },
         Command::Info { file, json } if jobs::phase2::is_phase2(&file) => jobs::phase2::info(&file, json),

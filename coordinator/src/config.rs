@@ -179,12 +179,17 @@ pub fn table_names() -> String {
 #[derive(Clone, Debug)]
 pub enum BuildJob {
     H48(Box<BuildConfig>),
-    /// The phase-2 table in cube20src's bytes, alone or in a cubefarm file.
-    Phase2 {
-        out: PathBuf,
-        cubefarm: bool,
-    },
+    Phase2(Box<Phase2Build>),
     Nxopt(Box<NxoptBuild>),
+}
+
+/// A validated phase-2 build: the table in cube20src's bytes, alone or in a cubefarm file.
+#[derive(Clone, Debug)]
+pub struct Phase2Build {
+    pub out: PathBuf,
+    pub cubefarm: bool,
+    pub mem_limit: Option<u64>,
+    pub cluster: ClusterConfig,
 }
 
 /// A validated nxopt build.
@@ -237,11 +242,12 @@ impl BuildJob {
             TableFormat::H48 => bail!("--format h48 is for the H48 tables"),
             TableFormat::Nxopt => bail!("--format nxopt is for the nxopt tables"),
         };
-        ensure!(
-            !cluster.distributed(),
-            "phase2 builds in this process (it takes seconds): drop --listen and --workers"
-        );
-        Ok(BuildJob::Phase2 { out: out.to_path_buf(), cubefarm })
+        Ok(BuildJob::Phase2(Box::new(Phase2Build {
+            out: out.to_path_buf(),
+            cubefarm,
+            mem_limit: None,
+            cluster,
+        })))
     }
 }
 

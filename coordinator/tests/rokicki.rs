@@ -1,6 +1,6 @@
 //! `coordinator build`, `info` and `verify` on Rokicki's tables (cube20src's phase-2 table and
-//! nxopt's tables), as a user runs them: both phase-2 layouts, an nxopt build embedded, on
-//! workers and killed and resumed, all byte-identical, and what is refused.
+//! nxopt's tables), as a user runs them: both phase-2 layouts, embedded and on workers, an nxopt
+//! build embedded, on workers and killed and resumed, all byte-identical, and what is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -37,6 +37,17 @@ fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
     ok(&coordinator(&["build", "phase2", "--out", path(&raw)]));
     ok(&coordinator(&["build", "phase2", "--out", path(&own), "--format", "cubefarm"]));
     let (raw_bytes, own_bytes) = (std::fs::read(&raw).unwrap(), std::fs::read(&own).unwrap());
+    // On two workers that own H''s rows: the same bytes.
+    let spread = dir.join("spread.dat");
+    ok(&coordinator(&["build", "phase2", "--out", path(&spread), "--workers", "2"]));
+    assert!(std::fs::read(&spread).unwrap() == raw_bytes, "the distributed build differs");
+    // What does not apply is refused, not dropped: no journal; the memory it needs is stated.
+    let state = ["build", "phase2", "--out", path(&spread), "--state-dir", path(&dir)];
+    fails(&coordinator(&state), "--state-dir is for H48 and nxopt builds");
+    fails(
+        &coordinator(&["build", "phase2", "--out", path(&spread), "--mem-limit", "10M"]),
+        "over --mem-limit",
+    );
     // rokicki-tables.md 1: the table and its checksum, 55,802,884 bytes, no header.
     assert_eq!(raw_bytes.len(), 55_802_884);
     assert!(own_bytes.ends_with(&raw_bytes), "the cubefarm file holds cube20src's bytes");

@@ -2,29 +2,56 @@
 //! ([`shared::phase2`]) in cube20src's bytes, alone (`p2p1h.dat`) or as the one section of a
 //! cubefarm file, which adds the versioned header, the exact per-depth counts and a CRC-32.
 
+use crate::config::Phase2Build;
+use crate::driver::{search_levels, SearchSettings};
 use crate::output::{peak_rss_bytes, OutputFile};
+use crate::resources::check_memory;
 use anyhow::{ensure, Context, Result};
-use shared::bfs::{bfs_depths, BfsOptions};
+use shared::bfs::{state_bytes, DepthRecorder};
+use shared::cube::MoveSet;
 use shared::h48::{write_single, SectionInfo, SectionKind, TableFile};
+use shared::job::{JobSpec, RowJob, SpaceKind};
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
 use shared::space::KociembaSpace;
 use std::path::Path;
 use std::time::Instant;
 
-/// Builds the table from the H' row BFS and writes cube20src's file, or with `cubefarm` the
-/// project's file around the same bytes.
-pub fn build(path: &Path, cubefarm: bool) -> Result<()> {
+/// Memory a build holds: a byte per H' entry for the distances and the table (and, embedded,
+/// the search's bit arrays; on workers, one level's bits gathered here).
+fn memory_needed(distributed: bool) -> u64 {
+    let entries = (phase2::ROWS * phase2::COLUMNS) as u64;
+    let search =
+        if distributed { entries / 8 } else { state_bytes(phase2::ROWS as u64, phase2::COLUMNS as u64) };
+    entries + FILE_BYTES as u64 + search
+}
+
+/// Builds the table from the H' row BFS (embedded, or on workers that own its rows) and writes
+/// cube20src's file, or with `cubefarm` the project's file around the same bytes.
+pub fn build(job: &Phase2Build) -> Result<()> {
+    let path = job.out.as_path();
     let out = OutputFile::prepare(path)?;
+    check_memory(memory_needed(job.cluster.distributed()), job.mem_limit, "")?;
     super::check_free_disk(path, FILE_BYTES as u64 + 4096)?;
     let start = Instant::now();
     let space = KociembaSpace::new(false);
-    let options = BfsOptions { positions_only: true, ..Default::default() };
-    let depths = bfs_depths(&space, space.moves(), &options).map_err(|e| anyhow::anyhow!(e))?;
+    let settings = SearchSettings {
+        job: JobSpec::Rows(RowJob { space: SpaceKind::Hprime, moves: MoveSet::KociembaH }),
+        max_depth: None,
+        state_dir: None,
+        cluster: job.cluster.clone(),
+        positions_only: true,
+        level_bits: true,
+    };
+    let mut recorder = DepthRecorder::new(&space);
+    search_levels(&space, &MoveSet::KociembaH.moves(), &settings, |report, bits| {
+        recorder.record(report, bits)
+    })?;
+    let depths = recorder.finish();
     let searched = start.elapsed().as_secs_f64();
     let built = phase2::build(&space, &depths);
     let bytes = built.file_bytes();
-    if cubefarm {
+    if job.cubefarm {
         let info = SectionInfo {
             kind: SectionKind::Phase2,
             h: 0,
@@ -39,7 +66,7 @@ pub fn build(path: &Path, cubefarm: bool) -> Result<()> {
     } else {
         out.write(&bytes)?;
     }
-    let layout = if cubefarm { "cubefarm layout around cube20src's bytes" } else { "cube20src layout" };
+    let layout = if job.cubefarm { "cubefarm layout around cube20src's bytes" } else { "cube20src layout" };
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or_default();
     println!("{} ({layout}, {} bytes)", path.display(), thousands(size));
     println!("checksum {}", phase2::checksum(&built.table));
