@@ -7,6 +7,7 @@
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
 
+use crate::bfs::owned::PartCut;
 use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
 use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;
@@ -17,7 +18,6 @@ use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
 use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use crate::wire::PartCut;
 use std::ops::Range;
 
 /// The spaces the enumerations run on.

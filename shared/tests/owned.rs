@@ -5,6 +5,7 @@
 //! their agreement with the engine's single array checks the exchange's claims (a part's new
 //! entries are the union of what its owner gathers, whoever sends what).
 
+use shared::bfs::owned::PartCut;
 use shared::bfs::owned::{open_rows_for, pull_hits, push_images, OwnedFrontier, OwnedPart};
 use shared::bfs::task::{Counting, FullRows, Sources};
 use shared::bfs::{self, BfsOptions, Direction};
@@ -13,7 +14,7 @@ use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
 use shared::shard::ShardKey;
 use shared::space::{KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
-use shared::wire::{PartCut, SparseRows};
+use shared::wire::SparseRows;
 
 /// The levels (entries of each, as full arrays) and counts of an owned-rows search with the
 /// parts of `cut` owned by `owner[k]` among `workers` simulated workers.

@@ -12,30 +12,14 @@ pub mod rows;
 pub mod service;
 
 pub use hub::{Hub, Refusal, TaskKind, Traffic};
-pub use service::print_status;
+pub use service::{print_status, Tls};
 
 use crate::progress::Reporter;
 use anyhow::{bail, Result};
 use cubefarm_proto::auth::Token;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-
-/// TLS material for the workers' listener, loaded and checked when the request is validated.
-#[derive(Clone)]
-pub struct Tls(tonic::transport::ServerTlsConfig);
-
-impl Tls {
-    pub fn load(cert: &Path, key: &Path) -> Result<Tls> {
-        cubefarm_proto::tls::server_config(cert, key).map(Tls).map_err(anyhow::Error::msg)
-    }
-}
-
-impl std::fmt::Debug for Tls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Tls")
-    }
-}
 
 /// Where a job's tasks run: embedded (no listener, no in-process workers), or served to workers.
 #[derive(Clone, Debug)]
@@ -129,7 +113,7 @@ pub fn serve(
 ) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = Result<()>>)> {
     let addr = listener.local_addr()?;
     let server = async move {
-        service::run(listener, config.hub, config.token, config.tls.map(|t| t.0), shutdown)
+        service::run(listener, config.hub, config.token, config.tls, shutdown)
             .await
             .map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))
     };

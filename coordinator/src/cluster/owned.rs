@@ -5,9 +5,9 @@
 //! workers exchange rows with each other; the coordinator only sums their counts.
 
 use super::members::{Member, Members};
+use shared::bfs::owned::PartCut;
 use shared::bfs::task::Sources;
 use shared::space::RowCounts;
-use shared::wire::PartCut;
 use std::collections::BTreeMap;
 
 /// What a worker last reported (its `RowsSync` request).

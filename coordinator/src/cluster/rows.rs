@@ -10,12 +10,13 @@ use super::hub::Hub;
 use super::owned::{OwnedRows, Recovery, Snapshot};
 use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};
+use shared::bfs::owned::PartCut;
 use shared::bfs::task::{Counting, RowBits};
 use shared::bfs::{level_report, Direction, LevelRecord, LevelReport, Progress};
 use shared::report::DepthCounts;
 use shared::space::RowIndex;
 use shared::units::gib;
-use shared::wire::{PartCut, SparseRows};
+use shared::wire::SparseRows;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

@@ -20,6 +20,22 @@ pub struct Service {
     pub hub: Arc<Hub>,
 }
 
+/// TLS material for the workers' listener, loaded and checked when the request is validated.
+#[derive(Clone)]
+pub struct Tls(tonic::transport::ServerTlsConfig);
+
+impl Tls {
+    pub fn load(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Result<Tls> {
+        cubefarm_proto::tls::server_config(cert, key).map(Tls).map_err(anyhow::Error::msg)
+    }
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tls")
+    }
+}
+
 fn blocking_error(e: tokio::task::JoinError) -> Status {
     Status::internal(format!("coordinator task failed: {e}"))
 }
@@ -379,13 +395,13 @@ pub(super) async fn run(
     listener: tokio::net::TcpListener,
     hub: Arc<Hub>,
     token: Option<Token>,
-    tls: Option<tonic::transport::ServerTlsConfig>,
+    tls: Option<Tls>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
     let service = CoordinatorServer::with_interceptor(Service { hub: hub.clone() }, move |req| {
         check_request(token.as_ref(), req)
     });
-    let Some(tls) = tls else {
+    let Some(Tls(tls)) = tls else {
         // Small request/reply exchanges: without TCP_NODELAY, delayed ACKs add tens of
         // milliseconds to every task.
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {

@@ -26,7 +26,6 @@ use super::Direction;
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
 use crate::space::{test_bit, RowCounts, RowIndex};
-use crate::wire::PartCut;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -330,4 +329,28 @@ pub fn pull_hits<I: RowIndex>(
 /// sends a row's unvisited entries only to the owners of its neighbour rows.
 pub fn open_rows_for<I: RowIndex>(space: &I, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
     moves.iter().any(|&m| owned(space.transition(r, m).0))
+}
+
+/// How a row search cuts its rows into parts, each with one owner:
+/// `rows_per_part` consecutive rows each (the last part may be shorter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartCut {
+    pub rows: u32,
+    pub rows_per_part: u32,
+}
+
+impl PartCut {
+    pub fn new(rows: u32, rows_per_part: u32) -> Self {
+        PartCut { rows, rows_per_part: rows_per_part.max(1) }
+    }
+
+    pub fn parts(&self) -> u32 {
+        self.rows.div_ceil(self.rows_per_part)
+    }
+
+    /// The rows of part `k`.
+    pub fn range(&self, k: u32) -> Range<u32> {
+        let start = (k * self.rows_per_part).min(self.rows);
+        start..(start + self.rows_per_part).min(self.rows)
+    }
 }

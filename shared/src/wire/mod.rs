@@ -9,7 +9,7 @@ pub mod h48;
 pub mod product;
 mod sparse;
 
-pub use sparse::{PartCut, SparseRows};
+pub use sparse::SparseRows;
 
 use crate::shard::ShardKey;
 

@@ -6,7 +6,6 @@
 use crate::bfs::task::{row_bits, RowBits};
 use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
-use std::ops::Range;
 
 /// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
 /// row has entries, then the words of those rows only. A forward level sends its frontier so,
@@ -152,30 +151,6 @@ impl RowBits for SparseRows {
 
 /// Counters after a row result's rows: entries, positions, classes, self-inverse classes.
 const RESULT_COUNTERS: usize = 4;
-
-/// How a row search cuts its rows into tasks, and so its level inputs into parts:
-/// `rows_per_part` consecutive rows each (the last part may be shorter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PartCut {
-    pub rows: u32,
-    pub rows_per_part: u32,
-}
-
-impl PartCut {
-    pub fn new(rows: u32, rows_per_part: u32) -> Self {
-        PartCut { rows, rows_per_part: rows_per_part.max(1) }
-    }
-
-    pub fn parts(&self) -> u32 {
-        self.rows.div_ceil(self.rows_per_part)
-    }
-
-    /// The rows of part `k`.
-    pub fn range(&self, k: u32) -> Range<u32> {
-        let start = (k * self.rows_per_part).min(self.rows);
-        start..(start + self.rows_per_part).min(self.rows)
-    }
-}
 
 #[cfg(test)]
 mod tests {
