@@ -268,17 +268,16 @@ async fn poll_loop(
     }
 }
 
-/// A leased task, by kind.
+/// A leased task, by its job's kind (a row search leases none).
 async fn run_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
 ) -> Result<Vec<u8>, TaskError> {
-    let kind = v1::TaskKind::try_from(task.kind).map_err(|_| anyhow!("unknown task kind {}", task.kind))?;
-    match (task.job_spec.parse().map_err(|e: String| anyhow!(e))?, kind) {
-        (JobSpec::Product(spec), v1::TaskKind::Product) => run_product_task(cache, task, spec).await,
-        (JobSpec::H48Table(h), v1::TaskKind::H48) => run_h48_task(client, cache, task, h).await,
-        (spec, kind) => Err(TaskError::Other(anyhow!("a {kind:?} task of job {spec}"))),
+    match task.job_spec.parse().map_err(|e: String| anyhow!(e))? {
+        JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
+        JobSpec::H48Table(h) => run_h48_task(client, cache, task, h).await,
+        spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),
     }
 }
 

@@ -1,6 +1,6 @@
 //! Where the job's thread and the gRPC service meet ([`Hub`]): the workers ([`Members`]), with
 //! liveness apart from leases; a level of independent leased tasks (a product job's cosets,
-//! [`Hub::run_cosets`]; an H48 build's rows, [`Hub::run_items`]); or a row search whose rows the
+//! [`Hub::run_cosets`]; an H48 build's rows, [`Hub::run_h48_rows`]); or a row search whose rows the
 //! workers own ([`OwnedRows`], driven by `rows.rs`, reached by workers through
 //! [`Hub::rows_sync`]).
 //!
@@ -43,8 +43,8 @@ enum Work {
     /// coset of the task, kept until the level ends.
     Cosets { words_per_task: usize, results: Vec<Vec<u64>> },
     /// Row tasks of an H48 build: each result waits here until the job's thread takes it
-    /// (see [`Hub::run_items`]); a row's result takes at most `max_words_per_row` words.
-    Items { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
+    /// (see [`Hub::run_h48_rows`]); a row's result takes at most `max_words_per_row` words.
+    H48Rows { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
 }
 
 /// Hands out again the tasks whose lease has expired or whose holder is lost; tells waiting
@@ -68,14 +68,7 @@ fn requeue(tasks: &mut [Task], members: &Members, changed: &Signal) {
     }
 }
 
-/// The kind of a leased task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TaskKind {
-    Cosets,
-    H48,
-}
-
-/// Why the job refused a task's result (see [`Hub::run_items`]).
+/// Why the job refused a task's result (see [`Hub::run_h48_rows`]).
 pub enum Refusal {
     /// The result is malformed: hand the task out again.
     Bad(String),
@@ -99,7 +92,6 @@ pub struct Lease {
     pub task: u64,
     pub attempt: u32,
     pub depth: u32,
-    pub kind: TaskKind,
     /// Representative cosets of a product job, or rows of an H48 build.
     pub rows: Range<u32>,
     pub job_spec: String,
@@ -388,16 +380,11 @@ impl Hub {
         };
         task.attempt += 1;
         task.state = TaskState::Leased { worker, deadline: Instant::now() + self.lease_time };
-        let kind = match &level.work {
-            Work::Cosets { .. } => TaskKind::Cosets,
-            Work::Items { .. } => TaskKind::H48,
-        };
         Poll::Task(Lease {
             job,
             task: i as u64,
             attempt: task.attempt,
             depth: level.depth,
-            kind,
             rows: task.rows.clone(),
             job_spec: spec,
         })
@@ -433,7 +420,7 @@ impl Hub {
         let rows = level.tasks.get(task as usize)?.rows.len();
         let max_words = match &level.work {
             Work::Cosets { words_per_task, .. } => rows * words_per_task,
-            Work::Items { max_words_per_row, .. } => {
+            Work::H48Rows { max_words_per_row, .. } => {
                 shared::wire::h48::max_task_words(rows, *max_words_per_row)
             }
         };
@@ -463,7 +450,7 @@ impl Hub {
         }
         let rows = t.rows.clone();
         match &mut level.work {
-            Work::Items { results, .. } => results[task as usize] = Some(words),
+            Work::H48Rows { results, .. } => results[task as usize] = Some(words),
             Work::Cosets { words_per_task, results } => {
                 if words.len() != rows.len() * *words_per_task {
                     return Err(format!(
@@ -545,7 +532,7 @@ impl Hub {
     /// result `take` refuses as bad is logged and its task handed out again; a fatal refusal
     /// ends the level with its reason. `done` counts rows taken.
     #[allow(clippy::too_many_arguments)]
-    pub fn run_items(
+    pub fn run_h48_rows(
         &self,
         level: u32,
         rows: &[u32],
@@ -568,7 +555,7 @@ impl Hub {
         }
         let results = vec![None; tasks.len()];
         let mut s = self.lock();
-        let work = Work::Items { results, max_words_per_row };
+        let work = Work::H48Rows { results, max_words_per_row };
         s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work });
         self.changed.notify_all();
         let mut taken = 0usize;
@@ -579,7 +566,7 @@ impl Hub {
                 return Err(why);
             }
             let lvl = s.level.as_mut().expect("published");
-            let Work::Items { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
+            let Work::H48Rows { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
             let ready: Vec<(usize, Vec<u64>)> =
                 results.iter_mut().enumerate().filter_map(|(i, r)| r.take().map(|w| (i, w))).collect();
             if !ready.is_empty() {
@@ -772,7 +759,7 @@ mod tests {
             let mut seen = Vec::new();
             for _ in 0..2 {
                 let l = lease(&hub, worker);
-                assert_eq!((l.depth, l.kind), (7, TaskKind::Cosets));
+                assert_eq!(l.depth, 7);
                 // A late result of an earlier level with the same task number is ignored...
                 assert_eq!(hub.complete(6, l.task, vec![9; 6]), Ok(false));
                 // ...a result of the wrong length is refused...

@@ -11,7 +11,7 @@ pub mod owned;
 pub mod rows;
 pub mod service;
 
-pub use hub::{Hub, Refusal, TaskKind, Traffic};
+pub use hub::{Hub, Refusal, Traffic};
 pub use service::{print_status, Tls};
 
 use crate::progress::Reporter;

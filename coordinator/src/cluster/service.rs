@@ -3,7 +3,7 @@
 //! row search's `RowsSync` and level uploads. Every message's bytes are counted against the
 //! worker's link. Decoding runs on blocking threads, never on tokio's.
 
-use super::hub::{Hub, Poll, SyncAnswer, TaskKind};
+use super::hub::{Hub, Poll, SyncAnswer};
 use super::owned::Report;
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
@@ -126,10 +126,6 @@ impl v1::coordinator_server::Coordinator for Service {
                     row_end: lease.rows.end as u64,
                     lease_ms: self.hub.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
-                    kind: match lease.kind {
-                        TaskKind::Cosets => v1::TaskKind::Product as i32,
-                        TaskKind::H48 => v1::TaskKind::H48 as i32,
-                    },
                 }),
                 ..Default::default()
             },

@@ -162,7 +162,7 @@ fn level_on_workers(shared: &Hub, index: &H11Rows, d: u8, done: &AtomicU64) -> R
     let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
     let all: Vec<u32> = (0..index.rows()).collect();
     shared
-        .run_items(d as u32, &all, index.rows(), wire::h48::max_level_row_words(), done, |range, words| {
+        .run_h48_rows(d as u32, &all, index.rows(), wire::h48::max_level_row_words(), done, |range, words| {
             let made = wire::h48::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
             for (r, set) in range.zip(made) {
                 rows[r as usize] = Some(set);
@@ -414,7 +414,7 @@ fn fill_rows(
                 accept(made)
             }),
             Makers::Workers(shared) => shared
-                .run_items(
+                .run_h48_rows(
                     base_for(h) as u32 + 2,
                     &todo,
                     index.rows(),
