@@ -13,7 +13,7 @@ import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# h48-blob.md 6.5: the solver's expected 2-bit counts (values 0..3) for h48h0 .. h48h11.
+# The H48 solver's documentation: the solver's expected 2-bit counts (values 0..3) for h48h0 .. h48h11.
 PUBLISHED = {
     0: [5473562, 34776317, 68566704, 8750867],
     1: [6012079, 45822302, 142018732, 41281787],

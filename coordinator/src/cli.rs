@@ -2,12 +2,14 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{
-    BuildConfig, BuildJob, EnumerateConfig, Method, Metric, NxoptBuild, Phase2Build, Space, TableFormat,
-};
+use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, NxoptBuild, Phase2Build};
 use crate::jobs;
 use anyhow::Result;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use shared::container::TableFormat;
+use shared::cube::MoveSet;
+use shared::space::Space;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -68,15 +70,34 @@ pub enum Command {
     },
 }
 
+/// The spaces `enumerate` counts, each with its description in the help.
+fn space_parser() -> impl TypedValueParser<Value = Space> {
+    let values = Space::ENUMERATED.map(|s| PossibleValue::new(s.name()).help(s.describe()));
+    PossibleValuesParser::new(values).map(|name| Space::parse(&name).expect("a listed space"))
+}
+
+/// The metrics a user chooses between.
+fn metric_parser() -> impl TypedValueParser<Value = MoveSet> {
+    let values = MoveSet::METRICS.map(|m| PossibleValue::new(m.name()).help(m.describe()));
+    PossibleValuesParser::new(values).map(|name| name.parse().expect("a listed metric"))
+}
+
+/// The table layouts `build --format` writes.
+fn format_parser() -> impl TypedValueParser<Value = TableFormat> {
+    let values = TableFormat::ALL.map(|f| PossibleValue::new(f.name()).help(f.describe()));
+    PossibleValuesParser::new(values).map(|name| name.parse().expect("a listed format"))
+}
+
 #[derive(Debug, clap::Args)]
 pub struct EnumerateArgs {
     /// The space to enumerate.
+    #[arg(value_parser = space_parser())]
     pub space: Space,
 
     /// Metric: htm (18 face turns, the default) or qtm (12 quarter turns). Not for h and
     /// hprime, which use H's own 10 moves.
-    #[arg(long)]
-    pub metric: Option<Metric>,
+    #[arg(long, value_parser = metric_parser())]
+    pub metric: Option<MoveSet>,
 
     /// Stop after this depth (required by the product method).
     #[arg(long, value_name = "N")]
@@ -123,7 +144,7 @@ pub struct BuildArgs {
     pub out: PathBuf,
 
     /// File layout (default: cubefarm for H48 tables, cube20src for phase2, nxopt for nxopt).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = format_parser())]
     pub format: Option<TableFormat>,
 
     /// Refuse a build that needs more memory than this (e.g. 16G).
@@ -319,6 +340,6 @@ mod tests {
         assert!(Cli::try_parse_from(["coordinator", "enumerate", "teapot"]).is_err());
         assert!(Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "stm"]).is_err());
         let ok = Cli::try_parse_from(["coordinator", "enumerate", "corners", "--metric", "qtm"]).unwrap();
-        assert!(matches!(ok.command, Command::Enumerate(EnumerateArgs { metric: Some(Metric::Qtm), .. })));
+        assert!(matches!(ok.command, Command::Enumerate(EnumerateArgs { metric: Some(MoveSet::Qtm), .. })));
     }
 }

@@ -3,44 +3,12 @@
 
 use crate::cluster::ClusterConfig;
 use anyhow::{bail, ensure, Context, Result};
+use shared::container::TableFormat;
 use shared::coord::nxopt::NxoptKind;
 use shared::cube::MoveSet;
-use shared::h48::{base_for, Format, Layout};
-use shared::job::SpaceKind;
+use shared::h48::{base_for, Layout};
+use shared::space::Space;
 use std::path::{Path, PathBuf};
-
-/// The spaces `enumerate` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Space {
-    /// The corners-only cube: 8! x 3^7 = 88,179,840 positions.
-    Corners,
-    /// The edges-only cube: 12! x 2^11 = 980,995,276,800 positions.
-    Edges,
-    /// The full 3x3x3 cube: 43,252,003,274,489,856,000 positions (product method, to
-    /// --max-depth).
-    Cube,
-    /// Kociemba's H = <U, D, R2, L2, F2, B2> with its 10 moves: 19,508,428,800 positions.
-    H,
-    /// H ignoring the middle-slice edges: 8! x 8! = 1,625,702,400 positions.
-    Hprime,
-}
-
-impl Space {
-    /// The space as the row BFS knows it (the cube has no row index).
-    pub fn row_space(self) -> Option<SpaceKind> {
-        match self {
-            Space::Corners => Some(SpaceKind::Corners),
-            Space::Edges => Some(SpaceKind::Edges),
-            Space::H => Some(SpaceKind::H),
-            Space::Hprime => Some(SpaceKind::Hprime),
-            Space::Cube => None,
-        }
-    }
-
-    pub fn name(self) -> String {
-        self.row_space().map_or("cube".into(), SpaceKind::name)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {
@@ -48,35 +16,6 @@ pub enum Method {
     Rows,
     /// Products of the stored positions near start, one coset at a time (Bryan's method).
     Product,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Metric {
-    /// Half-turn (face-turn) metric.
-    Htm,
-    /// Quarter-turn metric.
-    Qtm,
-}
-
-impl Metric {
-    pub fn move_set(self) -> MoveSet {
-        match self {
-            Metric::Htm => MoveSet::Htm,
-            Metric::Qtm => MoveSet::Qtm,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TableFormat {
-    /// The project's layout: versioned header, checksums, exact depth counts (H48 tables).
-    Cubefarm,
-    /// Exactly the blob the H48 solver generates and loads.
-    H48,
-    /// Exactly cube20src's p2p1h.dat: the table and its checksum (phase2).
-    Cube20src,
-    /// Exactly nxopt's nxopth<x><y>b.dat: its 4-byte header and the table (nxopt-EOxEPy).
-    Nxopt,
 }
 
 /// A validated enumeration request.
@@ -99,28 +38,27 @@ impl EnumerateConfig {
     /// Chooses the move set and method, and refuses combinations that do not apply.
     pub fn new(
         space: Space,
-        metric: Option<Metric>,
+        metric: Option<MoveSet>,
         method: Option<Method>,
         max_depth: Option<u32>,
         cluster: ClusterConfig,
     ) -> Result<Self> {
-        let moves = match (space, metric) {
-            (Space::H | Space::Hprime, Some(_)) => {
-                bail!("{} uses the 10 moves of H; --metric does not apply", space.name())
-            }
-            (Space::H | Space::Hprime, None) => MoveSet::KociembaH,
-            (_, metric) => metric.unwrap_or(Metric::Htm).move_set(),
+        ensure!(Space::ENUMERATED.contains(&space), "{space} is not one of the spaces enumerate counts");
+        let moves = match (space.own_moves(), metric) {
+            (Some(_), Some(_)) => bail!("{space} uses the 10 moves of H; --metric does not apply"),
+            (Some(own), None) => own,
+            (None, metric) => metric.unwrap_or(MoveSet::Htm),
         };
-        let method = match (space, method) {
-            (Space::Cube, None | Some(Method::Product)) => Method::Product,
-            (Space::Cube, Some(Method::Rows)) => {
-                bail!("the cube is too big for the row BFS; use --method product")
+        let method = match method {
+            None if space.has_rows() => Method::Rows,
+            None => Method::Product,
+            Some(Method::Rows) if !space.has_rows() => {
+                bail!("the {space} is too big for the row BFS; use --method product")
             }
-            (Space::Edges, Some(method)) => method,
-            (_, None | Some(Method::Rows)) => Method::Rows,
-            (_, Some(Method::Product)) => {
-                bail!("--method product is for the cube and edges, not {}", space.name())
+            Some(Method::Product) if !space.has_cosets() => {
+                bail!("--method product is for the cube and edges, not {space}")
             }
+            Some(method) => method,
         };
         if method == Method::Product {
             ensure!(
@@ -216,7 +154,7 @@ impl BuildJob {
             ensure!(tables.len() == 1, "{name} is built on its own: run the other tables separately");
             match format.unwrap_or(TableFormat::Nxopt) {
                 TableFormat::Nxopt => {}
-                other => bail!("nxopt tables are written in nxopt's layout only, not {other:?}"),
+                other => bail!("nxopt tables are written in nxopt's layout only, not {other}"),
             }
             return Ok(BuildJob::Nxopt(Box::new(NxoptBuild {
                 kind,
@@ -227,12 +165,12 @@ impl BuildJob {
             })));
         }
         if !tables.iter().any(|t| t == "phase2") {
-            let format = match format.unwrap_or(TableFormat::Cubefarm) {
-                TableFormat::Cubefarm => Format::Cubefarm,
-                TableFormat::H48 => Format::H48,
+            let format = format.unwrap_or(TableFormat::Cubefarm);
+            match format {
+                TableFormat::Cubefarm | TableFormat::H48 => {}
                 TableFormat::Cube20src => bail!("--format cube20src is for the phase2 table"),
                 TableFormat::Nxopt => bail!("--format nxopt is for the nxopt tables"),
-            };
+            }
             return BuildConfig::new(tables, out, format, cluster).map(|c| BuildJob::H48(Box::new(c)));
         }
         ensure!(tables.len() == 1, "phase2 is built on its own: run the H48 tables separately");
@@ -254,7 +192,7 @@ impl BuildJob {
 impl BuildConfig {
     /// The tables named, their files (`out` is a directory when there are several), and checks
     /// that they can be written.
-    pub fn new(tables: &[String], out: &Path, format: Format, cluster: ClusterConfig) -> Result<Self> {
+    pub fn new(tables: &[String], out: &Path, format: TableFormat, cluster: ClusterConfig) -> Result<Self> {
         let mut hs: Vec<u8> = tables.iter().map(|t| parse_table(t)).collect::<Result<_>>()?;
         hs.sort_unstable();
         hs.dedup();
@@ -275,13 +213,13 @@ impl BuildConfig {
                     out.to_path_buf()
                 } else {
                     out.join(match format {
-                        Format::H48 => format!("h48h{h}"),
-                        Format::Cubefarm => format!("h48h{h}.cft"),
+                        TableFormat::H48 => format!("h48h{h}"),
+                        _ => format!("h48h{h}.cft"),
                     })
                 };
-                Target { h, path, layout: Layout::new(format, h) }
+                Ok(Target { h, path, layout: Layout::new(format, h).map_err(anyhow::Error::msg)? })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         for t in &targets {
             if t.path.is_dir() {
                 bail!("cannot write {}: it is a directory", t.path.display());

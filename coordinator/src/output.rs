@@ -1,7 +1,9 @@
 //! Writing result files: checked before the work starts, written under a temporary name in the
-//! same directory and renamed when complete, so a final name never holds a partial file.
+//! same directory and committed when complete ([`shared::container::commit`]: synced, renamed,
+//! the directory synced), so a final name never holds a partial file.
 
 use anyhow::{Context, Result};
+use shared::container::commit;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,8 +38,7 @@ impl OutputFile {
         let result = (|| -> std::io::Result<()> {
             let mut f = File::create(&self.temp)?;
             f.write_all(bytes)?;
-            f.sync_all()?;
-            fs::rename(&self.temp, &self.path)
+            commit(&f, &self.temp, &self.path)
         })();
         if result.is_err() {
             fs::remove_file(&self.temp).ok();
@@ -97,8 +98,7 @@ impl MappedOutput {
         let result = (|| -> std::io::Result<()> {
             map.flush()?;
             drop(map);
-            File::open(&self.out.temp)?.sync_all()?;
-            fs::rename(&self.out.temp, &self.out.path)
+            commit(&File::open(&self.out.temp)?, &self.out.temp, &self.out.path)
         })();
         result.with_context(|| format!("cannot write {}", self.out.path.display()))
     }

@@ -8,8 +8,9 @@ use coordinator::cluster::{serve, Hub, ServeConfig};
 use cubefarm_proto::v1;
 use cubefarm_proto::CoordinatorClient;
 use shared::cube::MoveSet;
-use shared::product::{ProductJob, ProductSpace, ProductSpec};
+use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey};
+use shared::space::Space;
 use shared::wire;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tonic::Code;
 
-const SPEC: ProductSpec = ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4);
+const SPEC: ProductSpec = ProductSpec::new(Space::Cube, MoveSet::Htm, 4);
 
 /// Serves a product job's one level of coset tasks in this process; returns the runtime, the
 /// bound address, the scheduler and the thread that runs the level.

@@ -1,18 +1,9 @@
 //! The `coordinator` binary as a user runs it: outputs, and bad input refused with one clear
 //! line, a non-zero exit and no partial file.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
 
-fn coordinator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coordinator")).args(args).output().expect("run coordinator")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cubefarm-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::*;
 
 #[test]
 fn enumerate_corners_writes_the_documented_json() {
@@ -156,29 +147,6 @@ fn tls_flags_are_checked_before_any_work() {
     assert_refused(&["enumerate", "corners", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "need --listen");
     assert_refused(&["status", "--connect", "https://127.0.0.1:1"], "uses TLS: give --ca FILE");
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// Runs the coordinator with `args`, SIGKILLs it once a stderr line contains `marker`, checks
-/// that `out` did not appear, and runs the same command again; returns that run's stderr.
-fn kill_and_run_again(args: &[&str], marker: &str, out: &std::path::Path) -> String {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains(marker) {
-            break;
-        }
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(!out.exists(), "no output under the final name after a kill");
-    let again = coordinator(args);
-    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
-    String::from_utf8_lossy(&again.stderr).into_owned()
 }
 
 #[test]

@@ -3,6 +3,10 @@
 //! and restarted, or stopped mid-search, a killed coordinator) answered with a clear message
 //! and no effect on the result.
 
+mod support;
+
+use support::*;
+
 use cubefarm_proto::auth::Token;
 use cubefarm_proto::v1::{self, coordinator_client::CoordinatorClient};
 use std::io::{BufRead, BufReader};
@@ -11,12 +15,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const TOKEN: &str = "test-token-123";
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cubefarm-cluster-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn depths(path: &std::path::Path) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

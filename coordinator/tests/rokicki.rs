@@ -2,33 +2,9 @@
 //! nxopt's tables), as a user runs them: both phase-2 layouts, embedded and on workers, an nxopt
 //! build embedded, on workers and killed and resumed, all byte-identical, and what is refused.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn coordinator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coordinator")).args(args).output().expect("run coordinator")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cubefarm-rokicki-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
-
-fn fails(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains(needle), "expected {needle:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use support::*;
 
 #[test]
 fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
@@ -48,7 +24,7 @@ fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
         &coordinator(&["build", "phase2", "--out", path(&spread), "--mem-limit", "10M"]),
         "over --mem-limit",
     );
-    // rokicki-tables.md 1: the table and its checksum, 55,802,884 bytes, no header.
+    // docs/rokicki-tables.md: the table and its checksum, 55,802,884 bytes, no header.
     assert_eq!(raw_bytes.len(), 55_802_884);
     assert!(own_bytes.ends_with(&raw_bytes), "the cubefarm file holds cube20src's bytes");
     let info: serde_json::Value =
@@ -68,30 +44,13 @@ fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Runs the coordinator with `args`, SIGKILLs it once a stderr line contains `marker`, and
-/// checks that `out` did not appear.
-fn kill_at(args: &[&str], marker: &str, out: &Path) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let seen = BufReader::new(child.stderr.take().unwrap()).lines().any(|l| l.unwrap().contains(marker));
-    assert!(seen, "never saw {marker:?}");
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(!out.exists(), "no output under the final name after a kill");
-}
-
 #[test]
 fn nxopt_eo1ep1_is_the_same_embedded_on_workers_and_resumed() {
     let dir = scratch("nxopt");
     let (embedded, spread, resumed) = (dir.join("a.dat"), dir.join("b.dat"), dir.join("c.dat"));
     ok(&coordinator(&["build", "nxopt-EO1EP1", "--out", path(&embedded)]));
     let bytes = std::fs::read(&embedded).unwrap();
-    // rokicki-tables.md 2: "NXH", the base (7), then 20,336,640 table bytes.
+    // docs/rokicki-tables.md: "NXH", the base (7), then 20,336,640 table bytes.
     assert_eq!(&bytes[..4], b"NXH\x07");
     assert_eq!(bytes.len(), 4 + 20_336_640);
     ok(&coordinator(&["build", "nxopt-eo1ep1", "--out", path(&spread), "--workers", "2"]));

@@ -1,23 +1,11 @@
 //! `coordinator build`, `info` and `verify` on the H48 tables, as a user runs them.
 
+mod support;
+
+use support::*;
+
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn coordinator(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coordinator")).args(args).output().expect("run coordinator")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cubefarm-tables-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use std::path::Path;
 
 fn sha256(path: &Path) -> String {
     Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
@@ -45,7 +33,7 @@ fn h48h0_is_the_solvers_own_blob_and_both_layouts_verify() {
     let blob = dir.join("h48h0");
     ok(&coordinator(&["build", "h48h0", "--out", own.to_str().unwrap()]));
     ok(&coordinator(&["build", "h48h0", "--out", blob.to_str().unwrap(), "--format", "h48"]));
-    // h48-blob.md 9: the solver's own h48h0, 31,683,944 bytes.
+    // The H48 solver's documentation: the solver's own h48h0, 31,683,944 bytes.
     assert_eq!(std::fs::metadata(&blob).unwrap().len(), 31_683_944);
     assert_eq!(sha256(&blob), "46dcee74f59cf61852ac55acc7e1f5c6ec5acc63e2bf67320ee338466fb34f53");
     // Nothing but the two tables: no temporary file left behind.
@@ -74,10 +62,10 @@ fn h48h0_is_the_solvers_own_blob_and_both_layouts_verify() {
         // The H48 solver's documentation: 3393 x C(12,8) x C(8,4) entries, 254 per 64-byte line.
         assert_eq!(v["entries"], 117_567_450u64);
         assert_eq!(v["bytes"], 117_567_450u64.div_ceil(254) * 64);
-        // h48-blob.md 6.5: the solver's h0 distribution.
+        // The H48 solver's documentation: the solver's h0 distribution.
         assert_eq!(numbers(&v["buckets"]), [5_473_562, 34_776_317, 68_566_704, 8_750_867]);
     }
-    // Exact depths (cubefarm only), h48-blob.md 6.2.
+    // Exact depths (cubefarm only), docs/h48-tables.md.
     assert_eq!(
         numbers(&a["depth_counts"]),
         [1, 1, 4, 34, 331, 3612, 41_605, 474_128, 4_953_846, 34_776_317, 68_566_704, 8_749_194, 1673]
@@ -121,7 +109,7 @@ fn h1_to_h3_come_from_one_search_equal_the_solvers_h1_and_fold_into_each_other()
         sha256(&dir.join("h48h1")),
         "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2"
     );
-    // h48-blob.md 6.5: the solver's published h1 distribution.
+    // The H48 solver's documentation: the solver's published h1 distribution.
     assert_eq!(
         numbers(&info(&dir.join("h48h1"))["buckets"]),
         [6_012_079, 45_822_302, 142_018_732, 41_281_787]
@@ -141,29 +129,6 @@ fn h1_to_h3_come_from_one_search_equal_the_solvers_h1_and_fold_into_each_other()
     let report = ok(&coordinator(&["verify", dir.join("h48h3").to_str().unwrap(), "--samples", "10"]));
     assert!(!report.contains("FAIL"), "{report}");
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// Runs the coordinator with `args`, SIGKILLs it once a stderr line contains `marker`, and
-/// checks that `out` did not appear.
-fn kill_at(args: &[&str], marker: &str, out: &Path) {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut seen = false;
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains(marker) {
-            seen = true;
-            break;
-        }
-    }
-    assert!(seen, "never saw {marker:?}");
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    assert!(!out.exists(), "no output under the final name after a kill");
 }
 
 #[test]

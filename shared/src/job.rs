@@ -12,60 +12,12 @@ use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
 use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
-use crate::coord::nxopt::NxoptKind;
 use crate::coord::nxopt_columns::NxoptColumns;
 use crate::coord::{corner_tetrads, edge_slices};
 use crate::cube::{Move, MoveSet};
 use crate::product::ProductSpec;
-use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
+use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace};
 use std::ops::Range;
-
-/// The spaces the enumerations run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpaceKind {
-    Corners,
-    Edges,
-    H,
-    Hprime,
-    /// The h0 coordinate of the H48 solver's documentation: cocsep classes x esep (the H48 h0 table's space).
-    H48h0,
-    /// The h11 coordinate of the H48 solver's documentation: cocsep classes x eoesep (every hN
-    /// table derives from it).
-    H48h11,
-    /// Rokicki's nxopt table EOx EPy: corner classes x the table's edge coordinate.
-    Nxopt(NxoptKind),
-}
-
-impl SpaceKind {
-    pub const ALL: [SpaceKind; 6] = [
-        SpaceKind::Corners,
-        SpaceKind::Edges,
-        SpaceKind::H,
-        SpaceKind::Hprime,
-        SpaceKind::H48h0,
-        SpaceKind::H48h11,
-    ];
-
-    pub fn name(self) -> String {
-        match self {
-            SpaceKind::Corners => "corners".into(),
-            SpaceKind::Edges => "edges".into(),
-            SpaceKind::H => "h".into(),
-            SpaceKind::Hprime => "hprime".into(),
-            SpaceKind::H48h0 => "h48h0".into(),
-            SpaceKind::H48h11 => "h48h11".into(),
-            SpaceKind::Nxopt(kind) => format!("nxopt-{}", kind.name().to_ascii_lowercase()),
-        }
-    }
-
-    /// The space named `name` (see [`Self::name`]).
-    pub fn parse(name: &str) -> Option<SpaceKind> {
-        if let Some(kind) = name.strip_prefix("nxopt-") {
-            return NxoptKind::parse(kind).map(SpaceKind::Nxopt);
-        }
-        SpaceKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-}
 
 /// A job, as the coordinator names it to workers and journals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +61,7 @@ impl std::str::FromStr for JobSpec {
 /// A row search: a space and its move set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowJob {
-    pub space: SpaceKind,
+    pub space: Space,
     pub moves: MoveSet,
 }
 
@@ -130,11 +82,11 @@ impl std::str::FromStr for RowJob {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let (space, moves) = s.split_once('/').ok_or_else(|| format!("bad job spec {s:?}"))?;
-        let space = SpaceKind::parse(space).ok_or_else(|| format!("unknown space {space:?} in job spec"))?;
-        let moves = [MoveSet::Htm, MoveSet::Qtm, MoveSet::KociembaH]
-            .into_iter()
-            .find(|m| m.name() == moves)
-            .ok_or_else(|| format!("unknown move set {moves:?} in job spec"))?;
+        let space: Space = space.parse()?;
+        if !space.has_rows() {
+            return Err(format!("{space} has no row index: a row job spec names another space"));
+        }
+        let moves = moves.parse()?;
         Ok(RowJob { space, moves })
     }
 }
@@ -164,15 +116,16 @@ macro_rules! with_index {
 }
 
 impl AnyIndex {
-    fn build(space: SpaceKind) -> AnyIndex {
+    fn build(space: Space) -> AnyIndex {
         match space {
-            SpaceKind::Corners => AnyIndex::Corners(RowSpace::new(corner_tetrads())),
-            SpaceKind::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
-            SpaceKind::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
-            SpaceKind::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
-            SpaceKind::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
-            SpaceKind::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
-            SpaceKind::Nxopt(kind) => AnyIndex::Nxopt(nxopt_space(kind)),
+            Space::Cube => unreachable!("a row job's space has rows (checked when it is parsed)"),
+            Space::Corners => AnyIndex::Corners(RowSpace::new(corner_tetrads())),
+            Space::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
+            Space::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
+            Space::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
+            Space::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
+            Space::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
+            Space::Nxopt(kind) => AnyIndex::Nxopt(nxopt_space(kind)),
         }
     }
 

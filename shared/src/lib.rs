@@ -15,11 +15,14 @@
 //!   workers.
 //! - [`report`]: enumeration results as text, markdown and JSON.
 //! - [`checksum`], [`shard`]: CRC-32, and the checked, compressed unit of work results.
+//! - [`container`]: the project's table file layout (header, sections, checksums), the table
+//!   formats, and the one way files are committed under their final name.
 //! - [`wire`]: what tasks send and receive, over [`shard`].
 //! - [`units`]: byte sizes as users write and read them.
 
 pub mod bfs;
 pub mod checksum;
+pub mod container;
 pub mod coord;
 pub mod cube;
 pub mod h48;

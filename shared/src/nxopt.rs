@@ -5,7 +5,7 @@
 //!
 //! The distances come from the row BFS of [`crate::space::nxopt_space`], whose rows and columns
 //! are the table's, run to depth base + 2: a level's bits are written as the table's values as
-//! the level finishes ([`TableWriter`]), so the table needs no per-entry depth array.
+//! the level finishes ([`LevelWriter`]), so the table needs no per-entry depth array.
 
 use crate::coord::nxopt::{corner_coord, edge_coord, mid_of, NxoptKind, BLOCK, GROUP, ROWS};
 use crate::report::Findings;
@@ -48,18 +48,18 @@ pub fn group_minimum(row: &[u8], g: u32) -> u8 {
 }
 
 /// Writes levels into a table (rows of `kind.row_bytes()` bytes, initially all ones).
-pub struct TableWriter<'a> {
+pub struct LevelWriter<'a> {
     kind: NxoptKind,
     table: &'a mut [u8],
     /// Entries at each distance written so far.
     pub depth_counts: Vec<u64>,
 }
 
-impl<'a> TableWriter<'a> {
+impl<'a> LevelWriter<'a> {
     /// A writer into `table` (a new one, or one a killed build left, which is resumed).
     pub fn new(kind: NxoptKind, table: &'a mut [u8]) -> Self {
         assert_eq!(table.len() as u64, kind.table_bytes());
-        TableWriter { kind, table, depth_counts: Vec::new() }
+        LevelWriter { kind, table, depth_counts: Vec::new() }
     }
 
     /// Takes the level at distance `depth` with its `entries`: its bits (one per field, rows of

@@ -44,7 +44,7 @@ fn h11_levels_and_h0_folded_out_of_them_agree_with_independent_methods() {
     let space = SymProductSpace::h0(&coords);
     let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).unwrap();
     let want = h48_section(0, &depths);
-    let mut table = vec![0u8; line_count(want.entries) as usize * LINE_BYTES];
+    let mut table = vec![0u8; line_count(want.info.entries) as usize * LINE_BYTES];
     let mut written = vec![false; table.len() / LINE_BYTES];
     let mut s = RowScratch::default();
     let mut counts = vec![0u64; 11];
@@ -64,6 +64,6 @@ fn h11_levels_and_h0_folded_out_of_them_agree_with_independent_methods() {
             }
         }
     }
-    assert_eq!(counts, want.depth_counts[..11], "h0 entries per depth to 10");
+    assert_eq!(counts, want.info.depth_counts[..11], "h0 entries per depth to 10");
     assert!(table == want.data, "h0 folded out of the h11 levels differs from the h0 BFS table");
 }

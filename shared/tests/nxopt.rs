@@ -5,14 +5,14 @@
 use shared::bfs::{self, BfsOptions};
 use shared::coord::nxopt::{NxoptKind, ROWS};
 use shared::cube::MoveSet;
-use shared::nxopt::{self, summarize, TableWriter, HEADER_BYTES};
+use shared::nxopt::{self, summarize, LevelWriter, HEADER_BYTES};
 use shared::space::nxopt_space;
 
 fn build(kind: NxoptKind) -> Vec<u8> {
     let space = nxopt_space(kind);
     let mut file = vec![0u8; HEADER_BYTES + kind.table_bytes() as usize];
     file[..HEADER_BYTES].copy_from_slice(&nxopt::header(kind));
-    let mut writer = TableWriter::new(kind, &mut file[HEADER_BYTES..]);
+    let mut writer = LevelWriter::new(kind, &mut file[HEADER_BYTES..]);
     let options =
         BfsOptions { max_depth: Some(kind.base() as u32 + 2), positions_only: true, ..Default::default() };
     bfs::run(&space, &MoveSet::Htm.moves(), &options, |report, bits| {

@@ -9,10 +9,11 @@ use common::{expected, EDGES_HTM, EDGES_QTM};
 use shared::bfs::reference::brute_force_distribution;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::product::{
-    self, CosetSpace, CubeCosets, EdgeCosets, Layers, Part, ProductJob, ProductSpace, ProductSpec, Scratch,
+    self, CosetSpace, CubeCosets, EdgeCosets, Layers, Part, ProductJob, ProductSpec, Scratch,
 };
+use shared::space::Space;
 
-fn enumerate(space: ProductSpace, moves: MoveSet, max_depth: u32) -> product::ProductCounts {
+fn enumerate(space: Space, moves: MoveSet, max_depth: u32) -> product::ProductCounts {
     ProductJob::build(ProductSpec::new(space, moves, max_depth)).enumerate()
 }
 
@@ -22,7 +23,7 @@ fn cube_matches_a_plain_hash_set_bfs_in_whole_cosets_and_in_parts() {
         let moves = set.moves();
         let brute = brute_force_distribution(&moves, SymmetryGroup::Full, depth, |x| *x);
         for parts in [1, 5, 12] {
-            let spec = ProductSpec { parts, ..ProductSpec::new(ProductSpace::Cube, set, depth) };
+            let spec = ProductSpec { parts, ..ProductSpec::new(Space::Cube, set, depth) };
             let counts = ProductJob::build(spec).enumerate();
             assert_eq!(counts.depths, brute, "{set:?}, {parts} parts");
         }
@@ -33,7 +34,7 @@ fn cube_matches_a_plain_hash_set_bfs_in_whole_cosets_and_in_parts() {
 /// even the products formed add up to the whole coset's, depth by depth.
 #[test]
 fn the_parts_of_a_coset_add_up_to_the_coset() {
-    for (space, set) in [(ProductSpace::Cube, MoveSet::Htm), (ProductSpace::Edges, MoveSet::Qtm)] {
+    for (space, set) in [(Space::Cube, MoveSet::Htm), (Space::Edges, MoveSet::Qtm)] {
         let whole = ProductJob::build(ProductSpec::new(space, set, 8));
         for parts in [2, 7, 12] {
             let job = ProductJob::build(ProductSpec { parts, ..whole.spec });
@@ -67,7 +68,7 @@ fn class_columns_satisfy_the_orbit_identity() {
     use shared::cube::Cube;
     use std::collections::{HashMap, HashSet};
     let depth = 5;
-    let counts = enumerate(ProductSpace::Cube, MoveSet::Htm, depth);
+    let counts = enumerate(Space::Cube, MoveSet::Htm, depth);
     let symmetries: Vec<_> = SymmetryGroup::Full.members().collect();
     // The images of x under the 96 maps (conjugations, and conjugations of the inverse).
     let images = |x: &Cube| -> Vec<Cube> {
@@ -109,9 +110,9 @@ fn class_columns_satisfy_the_orbit_identity() {
 
 #[test]
 fn edges_match_seed_004_to_depth_9_htm_and_10_qtm() {
-    let htm = enumerate(ProductSpace::Edges, MoveSet::Htm, 9);
+    let htm = enumerate(Space::Edges, MoveSet::Htm, 9);
     assert_eq!(htm.depths, expected(&EDGES_HTM[..=9]));
-    let qtm = enumerate(ProductSpace::Edges, MoveSet::Qtm, 10);
+    let qtm = enumerate(Space::Edges, MoveSet::Qtm, 10);
     assert_eq!(qtm.depths, expected(&EDGES_QTM[..=10]));
     // Every depth beyond the stored ones needs at least one product per position.
     assert!(htm.products.iter().zip(&htm.rep_positions).all(|(p, n)| p >= n));

@@ -2,7 +2,7 @@
 //! distribution.
 
 use crate::cluster::Traffic;
-use crate::config::{EnumerateConfig, Method, Space};
+use crate::config::{EnumerateConfig, Method};
 use crate::driver::{search_levels, SearchSettings, Searched};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources;
@@ -11,9 +11,9 @@ use shared::bfs;
 use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
 use shared::cube::{Move, Pieces};
 use shared::job::{JobSpec, RowJob};
-use shared::product::{ProductSpace, ProductSpec};
+use shared::product::ProductSpec;
 use shared::report::{thousands, DepthCounts, Distribution};
-use shared::space::{KociembaSpace, RowIndex, RowSpace, Transitions};
+use shared::space::{KociembaSpace, RowIndex, RowSpace, Space, Transitions};
 use std::time::Instant;
 
 /// Runs the enumeration, prints the table on stdout and progress on stderr.
@@ -77,6 +77,7 @@ pub fn compute(config: &EnumerateConfig) -> Result<(Distribution, Option<Traffic
             let searched = search(&space, &moves, config)?;
             (space.order() as u128, searched.depths, searched.traffic)
         }
+        (other, _) => anyhow::bail!("{other} is not one of the spaces enumerate counts"),
     };
     // A resumed job's journal may reach deeper than this run's --max-depth.
     if let Some(m) = config.max_depth {
@@ -103,9 +104,8 @@ pub fn compute(config: &EnumerateConfig) -> Result<(Distribution, Option<Traffic
 
 /// The product job of a configuration using the product method.
 fn product_spec(config: &EnumerateConfig) -> ProductSpec {
-    let space = if config.space == Space::Cube { ProductSpace::Cube } else { ProductSpace::Edges };
     let max_depth = config.max_depth.expect("the product method has a --max-depth");
-    ProductSpec::new(space, config.moves, max_depth)
+    ProductSpec::new(config.space, config.moves, max_depth)
 }
 
 /// Builds the row space of a block layout (after checking the memory it will take) and runs
@@ -158,10 +158,7 @@ where
 /// Runs the search with live progress on stderr.
 fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Searched> {
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob {
-            space: config.space.row_space().expect("a row space"),
-            moves: config.moves,
-        }),
+        job: JobSpec::Rows(RowJob { space: config.space, moves: config.moves }),
         max_depth: config.max_depth,
         state_dir: config.state_dir.clone(),
         cluster: config.cluster.clone(),

@@ -12,11 +12,12 @@ use crate::progress::Reporter;
 use crate::resources::{check_memory, disk_available};
 use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
+use shared::container::{temp_path, Section, SectionInfo, SectionKind, TableFormat};
 use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
     base_for, main_entries, merge_line, small_sections, ColumnSet, H11Rows, Level, RowLines, RowScratch,
-    Section, SectionInfo, SectionKind, TableWriter, H11_COLUMNS,
+    TableWriter, H11_COLUMNS,
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
@@ -221,7 +222,7 @@ fn check_level_memory(
 
 /// The journal's key of a table: its h and layout (a resumed file must have the same layout).
 fn journal_key(target: &Target) -> u8 {
-    target.h + if target.layout.format == shared::h48::Format::H48 { 16 } else { 0 }
+    target.h + if target.layout.format == TableFormat::H48 { 16 } else { 0 }
 }
 
 /// What the journal keeps of a finished row: its counts and its two edge lines.
@@ -278,7 +279,7 @@ fn write_table(
             done.insert(row, RowRecord::decode(&bytes).context("corrupt journal record of a table row")?);
         }
     }
-    let temp = shared::h48::temp_path(&target.path);
+    let temp = temp_path(&target.path);
     if !done.is_empty() && !temp.exists() {
         tracing::warn!("{} is gone: h48h{h} starts over", temp.display());
         journal.expect("rows come from a journal").clear_table_rows(journal_key(target))?;

@@ -10,10 +10,10 @@ use shared::bfs::state_bytes;
 use shared::coord::nxopt::{NxoptKind, ROWS};
 use shared::coord::nxopt_columns::NxoptColumns;
 use shared::cube::MoveSet;
-use shared::job::{JobSpec, RowJob, SpaceKind};
-use shared::nxopt::{self, TableWriter, HEADER_BYTES};
+use shared::job::{JobSpec, RowJob};
+use shared::nxopt::{self, LevelWriter, HEADER_BYTES};
 use shared::report::thousands;
-use shared::space::nxopt_space;
+use shared::space::{nxopt_space, Space};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -49,9 +49,9 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     // so a killed build reopens it and the journal's levels are still in it.
     let mut file = out.map(file_bytes, job.state_dir.is_some())?;
     file[..HEADER_BYTES].copy_from_slice(&nxopt::header(kind));
-    let mut writer = TableWriter::new(kind, &mut file[HEADER_BYTES..]);
+    let mut writer = LevelWriter::new(kind, &mut file[HEADER_BYTES..]);
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: SpaceKind::Nxopt(kind), moves: MoveSet::Htm }),
+        job: JobSpec::Rows(RowJob { space: Space::Nxopt(kind), moves: MoveSet::Htm }),
         max_depth: Some(kind.base() as u32 + 2),
         state_dir: job.state_dir.clone(),
         cluster: job.cluster.clone(),

@@ -8,12 +8,13 @@ use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources::check_memory;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::{state_bytes, DepthRecorder};
+use shared::container::{is_container, write_single, SectionInfo, SectionKind, MAGIC};
 use shared::cube::MoveSet;
-use shared::h48::{write_single, SectionInfo, SectionKind, TableFile};
-use shared::job::{JobSpec, RowJob, SpaceKind};
+use shared::h48::TableFile;
+use shared::job::{JobSpec, RowJob};
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
-use shared::space::KociembaSpace;
+use shared::space::{KociembaSpace, Space};
 use std::path::Path;
 use std::time::Instant;
 
@@ -36,7 +37,7 @@ pub fn build(job: &Phase2Build) -> Result<()> {
     let start = Instant::now();
     let space = KociembaSpace::new(false);
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: SpaceKind::Hprime, moves: MoveSet::KociembaH }),
+        job: JobSpec::Rows(RowJob { space: Space::Hprime, moves: MoveSet::KociembaH }),
         max_depth: None,
         state_dir: None,
         cluster: job.cluster.clone(),
@@ -91,10 +92,10 @@ pub fn is_phase2(path: &Path) -> bool {
     if meta.len() == FILE_BYTES as u64 {
         return true;
     }
-    let mut magic = [0u8; 8];
+    let mut magic = [0u8; MAGIC.len()];
     use std::io::Read;
-    let cubefarm = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
-        && magic == *b"CFTABLE\0";
+    let cubefarm =
+        std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && is_container(&magic);
     cubefarm && TableFile::open(path).is_ok_and(|f| f.section(SectionKind::Phase2).is_some())
 }
 

@@ -9,12 +9,13 @@ use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::DepthRecorder;
+use shared::container::{Section, SectionInfo, SectionKind};
 use shared::coord::h48::H48Coords;
 use shared::cube::MoveSet;
-use shared::h48::{h48_section, small_sections, Section, SectionInfo, SectionKind, TableFile, TableWriter};
-use shared::job::{JobSpec, RowJob, SpaceKind};
+use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
+use shared::job::{JobSpec, RowJob};
 use shared::report::thousands;
-use shared::space::{RowIndex, SymProductSpace};
+use shared::space::{RowIndex, Space, SymProductSpace};
 use std::path::Path;
 use std::time::Instant;
 
@@ -46,7 +47,7 @@ pub fn build(config: &BuildConfig) -> Result<()> {
 pub fn write_sections(target: &Target, cocsep: &Section, main: &Section, eoesep: &Section) -> Result<()> {
     let writer = TableWriter::create(&target.path, target.layout, false)
         .with_context(|| format!("cannot write {}", target.path.display()))?;
-    let result = writer.write_main(0, &main.data).and_then(|_| writer.finish(cocsep, &main.info(), eoesep));
+    let result = writer.write_main(0, &main.data).and_then(|_| writer.finish(cocsep, &main.info, eoesep));
     result.with_context(|| format!("cannot write {}", target.path.display()))
 }
 
@@ -64,7 +65,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
     );
     let mut recorder = DepthRecorder::new(&space);
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: SpaceKind::H48h0, moves: MoveSet::Htm }),
+        job: JobSpec::Rows(RowJob { space: Space::H48h0, moves: MoveSet::Htm }),
         max_depth: None,
         state_dir: None,
         cluster,

@@ -269,7 +269,7 @@ mod tests {
             assert_eq!(corner_coord(&corners_of(c)), c);
         }
         for kind in NxoptKind::all() {
-            // The identity is row 0, column 2 (rokicki-tables.md).
+            // The identity is row 0, column 2 (docs/rokicki-tables.md).
             assert_eq!((corner_coord(&Cube::SOLVED.corners), edge_coord(kind, &Cube::SOLVED.edges)), (0, 2));
             let step = (kind.columns() / 20_000).max(1);
             for column in (0..kind.columns()).step_by(step as usize) {
@@ -286,7 +286,7 @@ mod tests {
 
     #[test]
     fn sizes_are_nxopts() {
-        // rokicki-tables.md: table bytes of EO1EP1 and EO3EP4.
+        // docs/rokicki-tables.md: table bytes of EO1EP1 and EO3EP4.
         let kinds = NxoptKind::all();
         assert_eq!(kinds.len(), 12);
         assert_eq!(NxoptKind::parse("eo1ep1").unwrap().table_bytes(), 20_336_640);

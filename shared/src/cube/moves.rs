@@ -106,12 +106,40 @@ impl MoveSet {
             .collect()
     }
 
+    pub const ALL: [MoveSet; 3] = [MoveSet::Htm, MoveSet::Qtm, MoveSet::KociembaH];
+
+    /// The metrics a user chooses between (H's moves come with the spaces H and H').
+    pub const METRICS: [MoveSet; 2] = [MoveSet::Htm, MoveSet::Qtm];
+
     pub fn name(self) -> &'static str {
         match self {
             MoveSet::Htm => "htm",
             MoveSet::Qtm => "qtm",
             MoveSet::KociembaH => "h",
         }
+    }
+
+    /// What the set is, in a few words (for help texts).
+    pub fn describe(self) -> &'static str {
+        match self {
+            MoveSet::Htm => "half-turn (face-turn) metric: the 18 face turns",
+            MoveSet::Qtm => "quarter-turn metric: the 12 quarter turns",
+            MoveSet::KociembaH => "the 10 moves of Kociemba's H",
+        }
+    }
+}
+
+impl std::fmt::Display for MoveSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for MoveSet {
+    type Err = String;
+    /// A move set by its [`MoveSet::name`].
+    fn from_str(s: &str) -> Result<Self, String> {
+        MoveSet::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| format!("unknown move set {s:?}"))
     }
 }
 

@@ -2,9 +2,9 @@
 //! coordinates used for the cocsep table (and as an independent check), and the three sections
 //! of an H48 table set.
 
-use super::file::SectionInfo;
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
 use crate::bfs::{bfs_depths, BfsError, BfsOptions, Depths};
+use crate::container::{Section, SectionInfo, SectionKind};
 use crate::coord::h48::{solver_esep_words, CocsepTable, H48Coords, EO, ESEP, NO_WORD};
 use crate::coord::RawCoord;
 use crate::cube::{Cube, Move, MoveSet};
@@ -63,66 +63,6 @@ fn plain_bfs(size: usize, start: usize, neighbours: impl Fn(usize, &mut Vec<usiz
     depth
 }
 
-/// What a table section holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum SectionKind {
-    /// Per raw cocsep value (279,936): the solver's word `class << 16 | ttrep << 8 | depth`,
-    /// or all ones where the value does not occur.
-    Cocsep,
-    /// The 2-bit hN table with line minima.
-    H48,
-    /// Per esep value the word `class << 16 | ttrep << 8`, then the 4-bit table over
-    /// (esep class, eo).
-    EoEsep,
-    /// Rokicki's phase-2 table, cube20src's file bytes (`crate::phase2`), alone in its file.
-    Phase2,
-}
-
-impl SectionKind {
-    pub fn name(self, h: u8) -> String {
-        match self {
-            SectionKind::Cocsep => "cocsep".into(),
-            SectionKind::H48 => format!("h48h{h}"),
-            SectionKind::EoEsep => "eoesep".into(),
-            SectionKind::Phase2 => "phase2".into(),
-        }
-    }
-}
-
-/// One table of a set held in memory, with the distribution it was made from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Section {
-    pub kind: SectionKind,
-    /// Orientation bits kept (H48 only).
-    pub h: u8,
-    /// Base of the 2-bit encoding (H48 only).
-    pub base: u8,
-    pub entries: u64,
-    /// Entries at each exact depth from 0 (empty when unknown).
-    pub depth_counts: Vec<u64>,
-    /// Entries deeper than the last depth counted.
-    pub deeper: u64,
-    /// The four 2-bit counts (H48 only).
-    pub buckets: Option<[u64; 4]>,
-    pub data: Vec<u8>,
-}
-
-impl Section {
-    /// Everything but the payload.
-    pub fn info(&self) -> SectionInfo {
-        SectionInfo {
-            kind: self.kind,
-            h: self.h,
-            base: self.base,
-            entries: self.entries,
-            depth_counts: self.depth_counts.clone(),
-            deeper: self.deeper,
-            buckets: self.buckets,
-            len: self.data.len() as u64,
-        }
-    }
-}
-
 /// The base the H48 solver uses for hN.
 pub fn base_for(h: u8) -> u8 {
     match h {
@@ -142,15 +82,19 @@ pub fn cocsep_section(table: &CocsepTable) -> Section {
         }
         depth_counts[d] += 1;
     }
+    let data: Vec<u8> = table.words.iter().flat_map(|w| w.to_le_bytes()).collect();
     Section {
-        kind: SectionKind::Cocsep,
-        h: 0,
-        base: 0,
-        entries: table.words.len() as u64,
-        depth_counts,
-        deeper: 0,
-        buckets: None,
-        data: table.words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        info: SectionInfo {
+            kind: SectionKind::Cocsep,
+            h: 0,
+            base: 0,
+            entries: table.words.len() as u64,
+            depth_counts,
+            deeper: 0,
+            buckets: None,
+            len: data.len() as u64,
+        },
+        data,
     }
 }
 
@@ -160,13 +104,16 @@ pub fn h48_section(h: u8, depths: &Depths) -> Section {
     let data = pack_two_bit(&depths.values, base);
     let entries = depths.values.len() as u64;
     Section {
-        kind: SectionKind::H48,
-        h,
-        base,
-        entries,
-        depth_counts: depths.counts.clone(),
-        deeper: depths.deeper,
-        buckets: Some(bucket_counts(&data, entries)),
+        info: SectionInfo {
+            kind: SectionKind::H48,
+            h,
+            base,
+            entries,
+            depth_counts: depths.counts.clone(),
+            deeper: depths.deeper,
+            buckets: Some(bucket_counts(&data, entries)),
+            len: data.len() as u64,
+        },
         data,
     }
 }
@@ -178,13 +125,16 @@ pub fn eoesep_section(coords: &H48Coords, space: &EoEsepSpace, depths: &Depths) 
         solver_esep_words(&esep, space.classes()).into_iter().flat_map(|w| w.to_le_bytes()).collect();
     data.extend(pack_nibbles(&depths.values));
     Section {
-        kind: SectionKind::EoEsep,
-        h: 0,
-        base: 0,
-        entries: depths.values.len() as u64,
-        depth_counts: depths.counts.clone(),
-        deeper: depths.deeper,
-        buckets: None,
+        info: SectionInfo {
+            kind: SectionKind::EoEsep,
+            h: 0,
+            base: 0,
+            entries: depths.values.len() as u64,
+            depth_counts: depths.counts.clone(),
+            deeper: depths.deeper,
+            buckets: None,
+            len: data.len() as u64,
+        },
         data,
     }
 }

@@ -1,5 +1,5 @@
 //! Table files in two layouts (docs/h48-tables.md). Both hold the same three payloads, byte for
-//! byte the solver's (h48-blob.md): the cocsep words, the 2-bit main table and the edge
+//! byte the solver's (docs/h48-tables.md): the cocsep words, the 2-bit main table and the edge
 //! fallback table.
 //!
 //! - *cubefarm*: a 4096-byte header area (magic, a bincode header with per section its kind,
@@ -14,97 +14,24 @@
 //! [`TableWriter::finish`] adds the small sections and headers, syncs and renames. Files are
 //! read through a memory map ([`TableFile`]), so a 60 GB table need not fit in memory.
 
-use super::builder::{Section, SectionKind};
 use super::table::{line_count, LINE_BYTES};
 use crate::checksum::{crc32, Crc32};
-use serde::{Deserialize, Serialize};
+use crate::container::{
+    commit, header_area, is_container, parse_sections, release_pages, reserve, slice, temp_path, windows,
+    Release, Section, SectionHeader, SectionInfo, SectionKind, TableFileError, TableFormat, HEADER_AREA,
+};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-const MAGIC: [u8; 8] = *b"CFTABLE\0";
-/// Version of the cubefarm table layout; a reader refuses others. (2: the solver's coordinate
-/// and payloads.)
-pub const TABLE_VERSION: u16 = 2;
-/// Bytes reserved for the cubefarm header.
-const HEADER_AREA: u64 = 4096;
 /// The solver's info block.
 pub const INFO_BYTES: usize = 512;
 const ALIGN: u64 = 64;
 
-/// Payload sizes that do not depend on N (h48-blob.md 1).
+/// Payload sizes that do not depend on N (docs/h48-tables.md).
 pub const COCSEP_PAYLOAD: u64 = 279_936 * 4;
 pub const EOESEP_PAYLOAD: u64 = 34_650 * 4 + 782 * 2048 / 2;
-
-/// The layout of a table file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Cubefarm,
-    H48,
-}
-
-impl Format {
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Cubefarm => "cubefarm",
-            Format::H48 => "h48",
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum TableFileError {
-    #[error("not a table file (neither a cubefarm table nor an H48 solver blob)")]
-    Magic,
-    #[error("table layout version {found}, this build reads version {expected}")]
-    Version { found: u16, expected: u16 },
-    #[error("file truncated: {0}")]
-    Truncated(String),
-    #[error("header checksum mismatch: the file is corrupt")]
-    HeaderChecksum,
-    #[error("section {name}: checksum mismatch (stored {stored:08x}, computed {computed:08x}): the file is corrupt")]
-    SectionChecksum { name: String, stored: u32, computed: u32 },
-    #[error("bad header: {0}")]
-    Header(String),
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
-
-/// What a section holds and its counts; the payload is elsewhere.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SectionInfo {
-    pub kind: SectionKind,
-    /// Orientation bits kept (main table only).
-    pub h: u8,
-    /// Base of the 2-bit encoding (main table only).
-    pub base: u8,
-    pub entries: u64,
-    /// Entries at each exact depth from 0 (empty when the file does not say).
-    pub depth_counts: Vec<u64>,
-    /// Entries deeper than the last depth counted.
-    pub deeper: u64,
-    /// The four 2-bit counts (main table only).
-    pub buckets: Option<[u64; 4]>,
-    pub len: u64,
-}
-
-#[derive(Serialize, Deserialize)]
-struct SectionHeader {
-    info: SectionInfo,
-    offset: u64,
-    crc: u32,
-}
-
-#[derive(Serialize, Deserialize)]
-struct Header {
-    version: u16,
-    sections: Vec<SectionHeader>,
-}
-
-fn config() -> impl bincode::config::Config {
-    bincode::config::standard().with_fixed_int_encoding().with_little_endian()
-}
 
 fn align(n: u64) -> u64 {
     n.div_ceil(ALIGN) * ALIGN
@@ -118,7 +45,7 @@ pub fn main_entries(h: u8) -> u64 {
 /// The payload offsets of a table file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
-    pub format: Format,
+    pub format: TableFormat,
     pub h: u8,
     pub cocsep: u64,
     pub main: u64,
@@ -128,43 +55,25 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(format: Format, h: u8) -> Layout {
+    /// The layout of table hN in `format` (the H48 tables are written as cubefarm or h48).
+    pub fn new(format: TableFormat, h: u8) -> Result<Layout, String> {
         let main_len = line_count(main_entries(h)) * LINE_BYTES as u64;
         let info = INFO_BYTES as u64;
-        match format {
-            Format::H48 => {
+        Ok(match format {
+            TableFormat::H48 => {
                 let cocsep = info;
                 let main = cocsep + COCSEP_PAYLOAD + info;
                 let eoesep = main + main_len + info;
                 Layout { format, h, cocsep, main, main_len, eoesep, total: eoesep + EOESEP_PAYLOAD }
             }
-            Format::Cubefarm => {
+            TableFormat::Cubefarm => {
                 let cocsep = HEADER_AREA;
                 let main = align(cocsep + COCSEP_PAYLOAD);
                 let eoesep = align(main + main_len);
                 Layout { format, h, cocsep, main, main_len, eoesep, total: align(eoesep + EOESEP_PAYLOAD) }
             }
-        }
-    }
-}
-
-/// The name a table is written under until it is complete.
-pub fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
-/// Gives `file` its full size with its blocks allocated where the filesystem can, so that a
-/// full disk stops a build before it starts, not hours in.
-fn reserve(file: &File, len: u64) -> std::io::Result<()> {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: a valid open descriptor; posix_fallocate only allocates blocks of the file.
-    let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
-    match rc {
-        0 => Ok(()),
-        libc::EOPNOTSUPP | libc::EINVAL => file.set_len(len),
-        e => Err(std::io::Error::from_raw_os_error(e)),
+            other => return Err(format!("the H48 tables are written as cubefarm or h48, not {other}")),
+        })
     }
 }
 
@@ -229,17 +138,17 @@ impl TableWriter {
         self.file.write_all_at(&cocsep.data, l.cocsep)?;
         self.file.write_all_at(&eoesep.data, l.eoesep)?;
         match l.format {
-            Format::H48 => {
-                self.file.write_all_at(&solver_info(&cocsep.info(), l.main - l.cocsep), 0)?;
+            TableFormat::H48 => {
+                self.file.write_all_at(&solver_info(&cocsep.info, l.main - l.cocsep), 0)?;
                 self.file.write_all_at(&solver_info(main, l.eoesep - l.main), l.main - INFO_BYTES as u64)?;
-                self.file.write_all_at(&solver_info(&eoesep.info(), 0), l.eoesep - INFO_BYTES as u64)?;
+                self.file.write_all_at(&solver_info(&eoesep.info, 0), l.eoesep - INFO_BYTES as u64)?;
             }
-            Format::Cubefarm => {
+            _ => {
                 let main_crc = self.main_crc()?;
                 let sections = vec![
-                    SectionHeader { info: cocsep.info(), offset: l.cocsep, crc: crc32(&cocsep.data) },
+                    SectionHeader { info: cocsep.info.clone(), offset: l.cocsep, crc: crc32(&cocsep.data) },
                     SectionHeader { info: main.clone(), offset: l.main, crc: main_crc },
-                    SectionHeader { info: eoesep.info(), offset: l.eoesep, crc: crc32(&eoesep.data) },
+                    SectionHeader { info: eoesep.info.clone(), offset: l.eoesep, crc: crc32(&eoesep.data) },
                 ];
                 self.file.write_all_at(&header_area(sections)?, 0)?;
             }
@@ -269,49 +178,7 @@ impl TableWriter {
     }
 }
 
-/// The cubefarm header of `sections`: magic, length, the bincode header, its CRC-32.
-fn header_area(sections: Vec<SectionHeader>) -> std::io::Result<Vec<u8>> {
-    let encoded = bincode::serde::encode_to_vec(Header { version: TABLE_VERSION, sections }, config())
-        .map_err(std::io::Error::other)?;
-    let mut head = MAGIC.to_vec();
-    head.extend((encoded.len() as u32).to_le_bytes());
-    head.extend(&encoded);
-    head.extend(crc32(&encoded).to_le_bytes());
-    if head.len() as u64 > HEADER_AREA {
-        return Err(std::io::Error::other("table header does not fit its area"));
-    }
-    Ok(head)
-}
-
-/// Syncs a complete temporary file and renames it onto its final name.
-fn commit(file: &File, temp: &Path, path: &Path) -> std::io::Result<()> {
-    file.sync_all()?;
-    std::fs::rename(temp, path)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        File::open(dir)?.sync_all()?;
-    }
-    Ok(())
-}
-
-/// Writes a cubefarm file of one section (a table kept in another program's bytes, such as the
-/// phase-2 table): the header area, then `payload` with its CRC-32 and `info`'s counts.
-pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::Result<()> {
-    assert_eq!(info.len, payload.len() as u64);
-    let temp = temp_path(path);
-    let result = (|| {
-        let file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
-        let head = header_area(vec![SectionHeader { info, offset: HEADER_AREA, crc: crc32(payload) }])?;
-        file.write_all_at(&head, 0)?;
-        file.write_all_at(payload, HEADER_AREA)?;
-        commit(&file, &temp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result
-}
-
-/// The solver's info block (h48-blob.md 4); `next` is the distance to the next block.
+/// The solver's info block (docs/h48-tables.md); `next` is the distance to the next block.
 fn solver_info(s: &SectionInfo, next: u64) -> [u8; INFO_BYTES] {
     let mut info = [0u8; INFO_BYTES];
     let (distribution, kind, entries, classes, name, bits, max, filler): (
@@ -371,7 +238,7 @@ fn solver_info(s: &SectionInfo, next: u64) -> [u8; INFO_BYTES] {
 /// A table file, memory-mapped and checked.
 pub struct TableFile {
     map: memmap2::Mmap,
-    pub format: Format,
+    pub format: TableFormat,
     pub sections: Vec<(SectionInfo, std::ops::Range<usize>)>,
 }
 
@@ -404,91 +271,17 @@ impl TableFile {
     }
 }
 
-fn slice(bytes: &[u8], at: u64, len: u64, what: &str) -> Result<std::ops::Range<usize>, TableFileError> {
-    let end = at.checked_add(len).filter(|&e| e <= bytes.len() as u64);
-    end.map(|e| at as usize..e as usize).ok_or_else(|| {
-        TableFileError::Truncated(format!(
-            "{what} needs bytes {at}..{} of {}",
-            at.saturating_add(len),
-            bytes.len()
-        ))
-    })
-}
-
 /// A file's layout and its sections with their byte ranges.
-pub type Parsed = (Format, Vec<(SectionInfo, std::ops::Range<usize>)>);
-
-/// Bytes read per window of a large section (a multiple of 64).
-const WINDOW: usize = 1 << 28;
-
-fn windows(bytes: &[u8], range: std::ops::Range<usize>, release: Release, mut f: impl FnMut(usize, &[u8])) {
-    let mut at = range.start;
-    while at < range.end {
-        let end = (at + WINDOW).min(range.end);
-        f(at - range.start, &bytes[at..end]);
-        release(at..end);
-        at = end;
-    }
-}
-
-/// Drops the pages of `range` of a read-only file map from this process.
-fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) {
-    // Page-aligned start; the map itself starts on a page.
-    let page = 4096;
-    let start = range.start / page * page;
-    // Safety: the map is read-only and file-backed: dropped pages are read again from the file
-    // on the next access, so no data is lost and no reference is invalidated.
-    let _ =
-        unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, range.end - start) };
-}
-
-type Release<'a> = &'a dyn Fn(std::ops::Range<usize>);
+pub type Parsed = (TableFormat, Vec<(SectionInfo, std::ops::Range<usize>)>);
 
 fn parse(bytes: &[u8], release: Release) -> Result<Parsed, TableFileError> {
-    if bytes.starts_with(&MAGIC) {
-        Ok((Format::Cubefarm, parse_cubefarm(bytes, release)?))
+    if is_container(bytes) {
+        Ok((TableFormat::Cubefarm, parse_sections(bytes, release)?))
     } else if bytes.len() >= INFO_BYTES && bytes[224..244] == *b"cocsep data for h48\0" {
-        Ok((Format::H48, parse_h48(bytes)?))
+        Ok((TableFormat::H48, parse_h48(bytes)?))
     } else {
         Err(TableFileError::Magic)
     }
-}
-
-fn parse_cubefarm(
-    bytes: &[u8],
-    release: Release,
-) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
-    let len_at = slice(bytes, 8, 4, "header length")?;
-    let len = u32::from_le_bytes(bytes[len_at].try_into().expect("4 bytes")) as u64;
-    if len + 16 > HEADER_AREA {
-        return Err(TableFileError::HeaderChecksum);
-    }
-    let encoded = &bytes[slice(bytes, 12, len, "header")?];
-    let stored =
-        u32::from_le_bytes(bytes[slice(bytes, 12 + len, 4, "header checksum")?].try_into().expect("4"));
-    if crc32(encoded) != stored {
-        return Err(TableFileError::HeaderChecksum);
-    }
-    let (header, _): (Header, usize) = bincode::serde::decode_from_slice(encoded, config())
-        .map_err(|e| TableFileError::Header(e.to_string()))?;
-    if header.version != TABLE_VERSION {
-        return Err(TableFileError::Version { found: header.version, expected: TABLE_VERSION });
-    }
-    header
-        .sections
-        .into_iter()
-        .map(|h| {
-            let name = h.info.kind.name(h.info.h);
-            let range = slice(bytes, h.offset, h.info.len, &name)?;
-            let mut crc = Crc32::default();
-            windows(bytes, range.clone(), release, |_, w| crc.update(w));
-            let computed = crc.finish();
-            if computed != h.crc {
-                return Err(TableFileError::SectionChecksum { name, stored: h.crc, computed });
-            }
-            Ok((h.info, range))
-        })
-        .collect()
 }
 
 fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {

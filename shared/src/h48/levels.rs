@@ -243,14 +243,13 @@ impl Level {
     /// Writes the level to `path` (through a temporary name), in the layout of
     /// [`Level::write_to`].
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let temp = super::file::temp_path(path);
+        let temp = crate::container::temp_path(path);
         let file = std::fs::File::create(&temp)?;
         let mut out = std::io::BufWriter::with_capacity(1 << 22, &file);
         self.write_to(&mut out)?;
         out.flush()?;
         drop(out);
-        file.sync_all()?;
-        std::fs::rename(temp, path)
+        crate::container::commit(&file, &temp, path)
     }
 
     /// Reads a level written by [`Level::save`], checking its header and CRC-32.

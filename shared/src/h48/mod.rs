@@ -15,12 +15,8 @@ mod verify;
 
 pub use builder::{
     base_for, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths, small_sections,
-    Section, SectionKind,
 };
-pub use file::{
-    main_entries, temp_path, write_single, Format, Layout, SectionInfo, TableFile, TableFileError,
-    TableWriter, INFO_BYTES, TABLE_VERSION,
-};
+pub use file::{main_entries, Layout, TableFile, TableWriter, INFO_BYTES};
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
 pub use search::DirectSearch;

@@ -9,7 +9,7 @@ use crate::cube::{Cube, Move, MoveSet, SplitMix64, SymmetryGroup};
 use crate::space::RowIndex;
 use crate::space::{EoEsepSpace, SymProductSpace};
 
-/// h48-blob.md 5.4 and 9: the solver's cocsep table, its first classes and esep words.
+/// The H48 solver's documentation: the solver's cocsep table, its first classes and esep words.
 #[test]
 fn the_solver_tables_match_its_test_vectors() {
     let coords = H48Coords;
@@ -52,7 +52,7 @@ fn the_solver_tables_match_its_test_vectors() {
         assert_eq!(solver_mask, mask, "stabilizer of class {k}");
     }
     let section = cocsep_section(&cocsep);
-    assert_eq!(section.depth_counts, [1, 6, 63, 468, 3068, 15438, 53814, 71352, 8784, 96]);
+    assert_eq!(section.info.depth_counts, [1, 6, 63, 468, 3068, 15438, 53814, 71352, 8784, 96]);
 
     let esep = coords.esep_coord();
     let words = solver_esep_words(&esep, &coords.esep_classes(&esep));

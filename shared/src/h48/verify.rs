@@ -5,8 +5,9 @@
 //! IDA* over whole cubes that shares no code with the builders).
 
 use super::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
-use super::{small_sections, DirectSearch, Format, SectionInfo, SectionKind, TableFile};
+use super::{small_sections, DirectSearch, TableFile};
 use crate::bfs::{bfs_depths, BfsOptions};
+use crate::container::{SectionInfo, SectionKind, TableFormat};
 use crate::coord::h48::{H48Coords, EO, ESEP};
 use crate::cube::{MoveSet, SplitMix64};
 use crate::report::{thousands, Findings};
@@ -26,7 +27,11 @@ pub fn verify(
         format!(
             "{} layout{}",
             file.format.name(),
-            if file.format == Format::Cubefarm { ", checksums of 3 sections" } else { " (no checksums)" }
+            if file.format == TableFormat::Cubefarm {
+                ", checksums of 3 sections"
+            } else {
+                " (no checksums)"
+            }
         ),
     );
     let (main, lines) = file.section(SectionKind::H48).ok_or("the file holds no h48 table")?;
@@ -71,10 +76,10 @@ pub fn verify(
     verify_samples(main, lines, &coords, samples, failures);
     let rebuilt = small_sections(&coords).map_err(|e| e.to_string())?;
     for fresh in rebuilt {
-        let stored = file.section(fresh.kind);
+        let stored = file.section(fresh.info.kind);
         failures.check(
             stored.is_some_and(|(_, data)| data == fresh.data.as_slice()),
-            format!("{} equals a fresh build", fresh.kind.name(0)),
+            format!("{} equals a fresh build", fresh.info.kind.name(0)),
         );
     }
     Ok(findings.into_failures())

@@ -12,36 +12,24 @@ use super::job::{
 use super::layers::Layers;
 use crate::coord::SymClasses;
 use crate::cube::MoveSet;
+use crate::space::Space;
 use std::ops::Range;
 use std::sync::atomic::AtomicU64;
 
-/// The spaces the product method runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProductSpace {
-    Cube,
-    Edges,
-}
-
-impl ProductSpace {
-    pub fn name(self) -> &'static str {
-        match self {
-            ProductSpace::Cube => "cube",
-            ProductSpace::Edges => "edges",
-        }
-    }
-
-    fn build(self) -> Box<dyn CosetSpace + Send> {
-        match self {
-            ProductSpace::Cube => Box::new(CubeCosets),
-            ProductSpace::Edges => Box::new(EdgeCosets::default()),
-        }
+/// The coset family of a product space (see [`Space::has_cosets`]).
+fn coset_space(space: Space) -> Box<dyn CosetSpace + Send> {
+    match space {
+        Space::Cube => Box::new(CubeCosets),
+        Space::Edges => Box::new(EdgeCosets::default()),
+        other => unreachable!("{other} has no product method (checked when its spec is made)"),
     }
 }
 
 /// A space, its move set, the depth to reach, and the parts each coset is cut into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProductSpec {
-    pub space: ProductSpace,
+    /// The cube or the edges ([`Space::has_cosets`]).
+    pub space: Space,
     pub moves: MoveSet,
     pub max_depth: u32,
     /// Parts per coset, 1 ..= [`Part::MAX_COUNT`].
@@ -50,7 +38,7 @@ pub struct ProductSpec {
 
 impl ProductSpec {
     /// Whole cosets, one task each.
-    pub const fn new(space: ProductSpace, moves: MoveSet, max_depth: u32) -> Self {
+    pub const fn new(space: Space, moves: MoveSet, max_depth: u32) -> Self {
         ProductSpec { space, moves, max_depth, parts: 1 }
     }
 }
@@ -60,7 +48,7 @@ const MAX_SPEC_DEPTH: u32 = 16;
 
 impl std::fmt::Display for ProductSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "product/{}/{}/{}", self.space.name(), self.moves.name(), self.max_depth)?;
+        write!(f, "product/{}/{}/{}", self.space, self.moves.name(), self.max_depth)?;
         if self.parts != 1 {
             write!(f, "/parts={}", self.parts)?;
         }
@@ -86,11 +74,10 @@ impl std::str::FromStr for ProductSpec {
                 .filter(|n| (1..=Part::MAX_COUNT).contains(n))
                 .ok_or_else(bad)?,
         };
-        let space = [ProductSpace::Cube, ProductSpace::Edges]
-            .into_iter()
-            .find(|k| k.name() == space)
+        let space = Space::parse(space)
+            .filter(|s| s.has_cosets())
             .ok_or_else(|| format!("unknown space {space:?} in product job spec"))?;
-        let moves = [MoveSet::Htm, MoveSet::Qtm]
+        let moves = MoveSet::METRICS
             .into_iter()
             .find(|m| m.name() == moves)
             .ok_or_else(|| format!("unknown metric {moves:?} in product job spec"))?;
@@ -114,7 +101,7 @@ pub struct ProductJob {
 
 impl ProductJob {
     pub fn build(spec: ProductSpec) -> ProductJob {
-        let space = spec.space.build();
+        let space = coset_space(spec.space);
         let layers = Layers::build(&*space, &spec.moves.moves(), stored_depth(spec.max_depth));
         let classes = coset_classes(&*space);
         let inverse = inverse_classes(&*space, &classes);
@@ -184,7 +171,7 @@ mod tests {
 
     #[test]
     fn specs_round_trip_and_bad_ones_are_refused() {
-        let spec = ProductSpec::new(ProductSpace::Cube, MoveSet::Qtm, 11);
+        let spec = ProductSpec::new(Space::Cube, MoveSet::Qtm, 11);
         assert_eq!(spec.to_string(), "product/cube/qtm/11");
         assert_eq!(spec.to_string().parse::<ProductSpec>(), Ok(spec));
         let cut = ProductSpec { parts: 12, ..spec };

@@ -1,4 +1,4 @@
-//! The symmetry-reduced index of rows x columns and the per-(row, move) maps (DESIGN section 3).
+//! The symmetry-reduced index of rows x columns and the per-(row, move) maps (docs/row-bfs.md).
 //!
 //! A position x of one piece kind is stored at (row, column): the row is the symmetry class of
 //! its block-row value A(x) (see `coord::blocks`), and the column is the block ordering of

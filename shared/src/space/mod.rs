@@ -3,9 +3,11 @@
 //! and a column map, per row the stabilizer's column maps. [`RowIndex`] is what the engines in
 //! `bfs` and `h48` read; one file per family of spaces implements it.
 //!
+//! - [`kind`]: the spaces by name ([`Space`]), parsed once for the command line, job names and
+//!   workers.
 //! - [`index`]: the trait and what every index shares (closure, canonical columns, counts,
 //!   class rows of a raw coordinate).
-//! - [`blocks`]: block rows (corners, edges: DESIGN section 3).
+//! - [`blocks`]: block rows (corners, edges: docs/row-bfs.md).
 //! - [`kociemba`]: Kociemba's H and H' (Rokicki's phase2prune).
 //! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
 //! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space in nxopt's layout.
@@ -13,6 +15,7 @@
 pub mod blocks;
 pub mod h48;
 pub mod index;
+pub mod kind;
 pub mod kociemba;
 pub mod nxopt;
 mod s4;
@@ -23,5 +26,6 @@ pub use index::{
     close_rows, close_under, count_positions, count_rows, for_each_bit, set_bit, test_bit, AnyColumn,
     ClassRows, InverseFilter, Inverses, RowCounts, RowIndex,
 };
+pub use kind::Space;
 pub use kociemba::KociembaSpace;
 pub use nxopt::nxopt_space;

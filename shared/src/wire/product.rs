@@ -52,11 +52,12 @@ pub fn decode_counts(
 mod tests {
     use super::*;
     use crate::cube::MoveSet;
-    use crate::product::{ProductSpace, ProductSpec};
+    use crate::product::ProductSpec;
+    use crate::space::Space;
 
     #[test]
     fn counts_survive_the_wire_and_bad_lengths_are_refused() {
-        let job = ProductJob::build(ProductSpec::new(ProductSpace::Cube, MoveSet::Htm, 4));
+        let job = ProductJob::build(ProductSpec::new(Space::Cube, MoveSet::Htm, 4));
         let results = job.run(3..7, None);
         let words = encode_counts(&results);
         assert_eq!(decode_counts(&job, 3..7, &words), Ok(results));

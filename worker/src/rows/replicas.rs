@@ -87,6 +87,9 @@ impl Replicas {
         }
         let name = Self::name(kind, depth);
         let temp = dir.join(format!(".{name}.tmp"));
+        // Renamed whole but not synced: a replica stands in for its owner's rows when the owner
+        // is lost, and a killed process leaves its writes in the page cache; a holder that loses
+        // its machine loses the replica with it, and the owner's copy is still there.
         std::fs::write(&temp, bytes)?;
         std::fs::rename(&temp, dir.join(name))
     }

@@ -1,4 +1,4 @@
-//! The coordinates of the H48 solver's documentation, in the H48 solver's own numbering ([`solver`]):
+//! The coordinates of the H48 solver's documentation, in the solver's own numbering ([`solver`]):
 //!
 //! - *cocsep*: corner orientation and which tetrad's piece sits at each corner position, as
 //!   the solver's raw value 128 x co + csep (0 .. 279,935, of which 153,090 occur);
@@ -11,7 +11,7 @@
 //! The target subgroup (every piece in its own tetrad or slice, and oriented) is invariant under
 //! all 48 symmetries, so each coordinate is acted on by moves (right multiplication) and by
 //! conjugation, which [`RawCoord`] tabulates. Classes and their numbering follow the solver
-//! (h48-blob.md 5.2, 7.1), so table rows are the solver's rows.
+//! (docs/h48-tables.md), so table rows are the solver's rows.
 
 pub mod solver;
 
@@ -87,7 +87,7 @@ impl H48Coords {
         )
     }
 
-    /// cocsep with the solver's classes, representatives, ttrep and distances (h48-blob.md 5).
+    /// cocsep with the solver's classes, representatives, ttrep and distances (docs/h48-tables.md).
     pub fn cocsep_table(&self) -> CocsepTable {
         let coord = self.cocsep_coord();
         let words = solver_cocsep_words(&coord);
@@ -135,7 +135,7 @@ impl H48Coords {
     }
 }
 
-/// The solver's cocsep words (h48-blob.md 5.2): classes numbered in the order an
+/// The solver's cocsep words (docs/h48-tables.md): classes numbered in the order an
 /// iterative-deepening search from the solved cube first meets them (moves in the solver's
 /// order), each class's first member its representative, ttrep the inverse of the smallest
 /// solver transformation taking the representative to the value, and the distance.
@@ -196,7 +196,7 @@ fn solver_cocsep_words(coord: &RawCoord) -> Vec<u32> {
     words
 }
 
-/// The solver's esep words (h48-blob.md 7.1): `class << 16 | ttrep << 8`, where ttrep is the
+/// The solver's esep words (docs/h48-tables.md): `class << 16 | ttrep << 8`, where ttrep is the
 /// inverse of the largest solver transformation taking the representative to the value.
 pub fn solver_esep_words(esep: &RawCoord, classes: &SymClasses) -> Vec<u32> {
     let mut words = vec![0u32; ESEP as usize];

@@ -173,7 +173,7 @@ mod tests {
     use super::*;
     use crate::cube::{parse_moves, random_cube, SplitMix64};
 
-    /// h48-blob.md 2.3: the images of U, R and F under each transformation, as solver moves.
+    /// docs/h48-tables.md: the images of U, R and F under each transformation, as solver moves.
     const IMAGES: [&str; 48] = [
         "U R F", "U F L", "U L B", "U B R", "D L F", "D B L", "D R B", "D F R", "R F U", "R D F", "R B D",
         "R U B", "L B U", "L U F", "L F D", "L D B", "F L U", "F U R", "F R D", "F D L", "B R U", "B D R",
