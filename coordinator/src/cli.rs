@@ -30,12 +30,15 @@ pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
     Enumerate(EnumerateArgs),
-    /// Build pruning tables: the H48 solver's h48h0 .. h48h11, each with the cocsep
-    /// and edge fallback tables, in the project's layout or the solver's own bytes; or Rokicki's
-    /// phase-2 table `phase2` in cube20src's bytes.
+    /// Build pruning tables: the H48 solver's h48h0 .. h48h11, each with the cocsep and edge
+    /// fallback tables, in the project's layout or the solver's own bytes; Rokicki's phase-2
+    /// table `phase2` in cube20src's bytes; or nxopt's tables nxopt-EO1EP1 .. nxopt-EO3EP4 in
+    /// nxopt's bytes.
     Build(BuildArgs),
-    /// Describe a table file (cubefarm or h48 layout, or a phase-2 table).
+    /// Describe a table file: an H48 table (cubefarm or h48 layout), a phase-2 table (cube20src
+    /// or cubefarm layout) or an nxopt table.
     Info {
+        /// The table file (its kind and layout are recognized from its contents).
         file: PathBuf,
         /// Print a JSON object (kind, h, base, entries, bytes, buckets, depth_counts, deeper).
         #[arg(long)]
@@ -44,6 +47,7 @@ pub enum Command {
     /// Check a table file: checksums, recounted values, line minima (H48; h0 entry by entry
     /// against a fresh BFS), and random entries against a direct search of their position.
     Verify {
+        /// The table file (its kind and layout are recognized from its contents).
         file: PathBuf,
         /// Random entries to check by direct search.
         #[arg(long, value_name = "K", default_value_t = 100)]
@@ -51,9 +55,10 @@ pub enum Command {
     },
     /// Show the progress of a job served by a coordinator started with --listen.
     Status {
-        /// The coordinator's address, e.g. http://127.0.0.1:7878 (https:// with --ca).
-        #[arg(long, value_name = "URL")]
-        connect: String,
+        /// The coordinator's address, e.g. http://127.0.0.1:7878 (https:// with --ca), as the
+        /// workers' --coordinator gives it.
+        #[arg(long, value_name = "URL", visible_alias = "connect")]
+        coordinator: String,
         /// File holding the shared token (else the CUBEFARM_TOKEN environment variable).
         #[arg(long, value_name = "FILE")]
         token_file: Option<PathBuf>,
@@ -68,6 +73,12 @@ pub enum Command {
         /// The moves, separated by whitespace.
         moves: String,
     },
+}
+
+/// A depth: a whole number, 0 or more (a negative one is refused in these words, not taken
+/// for an option).
+fn parse_depth(text: &str) -> Result<u32, String> {
+    text.parse().map_err(|_| format!("a depth is a whole number, 0 or more (not {text:?})"))
 }
 
 /// The spaces `enumerate` counts, each with its description in the help.
@@ -100,7 +111,7 @@ pub struct EnumerateArgs {
     pub metric: Option<MoveSet>,
 
     /// Stop after this depth (required by the product method).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_depth)]
     pub max_depth: Option<u32>,
 
     /// Engine: rows (the symmetry-reduced row BFS; corners, edges, h, hprime) or product
@@ -315,8 +326,8 @@ fn run(cli: Cli) -> Result<()> {
             jobs::nxopt::verify(&file, jobs::nxopt::kind_of(&file).expect("checked"), samples)
         }
         Command::Verify { file, samples } => jobs::tables::verify(&file, samples),
-        Command::Status { connect, token_file, ca } => {
-            crate::cluster::print_status(&connect, token_file.as_deref(), ca.as_deref())
+        Command::Status { coordinator, token_file, ca } => {
+            crate::cluster::print_status(&coordinator, token_file.as_deref(), ca.as_deref())
         }
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);

@@ -53,25 +53,39 @@ fn max_depth_stops_early_and_says_so() {
     assert!(!text.lines().any(|l| l.trim_start().starts_with("4 ")), "{text}");
 }
 
-fn assert_refused(args: &[&str], needle: &str) {
-    let out = coordinator(args);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains(needle), "{args:?}: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-}
-
 #[test]
 fn bad_input_is_refused_clearly() {
-    assert_refused(&["enumerate", "teapot"], "invalid value 'teapot'");
-    assert_refused(&["enumerate", "corners", "--metric", "stm"], "invalid value 'stm'");
-    assert_refused(&["position", "R U X2"], "bad move `X2` (token 3");
-    assert_refused(&["--threads", "0", "enumerate", "corners"], "--threads");
+    fails(&coordinator(&["enumerate", "teapot"]), "invalid value 'teapot'");
+    fails(&coordinator(&["enumerate", "corners", "--metric", "stm"]), "invalid value 'stm'");
+    fails(&coordinator(&["position", "R U X2"]), "bad move `X2` (token 3");
+    fails(&coordinator(&["--threads", "0", "enumerate", "corners"]), "--threads");
     let dir = scratch("bad");
     let missing = dir.join("no/such/dir/out.json");
-    assert_refused(&["enumerate", "corners", "--json", missing.to_str().unwrap()], "cannot write");
-    assert_refused(&["enumerate", "corners", "--json", dir.to_str().unwrap()], "is a directory");
+    fails(&coordinator(&["enumerate", "corners", "--json", missing.to_str().unwrap()]), "cannot write");
+    fails(&coordinator(&["enumerate", "corners", "--json", dir.to_str().unwrap()]), "is a directory");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no partial file left");
+    // A negative depth is refused in words, not taken for an option.
+    fails(
+        &coordinator(&["enumerate", "corners", "--max-depth", "-1"]),
+        "a depth is a whole number, 0 or more",
+    );
+    // A file that cannot be read says so once; one that is no table names what would be.
+    let missing = dir.join("missing.dat");
+    let out = coordinator(&["info", path(&missing)]);
+    fails(&out, "cannot read");
+    assert_eq!(String::from_utf8_lossy(&out.stderr).matches("os error 2").count(), 1);
+    let junk = dir.join("junk.dat");
+    std::fs::write(&junk, b"not a table").unwrap();
+    fails(&coordinator(&["info", path(&junk)]), "cube20src's p2p1h.dat or an nxopt table");
+    fails(&coordinator(&["verify", path(&junk)]), "an H48 solver blob");
+    // A listener beyond loopback without a token is refused before the index is built.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["enumerate", "edges", "--listen", "0.0.0.0:0"])
+        .env_remove("CUBEFARM_TOKEN")
+        .output()
+        .unwrap();
+    fails(&out, "refusing to listen on 0.0.0.0:0 without a token");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("classes in"), "no index was built");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -120,10 +134,10 @@ fn results_do_not_depend_on_threads_or_state_backing() {
 
 #[test]
 fn jobs_over_the_memory_limit_are_refused_before_starting() {
-    assert_refused(&["enumerate", "edges", "--mem-limit", "1G"], "over --mem-limit");
-    assert_refused(&["enumerate", "h", "--metric", "qtm"], "--metric does not apply");
-    assert_refused(&["enumerate", "corners", "--mem-limit", "lots"], "not a size");
-    assert_refused(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"], "not a directory");
+    fails(&coordinator(&["enumerate", "edges", "--mem-limit", "1G"]), "over --mem-limit");
+    fails(&coordinator(&["enumerate", "h", "--metric", "qtm"]), "--metric does not apply");
+    fails(&coordinator(&["enumerate", "corners", "--mem-limit", "lots"]), "not a size");
+    fails(&coordinator(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"]), "not a directory");
 }
 
 #[test]
@@ -135,7 +149,7 @@ fn tls_flags_are_checked_before_any_work() {
     let refused = |extra: &[&str], needle: &str| {
         let mut args = vec!["enumerate", "corners", "--listen", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        assert_refused(&args, needle);
+        fails(&coordinator(&args), needle);
     };
     refused(&["--tls-cert", "c.pem"], "--tls-cert needs --tls-key");
     refused(&["--tls-key", "k.pem"], "--tls-key needs --tls-cert");
@@ -144,8 +158,11 @@ fn tls_flags_are_checked_before_any_work() {
         "cannot read certificate /nonexistent/c.pem",
     );
     refused(&["--tls-cert", junk, "--tls-key", junk], "no PEM certificate");
-    assert_refused(&["enumerate", "corners", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "need --listen");
-    assert_refused(&["status", "--connect", "https://127.0.0.1:1"], "uses TLS: give --ca FILE");
+    fails(
+        &coordinator(&["enumerate", "corners", "--tls-cert", "c.pem", "--tls-key", "k.pem"]),
+        "need --listen",
+    );
+    fails(&coordinator(&["status", "--connect", "https://127.0.0.1:1"]), "uses TLS: give --ca FILE");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -163,8 +180,8 @@ fn a_killed_job_resumes_from_its_journal_with_identical_output() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["depths"], expected);
     // The directory now belongs to that job: another job is refused.
-    assert_refused(
-        &["enumerate", "corners", "--state-dir", state.to_str().unwrap()],
+    fails(
+        &coordinator(&["enumerate", "corners", "--state-dir", state.to_str().unwrap()]),
         "holds the state of another job",
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -205,8 +222,8 @@ fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
     let mut on_workers = cut.to_vec();
     on_workers.extend(["--workers", "2"]);
     assert_eq!(depths_of(&on_workers, &dir, "workers.json"), whole);
-    assert_refused(
-        &["--threads", "16", "enumerate", "cube", "--max-depth", "10", "--mem-limit", "200M"],
+    fails(
+        &coordinator(&["--threads", "16", "enumerate", "cube", "--max-depth", "10", "--mem-limit", "200M"]),
         "per task even with each coset cut into 12 parts",
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -238,13 +255,13 @@ fn a_sample_of_tasks_projects_the_job() {
     let (all, total, error) = sample(&tasks.to_string());
     assert_eq!(all, tasks);
     assert!((total - truth).abs() < 0.5 && error == 0.0, "{total} +- {error} against {truth}");
-    assert_refused(&["enumerate", "corners", "--sample-tasks", "5"], "for the product method");
-    assert_refused(
-        &["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "1"],
+    fails(&coordinator(&["enumerate", "corners", "--sample-tasks", "5"]), "for the product method");
+    fails(
+        &coordinator(&["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "1"]),
         &format!("between 2 and {tasks}"),
     );
-    assert_refused(
-        &["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "5", "--workers", "2"],
+    fails(
+        &coordinator(&["enumerate", "cube", "--max-depth", "6", "--sample-tasks", "5", "--workers", "2"]),
         "runs here",
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -252,13 +269,16 @@ fn a_sample_of_tasks_projects_the_job() {
 
 #[test]
 fn product_method_options_are_checked() {
-    assert_refused(&["enumerate", "cube"], "needs --max-depth");
-    assert_refused(&["enumerate", "cube", "--method", "rows"], "use --method product");
-    assert_refused(&["enumerate", "corners", "--method", "product", "--max-depth", "3"], "not corners");
-    assert_refused(&["enumerate", "cube", "--max-depth", "16"], "storing the positions up to depth 8");
-    assert_refused(&["enumerate", "cube", "--max-depth", "10", "--mem-limit", "100M"], "over --mem-limit");
-    assert_refused(
-        &["enumerate", "cube", "--max-depth", "3", "--state-dir", "/nonexistent/dir"],
+    fails(&coordinator(&["enumerate", "cube"]), "needs --max-depth");
+    fails(&coordinator(&["enumerate", "cube", "--method", "rows"]), "use --method product");
+    fails(&coordinator(&["enumerate", "corners", "--method", "product", "--max-depth", "3"]), "not corners");
+    fails(&coordinator(&["enumerate", "cube", "--max-depth", "16"]), "storing the positions up to depth 8");
+    fails(
+        &coordinator(&["enumerate", "cube", "--max-depth", "10", "--mem-limit", "100M"]),
+        "over --mem-limit",
+    );
+    fails(
+        &coordinator(&["enumerate", "cube", "--max-depth", "3", "--state-dir", "/nonexistent/dir"]),
         "not a directory",
     );
 }

@@ -33,7 +33,7 @@ fn result_bytes(path: &std::path::Path) -> String {
 /// level runs.
 fn level_status(addr: &str, dir: &std::path::Path) -> Option<(u32, u64, u64, u64)> {
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(["status", "--connect", &format!("http://{addr}")])
+        .args(["status", "--coordinator", &format!("http://{addr}")])
         .args(["--token-file", dir.join("token").to_str().unwrap()])
         .output()
         .unwrap();
@@ -434,7 +434,7 @@ fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
     // `status` over TLS, by host name (the certificate names localhost and 127.0.0.1).
     let port = addr.rsplit(':').next().unwrap();
     let status = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(["status", "--connect", &format!("https://localhost:{port}"), "--ca", cert])
+        .args(["status", "--coordinator", &format!("https://localhost:{port}"), "--ca", cert])
         .args(["--token-file", dir.join("token").to_str().unwrap()])
         .output()
         .unwrap();

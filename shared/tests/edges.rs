@@ -1,7 +1,8 @@
 //! The edges-only cube (12! x 2^11 = 980,995,276,800 positions) by the row engine, to depth 8
 //! in the face-turn metric and depth 9 in the quarter-turn metric, against Jerry Bryan's
 //! published tables (Bryan's edges-only report) in all three columns. One test, so the 8 GiB
-//! of state is mapped once at a time.
+//! of state is mapped once at a time. The whole distributions in both metrics are ignored
+//! tests of the full tier (`scripts/test-full.sh`): 5 minutes and 8.7 GiB each on 2 cores.
 
 use shared::bfs::{self, BfsOptions};
 use shared::coord::edge_slices;
@@ -12,7 +13,7 @@ mod common;
 use common::{expected, EDGES_HTM, EDGES_QTM};
 
 #[test]
-fn edges_match_seed_004_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
+fn edges_match_bryans_tables_to_depth_8_htm_and_9_qtm_with_qtm_parity() {
     let space = RowSpace::new(edge_slices());
     let words = (space.column_count() as usize).div_ceil(64);
 
@@ -108,4 +109,26 @@ fn small_depths_match_brute_force_canonicalization() {
         let table = if set == MoveSet::Htm { &EDGES_HTM[..] } else { &EDGES_QTM[..] };
         assert_eq!(brute, expected(&table[..=depth as usize]), "{set:?}");
     }
+}
+
+/// Every depth of a whole edges search: the published rows in all three columns, and positions
+/// summing to the group order.
+fn whole_distribution(moves: MoveSet, published: &[(u64, u64, u64)]) {
+    let space = RowSpace::new(edge_slices());
+    let counts = bfs::run(&space, &moves.moves(), &BfsOptions::default(), |_, _| {}).unwrap();
+    assert_eq!(counts[..published.len()], expected(published)[..]);
+    let total: u64 = counts.iter().map(|c| c.positions).sum();
+    assert_eq!(total, space.order(), "positions sum to 12! x 2^11");
+}
+
+#[test]
+#[ignore = "full tier: 5 minutes and 8.7 GiB (scripts/test-full.sh)"]
+fn the_whole_edges_distribution_in_face_turns() {
+    whole_distribution(MoveSet::Htm, &EDGES_HTM);
+}
+
+#[test]
+#[ignore = "full tier: 5 minutes and 8.7 GiB (scripts/test-full.sh)"]
+fn the_whole_edges_distribution_in_quarter_turns() {
+    whole_distribution(MoveSet::Qtm, &EDGES_QTM);
 }

@@ -19,7 +19,7 @@ mod tasks;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "worker", version, about)]
 pub struct Args {
-    /// Coordinator address, e.g. http://127.0.0.1:50051 (http:// or https://).
+    /// Coordinator address, e.g. http://127.0.0.1:7878 (http:// or https://).
     #[arg(long, value_name = "URL", value_parser = parse_coordinator_url)]
     pub coordinator: CoordinatorUrl,
 
@@ -27,8 +27,9 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
 
-    /// File holding the token used to authenticate to the coordinator.
-    #[arg(long, value_name = "PATH")]
+    /// File holding the shared token that authenticates this worker to the coordinator and to
+    /// other workers (else the CUBEFARM_TOKEN environment variable).
+    #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
 
     /// PEM certificate to trust for an https:// coordinator (the CA that signed its
@@ -108,9 +109,7 @@ impl fmt::Display for CoordinatorUrl {
 pub fn parse_coordinator_url(s: &str) -> Result<CoordinatorUrl, String> {
     let s = s.trim();
     let rest = s.strip_prefix("http://").or_else(|| s.strip_prefix("https://")).ok_or_else(|| {
-        format!(
-            "coordinator URL must start with http:// or https:// (got {s:?}), e.g. http://127.0.0.1:50051"
-        )
+        format!("coordinator URL must start with http:// or https:// (got {s:?}), e.g. http://127.0.0.1:7878")
     })?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if host.is_empty() {

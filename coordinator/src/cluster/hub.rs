@@ -825,4 +825,49 @@ mod tests {
             assert_eq!(run.join().unwrap().unwrap(), [5]);
         });
     }
+
+    #[test]
+    fn a_refused_h48_result_is_handed_out_again_and_a_fatal_refusal_ends_the_level() {
+        let hub = hub(Duration::from_secs(30));
+        let worker = hub.register("test", 1, (0, 0), "", 0);
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            // Rows 3, 4 and 9 of 10, two tasks a level: runs of consecutive rows, at most 5 each.
+            let mut taken = Vec::new();
+            let run = scope.spawn(|| {
+                let mut first = true;
+                hub.run_h48_rows(2, &[3, 4, 9], 10, 4, &done, |rows, words| {
+                    if std::mem::take(&mut first) {
+                        return Err(Refusal::Bad("damaged".into()));
+                    }
+                    taken.push((rows, words));
+                    Ok(())
+                })
+                .map(|()| taken)
+            });
+            let mut attempts = Vec::new();
+            for _ in 0..3 {
+                let l = lease(&hub, worker);
+                let words = vec![l.rows.start as u64; l.rows.len()];
+                assert!(hub.complete(2, l.task, words).unwrap());
+                attempts.push((l.rows, l.attempt));
+            }
+            attempts.sort_by_key(|(rows, attempt)| (rows.start, *attempt));
+            // The first result taken was refused: its task came back as a second attempt.
+            assert_eq!(attempts.iter().filter(|(_, a)| *a == 2).count(), 1, "{attempts:?}");
+            let mut taken = run.join().unwrap().unwrap();
+            taken.sort_by_key(|(rows, _)| rows.start);
+            assert_eq!(taken, [(3..5, vec![3, 3]), (9..10, vec![9])]);
+        });
+        assert_eq!(done.load(Ordering::Relaxed), 3);
+        std::thread::scope(|scope| {
+            let (hub, done) = (&hub, &done);
+            let fatal = |_, _| Err(Refusal::Fatal("disk full".into()));
+            let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, done, fatal));
+            let l = lease(hub, worker);
+            assert!(hub.complete(3, l.task, vec![1]).unwrap());
+            assert_eq!(run.join().unwrap(), Err("disk full".to_string()));
+        });
+        assert!(matches!(hub.poll_wait(worker, Duration::from_millis(10)), Poll::Wait), "the level is gone");
+    }
 }

@@ -63,6 +63,13 @@ impl ClusterConfig {
         if min_workers.is_some() && listen.is_none() && workers.is_none() {
             bail!("--min-workers needs --listen ADDR or --workers N");
         }
+        if let Some(addr) = listen {
+            // The token is read again when the job starts; a listener it would refuse is refused
+            // now, before any index is built.
+            let token =
+                cubefarm_proto::auth::load_token(token_file.as_deref()).map_err(anyhow::Error::msg)?;
+            cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)?;
+        }
         let workers = workers.unwrap_or(0);
         Ok(ClusterConfig {
             listen,

@@ -9,7 +9,7 @@ use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::DepthRecorder;
-use shared::container::{Section, SectionInfo, SectionKind};
+use shared::container::{Section, SectionInfo, SectionKind, TableFileError};
 use shared::coord::h48::H48Coords;
 use shared::cube::MoveSet;
 use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
@@ -117,9 +117,17 @@ pub fn describe(file: &TableFile, path: &Path) -> String {
     out
 }
 
+/// Opens a table file: a file that cannot be read says so, one that can but is not a table
+/// says why.
+fn open(path: &Path) -> Result<TableFile> {
+    TableFile::open(path).map_err(|e| match e {
+        TableFileError::Io(io) => anyhow::anyhow!("cannot read {}: {io}", path.display()),
+        other => anyhow::anyhow!("{} is not a valid table file: {other}", path.display()),
+    })
+}
+
 pub fn info(path: &Path, json: bool) -> Result<()> {
-    let file =
-        TableFile::open(path).with_context(|| format!("{} is not a valid table file", path.display()))?;
+    let file = open(path)?;
     if !json {
         print!("{}", describe(&file, path));
         return Ok(());
@@ -153,8 +161,7 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
 /// Runs the checks of [`shared::h48::verify`], printing each as it finishes.
 pub fn verify(path: &Path, samples: u32) -> Result<()> {
     let start = Instant::now();
-    let file =
-        TableFile::open(path).with_context(|| format!("{} is not a valid table file", path.display()))?;
+    let file = open(path)?;
     let failures = shared::h48::verify(&file, samples, &mut |ok, what| {
         println!("{} {what}", if ok { "ok  " } else { "FAIL" })
     })

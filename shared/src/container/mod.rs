@@ -45,7 +45,7 @@ pub enum TableFileError {
     SectionChecksum { name: String, stored: u32, computed: u32 },
     #[error("bad header: {0}")]
     Header(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
