@@ -210,6 +210,11 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub liveness_secs: u64,
 
+    /// Serve Prometheus metrics of the job at http://ADDR/metrics (depth, pace and ETA, tasks,
+    /// live workers, bytes); beyond loopback only with a token, sent as `Authorization: Bearer`.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+
     /// Start a row search once this many workers are ready (default: the in-process workers,
     /// else 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -219,7 +224,8 @@ pub struct ClusterArgs {
 impl TryFrom<ClusterArgs> for ClusterConfig {
     type Error = anyhow::Error;
     fn try_from(a: ClusterArgs) -> Result<Self> {
-        ClusterConfig::new(
+        let metrics = a.metrics;
+        let config = ClusterConfig::new(
             a.listen,
             a.workers,
             a.token_file,
@@ -227,7 +233,17 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
             a.tasks_per_level,
             (a.lease_secs, a.liveness_secs),
             a.min_workers,
-        )
+        )?;
+        if let Some(addr) = metrics {
+            anyhow::ensure!(
+                config.distributed(),
+                "--metrics serves a job on workers: give --listen ADDR or --workers N"
+            );
+            let token =
+                cubefarm_proto::auth::load_token(config.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+            cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)?;
+        }
+        Ok(ClusterConfig { metrics, ..config })
     }
 }
 

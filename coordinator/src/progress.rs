@@ -22,6 +22,21 @@ pub struct Reporter {
     line_showing: Mutex<bool>,
     /// More to show on the progress line (a distributed run's tasks and workers).
     extra: Mutex<Option<Box<dyn Fn() -> String + Send + Sync>>>,
+    /// The depth last seen and when it was first seen (the start of its rate).
+    depth_seen: Mutex<(u32, Instant)>,
+}
+
+/// Where the running depth stands: what the progress line and the metrics show.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub depth: u32,
+    pub rows_done: u64,
+    pub total_rows: u64,
+    /// Seconds since the depth started.
+    pub seconds: f64,
+    pub rows_per_second: f64,
+    /// Seconds to the end of the depth at this rate (infinite before any row is done).
+    pub eta_seconds: f64,
 }
 
 impl Reporter {
@@ -34,7 +49,35 @@ impl Reporter {
             done: AtomicBool::new(false),
             line_showing: Mutex::new(false),
             extra: Mutex::new(None),
+            depth_seen: Mutex::new((u32::MAX, Instant::now())),
         }
+    }
+
+    /// What the total counts ("rows", or "cosets").
+    pub fn unit(&self) -> &'static str {
+        self.unit
+    }
+
+    /// The running depth's rows done, rate and ETA, measured from when this reporter first saw
+    /// the depth.
+    pub fn pace(&self) -> Pace {
+        let depth = self.progress.depth.load(Ordering::Relaxed);
+        let started = {
+            let mut seen = self.depth_seen.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.0 != depth {
+                *seen = (depth, Instant::now());
+            }
+            seen.1
+        };
+        let rows_done = self.progress.rows_done.load(Ordering::Relaxed).min(self.total_rows);
+        let seconds = started.elapsed().as_secs_f64();
+        let rows_per_second = if seconds > 0.0 { rows_done as f64 / seconds } else { 0.0 };
+        let eta_seconds = if rows_per_second > 0.0 {
+            (self.total_rows - rows_done) as f64 / rows_per_second
+        } else {
+            f64::INFINITY
+        };
+        Pace { depth, rows_done, total_rows: self.total_rows, seconds, rows_per_second, eta_seconds }
     }
 
     /// Names what the total counts, in place of "rows".
@@ -73,31 +116,23 @@ impl Reporter {
     /// Runs the display loop until [`Self::finish`] is called; meant for a scoped thread.
     pub fn display_loop(&self) {
         let period = if self.terminal { Duration::from_secs(1) } else { Duration::from_secs(30) };
-        let mut depth = u32::MAX;
-        let mut depth_start = Instant::now();
         let mut last_tick = Instant::now();
         while !self.done.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(100));
-            let d = self.progress.depth.load(Ordering::Relaxed);
-            if d != depth {
-                depth = d;
-                depth_start = Instant::now();
-            }
-            if last_tick.elapsed() < period || depth_start.elapsed() < Duration::from_secs(2) {
+            let pace = self.pace();
+            if last_tick.elapsed() < period || pace.seconds < 2.0 {
                 continue;
             }
             last_tick = Instant::now();
-            let rows = self.progress.rows_done.load(Ordering::Relaxed).min(self.total_rows);
-            let secs = depth_start.elapsed().as_secs_f64();
             let unit = self.unit;
-            let rate = rows as f64 / secs;
-            let eta = if rate > 0.0 { (self.total_rows - rows) as f64 / rate } else { f64::INFINITY };
+            let eta = pace.eta_seconds;
             let mut text = format!(
-                "depth {depth:>2}: {:5.1}% of {} {unit}, {} {unit}/s, {:.0} s elapsed, ETA {}",
-                100.0 * rows as f64 / self.total_rows.max(1) as f64,
+                "depth {:>2}: {:5.1}% of {} {unit}, {} {unit}/s, {:.0} s elapsed, ETA {}",
+                pace.depth,
+                100.0 * pace.rows_done as f64 / self.total_rows.max(1) as f64,
                 thousands(self.total_rows),
-                thousands(rate as u64),
-                secs,
+                thousands(pace.rows_per_second as u64),
+                pace.seconds,
                 if eta.is_finite() { format!("{eta:.0} s") } else { "unknown".to_string() }
             );
             if let Some(extra) = self.extra.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {

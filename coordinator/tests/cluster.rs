@@ -171,10 +171,23 @@ fn rest(mut err: BufReader<std::process::ChildStderr>) -> String {
 }
 
 #[test]
-fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused() {
+fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused_there_and_by_the_metrics() {
     let dir = scratch("two");
     let expected = embedded(&dir);
-    let (mut coord, addr, err) = start_coordinator(&dir, &[]);
+    let (mut coord, addr, mut err) = start_coordinator(&dir, &["--metrics", "127.0.0.1:0"]);
+    // The job's metrics, before any worker came: only with the token.
+    let metrics = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the coordinator ended early");
+        if let Some((_, url)) = line.trim().split_once("serving metrics on http://") {
+            break url.trim_end_matches("/metrics").to_string();
+        }
+    };
+    assert!(scrape(&metrics, "/metrics", None).starts_with("HTTP/1.1 401"));
+    assert!(scrape(&metrics, "/other", Some(TOKEN)).starts_with("HTTP/1.1 404"));
+    let text = scrape(&metrics, "/metrics", Some(TOKEN));
+    assert!(text.starts_with("HTTP/1.1 200") && text.contains("\ncubefarm_live_workers 0\n"), "{text}");
+    assert!(text.contains("\ncubefarm_progress_total 2768\n"), "{text}");
     let intruder = worker(&addr, "wrong-token", &dir).wait_with_output().unwrap();
     assert!(!intruder.status.success());
     let msg = String::from_utf8_lossy(&intruder.stderr);
@@ -199,6 +212,17 @@ fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused() 
     assert!(coord.wait().unwrap().success(), "{}", rest(err));
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// One HTTP GET of `path` on `addr`, with the token as a bearer if given: the whole response.
+fn scrape(addr: &str, path: &str, token: Option<&str>) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
 }
 
 /// A worker's peer service refuses a caller without the token or with a wrong one, and a

@@ -7,6 +7,7 @@
 
 pub mod hub;
 pub mod members;
+pub mod metrics;
 pub mod owned;
 pub mod rows;
 pub mod service;
@@ -35,6 +36,8 @@ pub struct ClusterConfig {
     pub liveness_secs: u64,
     /// A row search starts once this many workers are ready.
     pub min_workers: u32,
+    /// Serve Prometheus metrics of the job here ([`metrics`]).
+    pub metrics: Option<SocketAddr>,
 }
 
 impl ClusterConfig {
@@ -80,6 +83,7 @@ impl ClusterConfig {
             lease_secs,
             liveness_secs,
             min_workers: min_workers.unwrap_or(workers.max(1)),
+            metrics: None,
         })
     }
 
@@ -94,6 +98,7 @@ impl ClusterConfig {
             lease_secs: 600,
             liveness_secs: 30,
             min_workers: 1,
+            metrics: None,
         }
     }
 
@@ -214,7 +219,21 @@ pub fn with_cluster<T>(
             })
         })
         .collect();
-    let result = job(&hub);
+    let result = match cluster.metrics {
+        None => job(&hub),
+        Some(addr) => {
+            let listener = std::net::TcpListener::bind(addr)
+                .map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
+            tracing::info!("serving metrics on http://{}/metrics", listener.local_addr()?);
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                scope.spawn(|| metrics::serve(listener, token.clone(), &hub, reporter, &stop));
+                let result = job(&hub);
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                result
+            })
+        }
+    };
     hub.finish();
     for w in workers {
         if let Err(e) = runtime.block_on(w) {
