@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Stop the workers recorded by scripts/ssh/start.sh (SIGTERM: they stop cleanly).
+# Stops what scripts/ssh/start.sh started (SIGTERM: workers and coordinator stop cleanly),
+# workers first. With --clean, also removes $REMOTE_DIR (binaries, token, logs) on every host.
+# Takes the same SSH_OPTS, REMOTE_DIR and STATE as start.sh.
 set -euo pipefail
-pids=${PIDS_FILE:-cubefarm-workers.pids}
-[ -f "$pids" ] || { echo "no $pids"; exit 0; }
-while read -r host pid; do
-    ssh "$host" "kill $pid" && echo "stopped worker $pid on $host" || echo "worker $pid on $host already gone"
-done < "$pids"
-rm -f "$pids"
+state=${STATE:-.cubefarm-ssh}
+remote=${REMOTE_DIR:-cubefarm-run}
+read -r -a ssh_opts <<< "${SSH_OPTS:-}"
+started=$state/started
+[ -s "$started" ] || { echo "nothing recorded in $started"; exit 0; }
+run() { ssh -n "${ssh_opts[@]}" -o BatchMode=yes "$1" "$2"; }
+# Workers first (the last lines), then the coordinator.
+tac "$started" | while read -r host pid what; do
+    if run "$host" "kill $pid 2>/dev/null"; then echo "stopped $what (pid $pid) on $host"
+    else echo "$what (pid $pid) on $host had already ended"; fi
+done
+if [ "${1:-}" = "--clean" ]; then
+    cut -d' ' -f1 "$started" | sort -u | while read -r host; do
+        run "$host" "rm -rf '$remote'" && echo "removed $remote on $host"
+    done
+fi
+rm -f "$started"
