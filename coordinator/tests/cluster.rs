@@ -118,6 +118,11 @@ fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> C
     let temp = dir.join(format!("token-{}.{:?}", token.len(), std::thread::current().id()));
     std::fs::write(&temp, token).unwrap();
     std::fs::rename(&temp, &file).unwrap();
+    // Each worker keeps its replicas in the test's directory, so a killed one leaves nothing
+    // behind once the test removes it.
+    static WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WORKERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let replicas = dir.join(format!("replicas-{n}"));
     Command::new(worker_binary())
         .args([
             "--coordinator",
@@ -128,6 +133,8 @@ fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) -> C
             "1",
             "--connect-timeout",
             "20",
+            "--state-dir",
+            replicas.to_str().unwrap(),
         ])
         .args(extra)
         .stdout(Stdio::null())
