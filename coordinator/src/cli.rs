@@ -221,6 +221,13 @@ pub struct ClusterArgs {
     pub min_workers: Option<u32>,
 }
 
+impl ClusterArgs {
+    /// Whether the job runs in this process alone (no listener, no in-process workers).
+    fn embedded(&self) -> bool {
+        self.listen.is_none() && self.workers.is_none()
+    }
+}
+
 impl TryFrom<ClusterArgs> for ClusterConfig {
     type Error = anyhow::Error;
     fn try_from(a: ClusterArgs) -> Result<Self> {
@@ -299,7 +306,13 @@ impl TryFrom<BuildArgs> for BuildJob {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     worker::logs::init();
-    if matches!(cli.command, Command::Info { .. } | Command::Verify { .. } | Command::Position { .. }) {
+    let quiet = match &cli.command {
+        Command::Info { .. } | Command::Verify { .. } | Command::Position { .. } => true,
+        Command::Enumerate(a) => a.cluster.embedded(),
+        Command::Build(a) => a.cluster.embedded(),
+        Command::Status { .. } => false,
+    };
+    if quiet {
         quiet_on_closed_pipe();
     }
     match run(cli) {

@@ -300,3 +300,20 @@ fn a_killed_product_job_resumes_from_its_journaled_chunks() {
     assert_eq!(v["depths"], expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_run_quietly() {
+    use std::io::{BufRead, BufReader};
+    // As `coordinator enumerate corners | head -n 1`: the rest of the output meets a closed pipe.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["enumerate", "corners"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && out.status.code() != Some(101), "{err}");
+}
