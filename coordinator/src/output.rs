@@ -3,7 +3,7 @@
 //! the directory synced), so a final name never holds a partial file.
 
 use anyhow::{Context, Result};
-use shared::container::commit;
+use shared::container::{commit, temp_path};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -58,8 +58,7 @@ impl OutputFile {
     pub fn map(&self, len: u64, resumable: bool) -> Result<MappedOutput> {
         let mut out = self.clone();
         if resumable {
-            let name = self.path.file_name().expect("checked by prepare").to_string_lossy();
-            out.temp = self.path.with_file_name(format!("{name}.partial"));
+            out.temp = temp_path(&self.path);
         }
         let reopen = resumable && fs::metadata(&out.temp).is_ok_and(|m| m.len() == len);
         let result = (|| -> std::io::Result<memmap2::MmapMut> {

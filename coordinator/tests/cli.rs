@@ -138,6 +138,23 @@ fn jobs_over_the_memory_limit_are_refused_before_starting() {
     fails(&coordinator(&["enumerate", "h", "--metric", "qtm"]), "--metric does not apply");
     fails(&coordinator(&["enumerate", "corners", "--mem-limit", "lots"]), "not a size");
     fails(&coordinator(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"]), "not a directory");
+    // A tiny limit is printed in its own unit, not as 0.0 MiB.
+    fails(&coordinator(&["enumerate", "corners", "--mem-limit", "1K"]), "over --mem-limit 1.0 KiB");
+    fails(&coordinator(&["enumerate", "corners", "--workers", "0"]), "--workers 0 starts no worker");
+}
+
+#[test]
+fn help_names_every_table_kind_the_token_variable_and_the_documented_port() {
+    let help = |args: &[&str]| ok(&coordinator(args));
+    for text in [help(&["build", "--help"]), help(&["info", "--help"])] {
+        assert!(text.contains("nxopt") && text.contains("phase-2"), "{text}");
+    }
+    assert!(help(&["info", "--help"]).contains("The table file"));
+    let worker = std::path::Path::new(env!("CARGO_BIN_EXE_coordinator")).with_file_name("worker");
+    let out = std::process::Command::new(worker).arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("CUBEFARM_TOKEN") && text.contains("127.0.0.1:7878"), "{text}");
+    assert!(text.contains("--connect-timeout"), "an unreachable coordinator is not retried forever: {text}");
 }
 
 #[test]
