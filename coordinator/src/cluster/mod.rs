@@ -6,13 +6,15 @@
 //! around it.
 
 pub mod hub;
+pub mod leases;
 pub mod members;
 pub mod metrics;
 pub mod owned;
 pub mod rows;
 pub mod service;
 
-pub use hub::{Hub, Refusal, Traffic};
+pub use hub::{Hub, Traffic};
+pub use leases::Refusal;
 pub use service::{print_status, Tls};
 
 use crate::progress::Reporter;
