@@ -211,7 +211,8 @@ pub struct ClusterArgs {
     pub liveness_secs: u64,
 
     /// Serve Prometheus metrics of the job at http://ADDR/metrics (depth, pace and ETA, tasks,
-    /// live workers, bytes); beyond loopback only with a token, sent as `Authorization: Bearer`.
+    /// live workers, bytes); a job with a token wants it from scrapers too, as
+    /// `Authorization: Bearer TOKEN` (beyond loopback a token is required).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
 
@@ -246,9 +247,7 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
                 config.distributed(),
                 "--metrics serves a job on workers: give --listen ADDR or --workers N"
             );
-            let token =
-                cubefarm_proto::auth::load_token(config.token_file.as_deref()).map_err(anyhow::Error::msg)?;
-            cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)?;
+            crate::cluster::refuse_open_listener(addr, config.token_file.as_deref())?;
         }
         Ok(ClusterConfig { metrics, ..config })
     }

@@ -2,7 +2,8 @@
 //! and its pace (rows done, rows per second, ETA), the tasks or owners of the running level,
 //! the live workers and the bytes they moved. A plain HTTP/1.1 responder on its own thread
 //! (it reads one request head, answers, closes): a scrape never touches the job's threads or
-//! tokio's. Beyond loopback it needs the job's token, presented as `Authorization: Bearer TOKEN`.
+//! tokio's. A job with a token (required beyond loopback) answers only a scrape that presents
+//! it as `Authorization: Bearer TOKEN`.
 
 use super::hub::Hub;
 use crate::progress::Reporter;

@@ -24,6 +24,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Refuses, before any work, a listener beyond loopback without a token (the token is read
+/// again when the job starts and the listener is bound).
+pub fn refuse_open_listener(addr: SocketAddr, token_file: Option<&std::path::Path>) -> Result<()> {
+    let token = cubefarm_proto::auth::load_token(token_file).map_err(anyhow::Error::msg)?;
+    cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)
+}
+
 /// Where a job's tasks run: embedded (no listener, no in-process workers), or served to workers.
 #[derive(Clone, Debug)]
 pub struct ClusterConfig {
@@ -69,11 +76,7 @@ impl ClusterConfig {
             bail!("--min-workers needs --listen ADDR or --workers N");
         }
         if let Some(addr) = listen {
-            // The token is read again when the job starts; a listener it would refuse is refused
-            // now, before any index is built.
-            let token =
-                cubefarm_proto::auth::load_token(token_file.as_deref()).map_err(anyhow::Error::msg)?;
-            cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)?;
+            refuse_open_listener(addr, token_file.as_deref())?;
         }
         let workers = workers.unwrap_or(0);
         Ok(ClusterConfig {

@@ -8,7 +8,7 @@ use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources::check_memory;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::{state_bytes, DepthRecorder};
-use shared::container::{is_container, write_single, SectionInfo, SectionKind, MAGIC};
+use shared::container::{is_container, section_infos, write_single, SectionInfo, SectionKind, HEADER_AREA};
 use shared::cube::MoveSet;
 use shared::h48::TableFile;
 use shared::job::{JobSpec, RowJob};
@@ -92,11 +92,14 @@ pub fn is_phase2(path: &Path) -> bool {
     if meta.len() == FILE_BYTES as u64 {
         return true;
     }
-    let mut magic = [0u8; MAGIC.len()];
+    // The header area alone tells a cubefarm file's sections, without a pass over its payloads
+    // (an H48 table's may be 60 GB).
+    let mut head = Vec::with_capacity(HEADER_AREA as usize);
     use std::io::Read;
-    let cubefarm =
-        std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && is_container(&magic);
-    cubefarm && TableFile::open(path).is_ok_and(|f| f.section(SectionKind::Phase2).is_some())
+    let read = std::fs::File::open(path).and_then(|f| f.take(HEADER_AREA).read_to_end(&mut head));
+    read.is_ok()
+        && is_container(&head)
+        && section_infos(&head).is_ok_and(|s| s.iter().any(|i| i.kind == SectionKind::Phase2))
 }
 
 /// cube20src's bytes of a phase-2 file, with the counts a cubefarm file stores (every CRC

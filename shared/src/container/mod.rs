@@ -231,11 +231,9 @@ pub fn release_pages(map: &memmap2::Mmap, range: std::ops::Range<usize>) {
 /// What is done with a window once read (see [`release_pages`]).
 pub type Release<'a> = &'a dyn Fn(std::ops::Range<usize>);
 
-/// The sections of a container file (which starts with [`MAGIC`]), every CRC checked.
-pub fn parse_sections(
-    bytes: &[u8],
-    release: Release,
-) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
+/// The header of a container file (which starts with [`MAGIC`]), its own CRC checked; the
+/// payloads are not read (it needs the first [`HEADER_AREA`] bytes at most).
+fn read_header(bytes: &[u8]) -> Result<Header, TableFileError> {
     let len_at = slice(bytes, 8, 4, "header length")?;
     let len = u32::from_le_bytes(bytes[len_at].try_into().expect("4 bytes")) as u64;
     if len + 16 > HEADER_AREA {
@@ -252,6 +250,21 @@ pub fn parse_sections(
     if header.version != TABLE_VERSION {
         return Err(TableFileError::Version { found: header.version, expected: TABLE_VERSION });
     }
+    Ok(header)
+}
+
+/// What the sections of a container file hold, from its header alone (a file's kind, told
+/// without reading its payloads).
+pub fn section_infos(head: &[u8]) -> Result<Vec<SectionInfo>, TableFileError> {
+    Ok(read_header(head)?.sections.into_iter().map(|s| s.info).collect())
+}
+
+/// The sections of a container file (which starts with [`MAGIC`]), every CRC checked.
+pub fn parse_sections(
+    bytes: &[u8],
+    release: Release,
+) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>, TableFileError> {
+    let header = read_header(bytes)?;
     header
         .sections
         .into_iter()
