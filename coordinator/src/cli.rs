@@ -77,8 +77,8 @@ pub enum Command {
 
 /// A depth: a whole number, 0 or more (a negative one is refused in these words, not taken
 /// for an option).
-fn parse_depth(text: &str) -> Result<u32, String> {
-    text.parse().map_err(|_| format!("a depth is a whole number, 0 or more (not {text:?})"))
+fn parse_depth(text: &str) -> anyhow::Result<u32> {
+    text.parse().map_err(|_| anyhow::anyhow!("a depth is a whole number, 0 or more (not {text:?})"))
 }
 
 /// The spaces `enumerate` counts, each with its description in the help.

@@ -217,7 +217,7 @@ impl BuildConfig {
                         _ => format!("h48h{h}.cft"),
                     })
                 };
-                Ok(Target { h, path, layout: Layout::new(format, h).map_err(anyhow::Error::msg)? })
+                Ok(Target { h, path, layout: Layout::new(format, h)? })
             })
             .collect::<Result<_>>()?;
         for t in &targets {

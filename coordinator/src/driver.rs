@@ -9,7 +9,7 @@ use anyhow::Result;
 use shared::bfs::task::Counting;
 use shared::bfs::{self, BfsOptions, Direction, LevelReport};
 use shared::cube::Move;
-use shared::job::JobSpec;
+use shared::job::{AnyIndex, IndexVisitor, RowJob};
 use shared::report::DepthCounts;
 use shared::space::RowIndex;
 use shared::units::gib;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 /// What a search needs besides its index: the job's name for workers, limits and placement.
 pub struct SearchSettings {
-    pub job: JobSpec,
+    pub job: RowJob,
     pub max_depth: Option<u32>,
     pub state_dir: Option<PathBuf>,
     pub cluster: ClusterConfig,
@@ -37,7 +37,26 @@ pub struct Searched {
 /// each level's report and entries. On resume, the levels restored from the journal come first,
 /// with no entries (their bits are gone) except the last, which comes with its entries (see
 /// [`bfs::run`] and [`search`]).
-pub fn search_levels<I: RowIndex>(
+pub fn search_levels(
+    index: &AnyIndex,
+    config: &SearchSettings,
+    on_level: impl FnMut(&LevelReport, &[u64]),
+) -> Result<Searched> {
+    /// The search on the index as its own type.
+    struct Levels<'a, F> {
+        config: &'a SearchSettings,
+        on_level: F,
+    }
+    impl<F: FnMut(&LevelReport, &[u64])> IndexVisitor for Levels<'_, F> {
+        type Output = Result<Searched>;
+        fn visit<I: RowIndex>(self, index: &I) -> Result<Searched> {
+            search_on(index, &self.config.job.moves.moves(), self.config, self.on_level)
+        }
+    }
+    index.visit(Levels { config, on_level })
+}
+
+fn search_on<I: RowIndex>(
     space: &I,
     moves: &[Move],
     config: &SearchSettings,
@@ -100,7 +119,7 @@ pub fn search_levels<I: RowIndex>(
                 on_level(level, bits);
             })
             .map(|depths| Searched { depths, traffic: None })
-            .map_err(|e| anyhow::anyhow!(e))
+            .map_err(anyhow::Error::from)
         };
         reporter.finish();
         result

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Context, Result};
 use redb::{Database, ReadableTable, TableDefinition};
-use shared::bfs::{BfsError, Journal, LevelRecord};
+use shared::bfs::{Journal, JournalError, LevelRecord};
 use std::path::Path;
 
 const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
@@ -166,7 +166,7 @@ impl RedbJournal {
 }
 
 impl Journal for RedbJournal {
-    fn level_done(&self, record: &LevelRecord) -> Result<(), BfsError> {
+    fn level_done(&self, record: &LevelRecord) -> Result<(), JournalError> {
         let bytes = serde_json::to_vec(record)?;
         let txn = self.db.begin_write()?;
         {

@@ -23,8 +23,12 @@ const SPEC: ProductSpec = ProductSpec::new(Space::Cube, MoveSet::Htm, 4);
 /// Serves a product job's one level of coset tasks in this process; returns the runtime, the
 /// bound address, the scheduler and the thread that runs the level.
 #[allow(clippy::type_complexity)]
-fn start(
-) -> (tokio::runtime::Runtime, SocketAddr, Arc<Hub>, std::thread::JoinHandle<Result<Vec<u64>, String>>) {
+fn start() -> (
+    tokio::runtime::Runtime,
+    SocketAddr,
+    Arc<Hub>,
+    std::thread::JoinHandle<Result<Vec<u64>, coordinator::cluster::ClusterError>>,
+) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let shared =
         Arc::new(Hub::new(1, SPEC.to_string(), Duration::from_secs(600), Duration::from_secs(30), 8));
@@ -98,7 +102,7 @@ fn check_recovery(
     runtime: &tokio::runtime::Runtime,
     addr: SocketAddr,
     shared: &Hub,
-    level: std::thread::JoinHandle<Result<Vec<u64>, String>>,
+    level: std::thread::JoinHandle<Result<Vec<u64>, coordinator::cluster::ClusterError>>,
     refused: &v1::Task,
 ) {
     let job = ProductJob::build(SPEC);

@@ -13,6 +13,25 @@ use tonic::{Request, Status};
 /// Environment variable holding the token when no token file is given.
 pub const TOKEN_ENV: &str = "CUBEFARM_TOKEN";
 
+/// A token that cannot be used, or a listener that may not open.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error("the token is empty")]
+    Empty,
+    #[error("the token must be printable ASCII without spaces")]
+    NotPrintable,
+    #[error("cannot read token file {path}: {why}")]
+    Unreadable { path: String, why: String },
+    /// A bad token, with where it came from (a file or the environment variable).
+    #[error("{from}: {error}")]
+    From { from: String, error: Box<AuthError> },
+    #[error(
+        "refusing to listen on {0} without a token: give --token-file FILE or set {TOKEN_ENV} \
+         (on both the coordinator and the workers), or listen on 127.0.0.1"
+    )]
+    OpenListener(SocketAddr),
+}
+
 /// A shared secret. Its `Debug` does not print it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token(String);
@@ -26,13 +45,13 @@ impl std::fmt::Debug for Token {
 impl Token {
     /// A token from text: surrounding whitespace is dropped; it must be non-empty printable
     /// ASCII, so it fits an HTTP header.
-    pub fn new(text: &str) -> Result<Token, String> {
+    pub fn new(text: &str) -> Result<Token, AuthError> {
         let t = text.trim();
         if t.is_empty() {
-            return Err("the token is empty".into());
+            return Err(AuthError::Empty);
         }
         if !t.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("the token must be printable ASCII without spaces".into());
+            return Err(AuthError::NotPrintable);
         }
         Ok(Token(t.to_string()))
     }
@@ -52,25 +71,23 @@ impl Token {
 }
 
 /// The token from `file`, else from [`TOKEN_ENV`], else none.
-pub fn load_token(file: Option<&Path>) -> Result<Option<Token>, String> {
+pub fn load_token(file: Option<&Path>) -> Result<Option<Token>, AuthError> {
+    let from = |from: String| move |error| AuthError::From { from, error: Box::new(error) };
     if let Some(path) = file {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
-        return Token::new(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()));
+            .map_err(|e| AuthError::Unreadable { path: path.display().to_string(), why: e.to_string() })?;
+        return Token::new(&text).map(Some).map_err(from(path.display().to_string()));
     }
     match std::env::var(TOKEN_ENV) {
-        Ok(text) => Token::new(&text).map(Some).map_err(|e| format!("{TOKEN_ENV}: {e}")),
+        Ok(text) => Token::new(&text).map(Some).map_err(from(TOKEN_ENV.to_string())),
         Err(_) => Ok(None),
     }
 }
 
 /// Refuses to listen on a non-loopback address without a token.
-pub fn check_listen(addr: SocketAddr, token: Option<&Token>) -> Result<(), String> {
+pub fn check_listen(addr: SocketAddr, token: Option<&Token>) -> Result<(), AuthError> {
     if !addr.ip().is_loopback() && token.is_none() {
-        return Err(format!(
-            "refusing to listen on {addr} without a token: give --token-file FILE or set {TOKEN_ENV} \
-             (on both the coordinator and the workers), or listen on 127.0.0.1"
-        ));
+        return Err(AuthError::OpenListener(addr));
     }
     Ok(())
 }
@@ -134,14 +151,14 @@ mod tests {
         let t = Token::new("abc").unwrap();
         assert!(check_listen("127.0.0.1:7878".parse().unwrap(), None).is_ok());
         assert!(check_listen("[::1]:7878".parse().unwrap(), None).is_ok());
-        let err = check_listen("0.0.0.0:7878".parse().unwrap(), None).unwrap_err();
+        let err = check_listen("0.0.0.0:7878".parse().unwrap(), None).unwrap_err().to_string();
         assert!(err.contains("without a token"), "{err}");
         assert!(check_listen("0.0.0.0:7878".parse().unwrap(), Some(&t)).is_ok());
     }
 
     #[test]
     fn token_file_errors_name_the_file() {
-        let err = load_token(Some(Path::new("/nonexistent/token"))).unwrap_err();
+        let err = load_token(Some(Path::new("/nonexistent/token"))).unwrap_err().to_string();
         assert!(err.contains("/nonexistent/token"), "{err}");
     }
 }

@@ -13,10 +13,14 @@ use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt_columns::NxoptColumns;
-use crate::coord::{corner_tetrads, edge_slices};
-use crate::cube::{Move, MoveSet};
-use crate::product::ProductSpec;
-use crate::space::{nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace};
+use crate::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
+use crate::cube::{Move, MoveSet, Pieces, UnknownMoveSet};
+use crate::h48::H11Rows;
+use crate::product::{BadProductSpec, ProductSpec};
+use crate::space::{
+    nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace, Transitions,
+    UnknownSpace,
+};
 use std::ops::Range;
 
 /// A job, as the coordinator names it to workers and journals.
@@ -38,11 +42,26 @@ impl std::fmt::Display for JobSpec {
     }
 }
 
+/// Text that names no job.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadJobSpec {
+    #[error("unknown job {0:?} (expected SPACE/MOVES, product/..., or h48h1..h48h11)")]
+    Unknown(String),
+    #[error("{0} has no row index: a row job spec names another space")]
+    NoRows(Space),
+    #[error(transparent)]
+    Space(#[from] UnknownSpace),
+    #[error(transparent)]
+    Moves(#[from] UnknownMoveSet),
+    #[error(transparent)]
+    Product(#[from] BadProductSpec),
+}
+
 impl std::str::FromStr for JobSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadJobSpec;
+    fn from_str(s: &str) -> Result<Self, BadJobSpec> {
         if s.starts_with("product/") {
-            return s.parse().map(JobSpec::Product);
+            return Ok(JobSpec::Product(s.parse()?));
         }
         if !s.contains('/') {
             return s
@@ -50,11 +69,17 @@ impl std::str::FromStr for JobSpec {
                 .and_then(|n| n.parse().ok())
                 .filter(|h| (1..=11).contains(h))
                 .map(JobSpec::H48Table)
-                .ok_or_else(|| {
-                    format!("unknown job {s:?} (expected SPACE/MOVES, product/..., or h48h1..h48h11)")
-                });
+                .ok_or_else(|| BadJobSpec::Unknown(s.to_string()));
         }
         s.parse().map(JobSpec::Rows)
+    }
+}
+
+impl JobSpec {
+    /// The index an H48 table job's tasks work on (the h11 level store's rows), the same on
+    /// every process.
+    pub fn h11_rows() -> H11Rows {
+        H11Rows::new(&H48Coords)
     }
 }
 
@@ -65,10 +90,44 @@ pub struct RowJob {
     pub moves: MoveSet,
 }
 
+/// The size of a row job's index, known before its large tables are built (see
+/// [`RowJob::build_index_checked`]).
+#[derive(Clone, Copy, Debug)]
+pub struct IndexSize {
+    pub rows: u64,
+    pub columns: u64,
+    /// Bytes the index holds once built (its class tables and transitions); 0 where that is
+    /// small and fixed.
+    pub bytes: u64,
+}
+
+/// Code run on a row job's index as its own type (see [`AnyIndex::visit`]): how a search or a
+/// table build that is generic over [`RowIndex`] runs on the index the registry built.
+pub trait IndexVisitor {
+    type Output;
+    fn visit<I: RowIndex>(self, index: &I) -> Self::Output;
+}
+
 impl RowJob {
-    /// Builds the job's index.
+    /// Builds the job's index, the same on every process.
     pub fn build_index(&self) -> AnyIndex {
-        AnyIndex::build(self.space)
+        let built: Result<AnyIndex, std::convert::Infallible> =
+            AnyIndex::build(self.space, Transitions::Probe, |_| Ok(()));
+        match built {
+            Ok(index) => index,
+        }
+    }
+
+    /// Builds the job's index after `check` has seen its size (a block space's rows are known
+    /// before its tables are built, so a job that would not fit is refused before it takes the
+    /// memory). With [`Transitions::Skip`] a block space probes no moves: for a process that
+    /// locates and counts but never expands a row.
+    pub fn build_index_checked<E>(
+        &self,
+        transitions: Transitions,
+        check: impl FnOnce(IndexSize) -> Result<(), E>,
+    ) -> Result<AnyIndex, E> {
+        AnyIndex::build(self.space, transitions, check)
     }
 }
 
@@ -79,12 +138,12 @@ impl std::fmt::Display for RowJob {
 }
 
 impl std::str::FromStr for RowJob {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (space, moves) = s.split_once('/').ok_or_else(|| format!("bad job spec {s:?}"))?;
+    type Err = BadJobSpec;
+    fn from_str(s: &str) -> Result<Self, BadJobSpec> {
+        let (space, moves) = s.split_once('/').ok_or_else(|| BadJobSpec::Unknown(s.to_string()))?;
         let space: Space = space.parse()?;
         if !space.has_rows() {
-            return Err(format!("{space} has no row index: a row job spec names another space"));
+            return Err(BadJobSpec::NoRows(space));
         }
         let moves = moves.parse()?;
         Ok(RowJob { space, moves })
@@ -115,17 +174,65 @@ macro_rules! with_index {
     };
 }
 
+/// A block space built after `check` has seen its size.
+fn block_space<const N: usize, const O: u8, E>(
+    layout: BlockLayout<N, O>,
+    transitions: Transitions,
+    check: impl FnOnce(IndexSize) -> Result<(), E>,
+) -> Result<RowSpace<N, O>, E>
+where
+    Pieces<N, O>: Part,
+{
+    let classes = RowSpace::build_classes(&layout);
+    check(IndexSize {
+        rows: classes.class_count() as u64,
+        columns: layout.column_count() as u64,
+        bytes: RowSpace::<N, O>::memory_bytes(&classes, transitions),
+    })?;
+    Ok(RowSpace::with_classes(layout, classes, transitions))
+}
+
 impl AnyIndex {
-    fn build(space: Space) -> AnyIndex {
-        match space {
+    /// The one place a space's name becomes its index.
+    fn build<E>(
+        space: Space,
+        transitions: Transitions,
+        check: impl FnOnce(IndexSize) -> Result<(), E>,
+    ) -> Result<AnyIndex, E> {
+        let built = match space {
             Space::Cube => unreachable!("a row job's space has rows (checked when it is parsed)"),
-            Space::Corners => AnyIndex::Corners(RowSpace::new(corner_tetrads())),
-            Space::Edges => AnyIndex::Edges(RowSpace::new(edge_slices())),
+            Space::Corners => AnyIndex::Corners(block_space(corner_tetrads(), transitions, check)?),
+            Space::Edges => AnyIndex::Edges(block_space(edge_slices(), transitions, check)?),
             Space::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             Space::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             Space::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
             Space::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
             Space::Nxopt(kind) => AnyIndex::Nxopt(nxopt_space(kind)),
+        };
+        Ok(built)
+    }
+
+    /// Runs `visitor` on the index as its own type.
+    pub fn visit<V: IndexVisitor>(&self, visitor: V) -> V::Output {
+        with_index!(self, i => visitor.visit(i))
+    }
+
+    /// Positions in the space (the enumerated spaces: corners, edges, H, H'); `None` for the
+    /// table indexes, whose entries are not positions one to one.
+    pub fn order(&self) -> Option<u128> {
+        match self {
+            AnyIndex::Corners(i) => Some(i.order() as u128),
+            AnyIndex::Edges(i) => Some(i.order() as u128),
+            AnyIndex::Kociemba(i) => Some(i.order() as u128),
+            _ => None,
+        }
+    }
+
+    /// Kociemba's H or H' (the phase-2 table's search).
+    pub fn kociemba(&self) -> Option<&KociembaSpace> {
+        match self {
+            AnyIndex::Kociemba(i) => Some(i),
+            _ => None,
         }
     }
 

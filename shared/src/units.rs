@@ -1,8 +1,13 @@
 //! Byte sizes as users write them (`--mem-limit 3G`) and as messages print them.
 
+/// Text that is not a byte size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a size: {0:?} (expected e.g. 10G, 512M or a byte count)")]
+pub struct BadSize(pub String);
+
 /// Parses a byte size: a number with an optional K, M, G or T suffix (powers of 1024), e.g.
 /// `10G`, `512M`, `1073741824`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, BadSize> {
     let t = text.trim();
     let (digits, shift) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&t[..t.len() - 1], 10),
@@ -11,12 +16,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Some('T') => (&t[..t.len() - 1], 40),
         _ => (t, 0),
     };
-    let value: f64 = digits
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a size: {text:?} (expected e.g. 10G, 512M or a byte count)"))?;
+    let value: f64 = digits.trim().parse().map_err(|_| BadSize(text.to_string()))?;
     if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("not a size: {text:?}"));
+        return Err(BadSize(text.to_string()));
     }
     Ok((value * (1u64 << shift) as f64) as u64)
 }

@@ -48,9 +48,8 @@ pub struct WorkerConfig {
 /// or once it has been unreachable for longer than `config.patience`.
 pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     // A bad address or CA file cannot get better by retrying: fail at once.
-    let endpoint = cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())
-        .map_err(anyhow::Error::msg)?
-        .tcp_nodelay(true);
+    let endpoint =
+        cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())?.tcp_nodelay(true);
     let traffic = Arc::new(Traffic::default());
     let host = Arc::new(Host::new(
         traffic.clone(),
@@ -94,7 +93,7 @@ async fn serve_peers(
     config: &WorkerConfig,
     host: Arc<Host>,
 ) -> Result<(String, tokio::task::JoinHandle<()>)> {
-    cubefarm_proto::auth::check_listen(config.listen, config.token.as_ref()).map_err(anyhow::Error::msg)?;
+    cubefarm_proto::auth::check_listen(config.listen, config.token.as_ref())?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| anyhow!("cannot listen for other workers on {}: {e}", config.listen))?;
@@ -109,7 +108,7 @@ async fn serve_peers(
     let mut builder = tonic::transport::Server::builder();
     let scheme = match &config.tls {
         Some((cert, key)) => {
-            let tls = cubefarm_proto::tls::server_config(cert, key).map_err(anyhow::Error::msg)?;
+            let tls = cubefarm_proto::tls::server_config(cert, key)?;
             builder = builder.tls_config(tls)?;
             "https"
         }
@@ -274,7 +273,7 @@ async fn run_task(
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
 ) -> Result<Vec<u8>, TaskError> {
-    match task.job_spec.parse().map_err(|e: String| anyhow!(e))? {
+    match task.job_spec.parse::<JobSpec>().map_err(anyhow::Error::from)? {
         JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
         JobSpec::H48Table(h) => run_h48_task(client, cache, task, h).await,
         spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),

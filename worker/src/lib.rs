@@ -105,15 +105,25 @@ impl fmt::Display for CoordinatorUrl {
     }
 }
 
+/// A `--coordinator` value that is not a coordinator's URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadUrl {
+    #[error("coordinator URL must start with http:// or https:// (got {0:?}), e.g. http://127.0.0.1:7878")]
+    Scheme(String),
+    #[error("coordinator URL has no host: {0:?}")]
+    NoHost(String),
+}
+
 /// Checks that `s` is an `http://` or `https://` URL with a non-empty host.
-pub fn parse_coordinator_url(s: &str) -> Result<CoordinatorUrl, String> {
+pub fn parse_coordinator_url(s: &str) -> Result<CoordinatorUrl, BadUrl> {
     let s = s.trim();
-    let rest = s.strip_prefix("http://").or_else(|| s.strip_prefix("https://")).ok_or_else(|| {
-        format!("coordinator URL must start with http:// or https:// (got {s:?}), e.g. http://127.0.0.1:7878")
-    })?;
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"))
+        .ok_or_else(|| BadUrl::Scheme(s.into()))?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if host.is_empty() {
-        return Err(format!("coordinator URL has no host: {s:?}"));
+        return Err(BadUrl::NoHost(s.into()));
     }
     Ok(CoordinatorUrl(s.to_owned()))
 }
@@ -130,9 +140,9 @@ fn limit_malloc_arenas() {
 }
 
 /// Runs the worker until the job is done, or until SIGINT/SIGTERM.
-pub fn run(args: &Args) -> Result<(), String> {
+pub fn run(args: &Args) -> anyhow::Result<()> {
     if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(n as usize).build_global().map_err(|e| e.to_string())?;
+        rayon::ThreadPoolBuilder::new().num_threads(n as usize).build_global()?;
     }
     let token = cubefarm_proto::auth::load_token(args.token_file.as_deref())?;
     let listen = args.listen.unwrap_or_else(|| {
@@ -142,11 +152,11 @@ pub fn run(args: &Args) -> Result<(), String> {
     let physical = client::total_memory_bytes();
     let mem_limit = args.mem_limit.unwrap_or(physical / 10 * 9);
     if physical > 0 && mem_limit > physical {
-        return Err(format!(
+        anyhow::bail!(
             "--mem-limit {} is more than this machine's memory ({})",
             shared::units::gib(mem_limit),
             shared::units::gib(physical)
-        ));
+        );
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(c), Some(k)) => Some((c.clone(), k.clone())),
@@ -172,11 +182,10 @@ pub fn run(args: &Args) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(2 * threads + 4)
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     runtime.block_on(async {
         tokio::select! {
-            r = client::run_worker(config) => r.map_err(|e| format!("{e:#}")),
+            r = client::run_worker(config) => r,
             _ = shutdown_signal() => {
                 tracing::info!("worker: stopping on signal");
                 Ok(())
@@ -209,8 +218,8 @@ pub fn main() -> ExitCode {
     logs::init();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("worker: error: {msg}");
+        Err(e) => {
+            eprintln!("worker: error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -236,7 +245,7 @@ mod tests {
 
     #[test]
     fn rejects_other_schemes_and_empty_host() {
-        let err = parse_coordinator_url("127.0.0.1:50051").unwrap_err();
+        let err = parse_coordinator_url("127.0.0.1:50051").unwrap_err().to_string();
         assert!(err.contains("http:// or https://"), "{err}");
         assert!(parse_coordinator_url("grpc://host:1").is_err());
         assert!(parse_coordinator_url("http://").is_err());

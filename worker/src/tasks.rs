@@ -4,8 +4,8 @@
 use crate::connection::Client;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
-use shared::coord::h48::H48Coords;
 use shared::h48::{base_for, H11Rows, Level, RowScratch};
+use shared::job::JobSpec;
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
 use shared::wire;
@@ -92,7 +92,7 @@ pub async fn run_h48_task(
     let index = match cached {
         Some(index) => index,
         None => {
-            let index = Arc::new(tokio::task::spawn_blocking(|| H11Rows::new(&H48Coords)).await?);
+            let index = Arc::new(tokio::task::spawn_blocking(JobSpec::h11_rows).await?);
             if let Ok(mut c) = cache.lock() {
                 c.h48 = Some(index.clone());
                 c.h48_levels = vec![Some(Arc::new(index.first_level()))];

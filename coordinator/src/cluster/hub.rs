@@ -11,6 +11,7 @@
 use super::leases::{requeue, Lease, Level, TaskState};
 use super::members::Members;
 use super::owned::{OwnedRows, Report};
+use super::ClusterError;
 use shared::shard::{self, ShardKey};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -349,14 +350,17 @@ impl Hub {
 
     /// Runs `f` on the owned-row search's state (after a tick), telling waiting workers when it
     /// returns true (the state changed). Errors if the job was aborted.
-    pub fn with_owned<T>(&self, f: impl FnOnce(&mut OwnedRows, &Members) -> (T, bool)) -> Result<T, String> {
+    pub fn with_owned<T>(
+        &self,
+        f: impl FnOnce(&mut OwnedRows, &Members) -> (T, bool),
+    ) -> Result<T, ClusterError> {
         let mut s = self.lock();
         self.tick(&mut s);
         if let Some(why) = s.aborted.clone() {
-            return Err(why);
+            return Err(ClusterError::Aborted(why));
         }
         let s = &mut *s;
-        let owned = s.owned.as_mut().ok_or("no row search is running")?;
+        let owned = s.owned.as_mut().ok_or(ClusterError::NoSearch)?;
         let (out, changed) = f(owned, &s.members);
         if changed {
             self.changed.notify_all();
@@ -436,9 +440,9 @@ impl Hub {
         depth: u32,
         part: u32,
         bytes: Vec<u8>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ClusterError> {
         let mut s = self.lock();
-        let o = s.owned.as_mut().ok_or("no row search is running")?;
+        let o = s.owned.as_mut().ok_or(ClusterError::NoSearch)?;
         if o.level != depth + 1 || o.owner.get(part as usize) != Some(&worker) || epoch != o.epoch {
             return Ok(()); // a late copy
         }

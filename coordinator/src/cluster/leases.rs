@@ -5,6 +5,8 @@
 
 use super::hub::{Hub, Signal};
 use super::members::Members;
+use super::ClusterError;
+use shared::wire::Malformed;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -63,9 +65,9 @@ pub(super) fn requeue(tasks: &mut [Task], members: &Members, changed: &Signal) {
 /// Why the job refused a task's result (see [`Hub::run_h48_rows`]).
 pub enum Refusal {
     /// The result is malformed: hand the task out again.
-    Bad(String),
+    Bad(Malformed),
     /// The job cannot go on (e.g. its output cannot be written).
-    Fatal(String),
+    Fatal(anyhow::Error),
 }
 
 /// What an upload for a task of the running level may hold.
@@ -136,10 +138,10 @@ impl Hub {
     /// Takes a coset or H48 task's result (decoded as `words`): kept until the level ends or
     /// the job's thread takes it. Results for a finished task or another level are ignored
     /// (`Ok(false)`); a malformed one is refused and its task handed out again.
-    pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>) -> Result<bool, String> {
+    pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>) -> Result<bool, ClusterError> {
         let mut s = self.lock();
         let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
-        let Some(t) = level.tasks.get(task as usize) else { return Err(format!("no task {task}")) };
+        let Some(t) = level.tasks.get(task as usize) else { return Err(ClusterError::NoTask(task)) };
         if t.state == TaskState::Done {
             return Ok(false);
         }
@@ -148,11 +150,11 @@ impl Hub {
             Work::H48Rows { results, .. } => results[task as usize] = Some(words),
             Work::Cosets { words_per_task, results } => {
                 if words.len() != rows.len() * *words_per_task {
-                    return Err(format!(
-                        "counts of {} words for {} cosets (expected {words_per_task} each)",
-                        words.len(),
-                        rows.len()
-                    ));
+                    return Err(ClusterError::WrongCounts {
+                        words: words.len(),
+                        cosets: rows.len(),
+                        per_coset: *words_per_task,
+                    });
                 }
                 results[task as usize] = words;
             }
@@ -173,7 +175,7 @@ impl Hub {
         cosets: Range<u32>,
         words_per_task: usize,
         done: &AtomicU64,
-    ) -> Result<Vec<u64>, String> {
+    ) -> Result<Vec<u64>, ClusterError> {
         let per_task = cosets.len().div_ceil(self.tasks_per_level).max(1) as u32;
         let tasks: Vec<Task> = cosets
             .clone()
@@ -189,7 +191,7 @@ impl Hub {
             self.tick(&mut s);
             if let Some(why) = s.aborted.clone() {
                 s.level = None;
-                return Err(why);
+                return Err(ClusterError::Aborted(why));
             }
             let st = &mut *s;
             let lvl = st.level.as_mut().expect("published");
@@ -221,7 +223,7 @@ impl Hub {
         max_words_per_row: usize,
         done: &AtomicU64,
         mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ClusterError> {
         // Tasks are runs of consecutive rows, at most a share of the space each.
         let per_task = (total as usize).div_ceil(self.tasks_per_level).max(1) as u32;
         let mut tasks: Vec<Task> = Vec::new();
@@ -244,7 +246,7 @@ impl Hub {
             self.tick(&mut s);
             if let Some(why) = s.aborted.clone() {
                 s.level = None;
-                return Err(why);
+                return Err(ClusterError::Aborted(why));
             }
             let lvl = s.level.as_mut().expect("published");
             let Work::H48Rows { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
@@ -267,7 +269,7 @@ impl Hub {
                         }
                         Err(Refusal::Fatal(why)) => {
                             self.lock().level = None;
-                            return Err(why);
+                            return Err(ClusterError::Fatal(why));
                         }
                     }
                 }
@@ -325,13 +327,13 @@ mod tests {
                 let l = lease(&hub, worker);
                 assert_eq!(l.depth, 7);
                 // A late result of an earlier level with the same task number is ignored...
-                assert_eq!(hub.complete(6, l.task, vec![9; 6]), Ok(false));
+                assert!(!hub.complete(6, l.task, vec![9; 6]).unwrap());
                 // ...a result of the wrong length is refused...
                 assert!(hub.complete(7, l.task, vec![1; 5]).is_err());
                 // ...and the right one is kept.
                 let words: Vec<u64> = (0..6).map(|i| l.rows.start as u64 * 10 + i).collect();
-                assert_eq!(hub.complete(7, l.task, words), Ok(true));
-                assert_eq!(hub.complete(7, l.task, vec![0; 6]), Ok(false), "a duplicate is ignored");
+                assert!(hub.complete(7, l.task, words).unwrap());
+                assert!(!hub.complete(7, l.task, vec![0; 6]).unwrap(), "a duplicate is ignored");
                 seen.push(l.rows);
             }
             seen.sort_by_key(|r| r.start);
@@ -426,11 +428,11 @@ mod tests {
         assert_eq!(done.load(Ordering::Relaxed), 3);
         std::thread::scope(|scope| {
             let (hub, done) = (&hub, &done);
-            let fatal = |_, _| Err(Refusal::Fatal("disk full".into()));
+            let fatal = |_, _| Err(Refusal::Fatal(anyhow::anyhow!("disk full")));
             let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, done, fatal));
             let l = lease(hub, worker);
             assert!(hub.complete(3, l.task, vec![1]).unwrap());
-            assert_eq!(run.join().unwrap(), Err("disk full".to_string()));
+            assert_eq!(run.join().unwrap().unwrap_err().to_string(), "disk full");
         });
         assert!(matches!(hub.poll_wait(worker, Duration::from_millis(10)), Poll::Wait), "the level is gone");
     }

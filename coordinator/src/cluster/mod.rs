@@ -13,6 +13,9 @@ pub mod owned;
 pub mod rows;
 pub mod service;
 
+pub mod error;
+
+pub use error::ClusterError;
 pub use hub::{Hub, Traffic};
 pub use leases::Refusal;
 pub use service::{print_status, Tls};
@@ -27,8 +30,8 @@ use std::sync::Arc;
 /// Refuses, before any work, a listener beyond loopback without a token (the token is read
 /// again when the job starts and the listener is bound).
 pub fn refuse_open_listener(addr: SocketAddr, token_file: Option<&std::path::Path>) -> Result<()> {
-    let token = cubefarm_proto::auth::load_token(token_file).map_err(anyhow::Error::msg)?;
-    cubefarm_proto::auth::check_listen(addr, token.as_ref()).map_err(anyhow::Error::msg)
+    let token = cubefarm_proto::auth::load_token(token_file)?;
+    Ok(cubefarm_proto::auth::check_listen(addr, token.as_ref())?)
 }
 
 /// Where a job's tasks run: embedded (no listener, no in-process workers), or served to workers.
@@ -139,7 +142,7 @@ pub fn serve(
 
 /// Binds the listening socket (refusing non-loopback without a token).
 pub async fn bind(addr: SocketAddr, token: Option<&Token>) -> Result<tokio::net::TcpListener> {
-    cubefarm_proto::auth::check_listen(addr, token).map_err(anyhow::Error::msg)?;
+    cubefarm_proto::auth::check_listen(addr, token)?;
     tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))
 }
 
@@ -151,8 +154,7 @@ pub fn with_cluster<T>(
     reporter: &Reporter,
     job: impl FnOnce(&Hub) -> Result<T>,
 ) -> Result<T> {
-    let token =
-        cubefarm_proto::auth::load_token(cluster.token_file.as_deref()).map_err(anyhow::Error::msg)?;
+    let token = cubefarm_proto::auth::load_token(cluster.token_file.as_deref())?;
     let runtime = tokio::runtime::Runtime::new()?;
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(bind(addr, token.as_ref()))?;

@@ -5,6 +5,7 @@
 //! workers exchange rows with each other; the coordinator only sums their counts.
 
 use super::members::{Member, Members};
+use super::ClusterError;
 use shared::bfs::owned::PartCut;
 use shared::bfs::task::Sources;
 use shared::space::RowCounts;
@@ -179,7 +180,7 @@ impl OwnedRows {
     /// Moves the parts and replicas of workers no longer live: a part to its replica holder
     /// when it has room, else to the live worker with the most room; replicas to the next live
     /// worker after the owner. `Err` when a part's owner and replica holder are both gone.
-    pub fn recover(&mut self, members: &Members) -> Result<Recovery, String> {
+    pub fn recover(&mut self, members: &Members) -> Result<Recovery, ClusterError> {
         if self.epoch == 0 {
             return Ok(Recovery::Nothing);
         }
@@ -204,11 +205,7 @@ impl OwnedRows {
         for &k in &orphans {
             let holder = self.replica[k];
             if !live(holder) {
-                return Err(format!(
-                    "part {k} of the rows is lost: its owner (worker {}) and the holder of its replica (worker {holder}) \
-                     are both gone",
-                    self.owner[k]
-                ));
+                return Err(ClusterError::PartLost { part: k, owner: self.owner[k], holder });
             }
             let pick = if free.get(&holder).is_some_and(|&f| f > 0) {
                 Some(holder)
@@ -374,7 +371,7 @@ mod tests {
         assert_eq!(rows.epoch, 1, "nothing moves while it waits");
         // Worker 2 held the replicas of worker 1's parts; with both gone they are lost.
         members.get_mut(2).unwrap().lost = true;
-        let err = rows.recover(&members).unwrap_err();
+        let err = rows.recover(&members).unwrap_err().to_string();
         assert!(err.contains("lost"), "{err}");
     }
 

@@ -130,17 +130,15 @@ pub fn search<I: RowIndex>(
             o.level = depth + 1;
             o.backward = direction == Direction::Backward;
             ((), true)
-        })
-        .map_err(|e| anyhow!(e))?;
+        })?;
         let (counts, sent, received) = wait_for_level(hub, run.progress, depth)?;
-        let mut report = level_report(counts, depth, direction).map_err(|e| anyhow!(e))?;
+        let mut report = level_report(counts, depth, direction)?;
         report.seconds = start.elapsed().as_secs_f64();
         if report.entries == 0 {
             hub.with_owned(|o, _| {
                 o.level = 0;
                 ((), true)
-            })
-            .map_err(|e| anyhow!(e))?;
+            })?;
             break;
         }
         visited += report.entries;
@@ -158,7 +156,7 @@ pub fn search<I: RowIndex>(
             frontier_slot: 0,
         };
         if let Some(d) = &run.durable {
-            let snapshot = hub.with_owned(|o, _| (o.snapshot(), false)).map_err(|e| anyhow!(e))?;
+            let snapshot = hub.with_owned(|o, _| (o.snapshot(), false))?;
             let snapshot = Snapshot { committed_epoch: snapshot.epoch, ..snapshot };
             d.journal.owned_level_done(&record, &serde_json::to_string(&snapshot)?)?;
         }
@@ -168,8 +166,7 @@ pub fn search<I: RowIndex>(
             o.level = 0;
             o.uploaded.clear();
             ((), true)
-        })
-        .map_err(|e| anyhow!(e))?;
+        })?;
         out.push(report.counts);
         depth += 1;
     }
@@ -192,15 +189,13 @@ fn assign(hub: &Hub, min_workers: usize) -> Result<()> {
     let mut last_log = Instant::now();
     loop {
         let seen = hub.generation();
-        let (assigned, ready, room, parts, part_bytes) = hub
-            .with_owned(|o, members| {
-                let (ready, room) = o.room(members);
-                let assigned = ready >= min_workers.max(1) && o.assign(members).is_some();
-                ((assigned, ready, room, o.cut.parts(), o.part_bytes), assigned)
-            })
-            .map_err(|e| anyhow!(e))?;
+        let (assigned, ready, room, parts, part_bytes) = hub.with_owned(|o, members| {
+            let (ready, room) = o.room(members);
+            let assigned = ready >= min_workers.max(1) && o.assign(members).is_some();
+            ((assigned, ready, room, o.cut.parts(), o.part_bytes), assigned)
+        })?;
         if assigned {
-            let owners = hub.with_owned(|o, _| (o.owners().len(), false)).map_err(|e| anyhow!(e))?;
+            let owners = hub.with_owned(|o, _| (o.owners().len(), false))?;
             tracing::info!(
                 "{parts} parts of the rows assigned to {owners} workers ({} each part)",
                 gib(part_bytes)
@@ -229,27 +224,27 @@ fn wait_for_level(
     let mut waiting_since: Option<Instant> = None;
     loop {
         let seen = hub.generation();
-        let state = hub
-            .with_owned(|o, members| match o.recover(members) {
-                Err(e) => (Err(e), false),
-                Ok(Recovery::Moved { parts }) => {
-                    tracing::warn!("level {depth}: {parts} parts of lost workers moved (epoch {}); the level is made again", o.epoch);
-                    (Ok(None), true)
-                }
-                Ok(Recovery::Waiting { parts }) => (Ok(Some(Err(parts))), false),
-                Ok(Recovery::Nothing) => {
-                    let done: u64 = o
-                        .owners()
-                        .iter()
-                        .filter(|w| o.reports.get(w).is_some_and(|r| r.epoch == o.epoch && r.finished == o.level))
-                        .map(|&w| o.rows_of(w))
-                        .sum();
-                    progress.rows_done.store(done, Ordering::Relaxed);
-                    (Ok(o.level_done().map(Ok)), false)
-                }
-            })
-            .map_err(|e| anyhow!(e))?
-            .map_err(|e| anyhow!(e))?;
+        let state = hub.with_owned(|o, members| match o.recover(members) {
+            Err(e) => (Err(e), false),
+            Ok(Recovery::Moved { parts }) => {
+                tracing::warn!(
+                    "level {depth}: {parts} parts of lost workers moved (epoch {}); the level is made again",
+                    o.epoch
+                );
+                (Ok(None), true)
+            }
+            Ok(Recovery::Waiting { parts }) => (Ok(Some(Err(parts))), false),
+            Ok(Recovery::Nothing) => {
+                let done: u64 = o
+                    .owners()
+                    .iter()
+                    .filter(|w| o.reports.get(w).is_some_and(|r| r.epoch == o.epoch && r.finished == o.level))
+                    .map(|&w| o.rows_of(w))
+                    .sum();
+                progress.rows_done.store(done, Ordering::Relaxed);
+                (Ok(o.level_done().map(Ok)), false)
+            }
+        })??;
         match state {
             Some(Ok(done)) => return Ok(done),
             Some(Err(parts)) if waiting_since.is_none_or(|t| t.elapsed() > Duration::from_secs(30)) => {
@@ -267,18 +262,16 @@ fn wait_for_level(
 /// The entries of level `depth`, from the parts its owners sent up as they finished them, as
 /// one array of whole rows (its memory reused from level to level).
 fn level_bits(hub: &Hub, cut: PartCut, words: usize, depth: u32, bits: &mut Vec<u64>) -> Result<()> {
-    let job = hub.with_owned(|o, _| (o.job_id, false)).map_err(|e| anyhow!(e))?;
+    let job = hub.with_owned(|o, _| (o.job_id, false))?;
     let parts = loop {
         let seen = hub.generation();
-        let got = hub
-            .with_owned(|o, _| {
-                if o.uploaded.len() == cut.parts() as usize {
-                    (Some(std::mem::take(&mut o.uploaded)), false)
-                } else {
-                    (None, false)
-                }
-            })
-            .map_err(|e| anyhow!(e))?;
+        let got = hub.with_owned(|o, _| {
+            if o.uploaded.len() == cut.parts() as usize {
+                (Some(std::mem::take(&mut o.uploaded)), false)
+            } else {
+                (None, false)
+            }
+        })?;
         if let Some(p) = got {
             break p;
         }

@@ -26,7 +26,7 @@ pub struct Tls(tonic::transport::ServerTlsConfig);
 
 impl Tls {
     pub fn load(cert: &std::path::Path, key: &std::path::Path) -> anyhow::Result<Tls> {
-        cubefarm_proto::tls::server_config(cert, key).map(Tls).map_err(anyhow::Error::msg)
+        Ok(Tls(cubefarm_proto::tls::server_config(cert, key)?))
     }
 }
 
@@ -209,7 +209,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 return self.reply(worker, received, stale(size))
             }
             Err(e) => Err(e.to_string()),
-            Ok(merged) => merged,
+            Ok(merged) => merged.map_err(|e| e.to_string()),
         };
         match result {
             Ok(merged) => self.reply(
@@ -374,7 +374,7 @@ impl v1::coordinator_server::Coordinator for Service {
                 let (head, bytes) = current.take().expect("a message");
                 self.hub
                     .take_level_part(head.from, head.epoch, head.level, head.part, bytes)
-                    .map_err(Status::failed_precondition)?;
+                    .map_err(|e| Status::failed_precondition(e.to_string()))?;
                 messages += 1;
             }
         }
@@ -478,8 +478,8 @@ pub fn print_status(
     token_file: Option<&std::path::Path>,
     ca: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    let token = cubefarm_proto::auth::load_token(token_file).map_err(anyhow::Error::msg)?;
-    let endpoint = cubefarm_proto::tls::endpoint(url, ca).map_err(anyhow::Error::msg)?;
+    let token = cubefarm_proto::auth::load_token(token_file)?;
+    let endpoint = cubefarm_proto::tls::endpoint(url, ca)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let reply = runtime.block_on(async {
         let channel = endpoint

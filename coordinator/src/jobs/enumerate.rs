@@ -3,17 +3,16 @@
 
 use crate::cluster::Traffic;
 use crate::config::{EnumerateConfig, Method};
-use crate::driver::{search_levels, SearchSettings, Searched};
+use crate::driver::{search_levels, SearchSettings};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources;
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use shared::bfs;
-use shared::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
-use shared::cube::{Move, Pieces};
-use shared::job::{JobSpec, RowJob};
+use shared::job::RowJob;
 use shared::product::ProductSpec;
 use shared::report::{thousands, DepthCounts, Distribution};
-use shared::space::{KociembaSpace, RowIndex, RowSpace, Space, Transitions};
+use shared::space::{Space, Transitions};
+use shared::units::gib;
 use std::time::Instant;
 
 /// Runs the enumeration, prints the table on stdout and progress on stderr.
@@ -64,19 +63,11 @@ struct WithTraffic<'a> {
 /// the job moved.
 pub fn compute(config: &EnumerateConfig) -> Result<(Distribution, Option<Traffic>)> {
     let start = Instant::now();
-    let moves = config.moves.moves();
     let (order, mut depths, traffic) = match (config.space, config.method) {
         (Space::Cube, _) | (Space::Edges, Method::Product) => {
             super::product::run(product_spec(config), config)?
         }
-        (Space::Corners, _) => run_rows(corner_tetrads(), &moves, config)?,
-        (Space::Edges, Method::Rows) => run_rows(edge_slices(), &moves, config)?,
-        (Space::H | Space::Hprime, _) => {
-            let space = KociembaSpace::new(config.space == Space::H);
-            tracing::info!("classes are counted under the 16 symmetries that preserve H");
-            let searched = search(&space, &moves, config)?;
-            (space.order() as u128, searched.depths, searched.traffic)
-        }
+        (Space::Corners | Space::Edges | Space::H | Space::Hprime, _) => run_rows(config)?,
         (other, _) => anyhow::bail!("{other} is not one of the spaces enumerate counts"),
     };
     // A resumed job's journal may reach deeper than this run's --max-depth.
@@ -108,62 +99,51 @@ fn product_spec(config: &EnumerateConfig) -> ProductSpec {
     ProductSpec::new(config.space, config.moves, max_depth)
 }
 
-/// Builds the row space of a block layout (after checking the memory it will take) and runs
-/// the search on it.
-fn run_rows<const N: usize, const O: u8>(
-    layout: BlockLayout<N, O>,
-    moves: &[Move],
-    config: &EnumerateConfig,
-) -> Result<(u128, Vec<DepthCounts>, Option<Traffic>)>
-where
-    Pieces<N, O>: Part,
-{
+/// Builds the job's index through the registry (refused first if it and the search's bit
+/// arrays would not fit) and runs the row search on it.
+fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<Traffic>)> {
     let start = Instant::now();
-    let classes = RowSpace::build_classes(&layout);
-    let rows = classes.class_count() as u64;
+    let job = RowJob { space: config.space, moves: config.moves };
     // With workers, this process expands no row and holds no bit array: it closes and counts
-    // level 0 and schedules the rest (see `cluster::search`), so it needs no transitions either
+    // level 0 and schedules the rest (see `cluster::rows`), so it needs no transitions either
     // (the workers build their own index).
     let distributed = config.cluster.distributed();
-    let state = if distributed { 0 } else { bfs::state_bytes(rows, layout.column_count() as u64) };
     let transitions = if distributed { Transitions::Skip } else { Transitions::Probe };
-    let index = RowSpace::<N, O>::memory_bytes(&classes, transitions);
-    let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
-    tracing::info!(
-        "classes in {:.1} s; {} rows x {} columns: index {:.2} GiB, {}",
-        start.elapsed().as_secs_f64(),
-        thousands(rows),
-        thousands(layout.column_count() as u64),
-        index as f64 / (1u64 << 30) as f64,
-        match (distributed, config.state_dir.is_some()) {
-            (true, _) => "no bit arrays (the levels stay with the workers, as parts)".to_string(),
-            (false, on_disk) => format!(
-                "bit arrays {:.2} GiB{}",
-                state as f64 / (1u64 << 30) as f64,
-                if on_disk { " (on disk)" } else { "" }
-            ),
-        }
-    );
-    resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)?;
-    let mut space = RowSpace::with_classes(layout, classes, transitions);
+    let mut index = job.build_index_checked(transitions, |size| {
+        let state = if distributed { 0 } else { bfs::state_bytes(size.rows, size.columns) };
+        let (memory, disk) =
+            if config.state_dir.is_some() { (size.bytes, state) } else { (size.bytes + state, 0) };
+        tracing::info!(
+            "classes in {:.1} s; {} rows x {} columns: index {}, {}",
+            start.elapsed().as_secs_f64(),
+            thousands(size.rows),
+            thousands(size.columns),
+            gib(size.bytes),
+            match (distributed, config.state_dir.is_some()) {
+                (true, _) => "no bit arrays (the levels stay with the workers, as parts)".to_string(),
+                (false, on_disk) =>
+                    format!("bit arrays {}{}", gib(state), if on_disk { " (on disk)" } else { "" }),
+            }
+        );
+        resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)
+    })?;
     if distributed {
         // It counts and expands nothing: the workers do (and hold their own index).
-        space.shrink();
+        index.shrink();
+    }
+    if matches!(config.space, Space::H | Space::Hprime) {
+        tracing::info!("classes are counted under the 16 symmetries that preserve H");
     }
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
-    let searched = search(&space, moves, config)?;
-    Ok((space.order() as u128, searched.depths, searched.traffic))
-}
-
-/// Runs the search with live progress on stderr.
-fn search<I: RowIndex>(space: &I, moves: &[Move], config: &EnumerateConfig) -> Result<Searched> {
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: config.space, moves: config.moves }),
+        job,
         max_depth: config.max_depth,
         state_dir: config.state_dir.clone(),
         cluster: config.cluster.clone(),
         positions_only: false,
         level_bits: false,
     };
-    search_levels(space, moves, &settings, |_, _| {})
+    let searched = search_levels(&index, &settings, |_, _| {})?;
+    let order = index.order().context("an enumerated space has an order")?;
+    Ok((order, searched.depths, searched.traffic))
 }

@@ -56,8 +56,8 @@ pub fn build(config: &BuildConfig) -> Result<()> {
         None => None,
     };
     let start = Instant::now();
-    let index = H11Rows::new(&H48Coords);
-    let [cocsep, eoesep] = small_sections(&H48Coords).map_err(|e| anyhow::anyhow!(e))?;
+    let index = JobSpec::h11_rows();
+    let [cocsep, eoesep] = small_sections(&H48Coords)?;
     tracing::info!(
         "h11 index: {} cocsep classes x {} eoesep values; cocsep and edge fallback tables ({:.1} s)",
         index.rows(),
@@ -423,10 +423,10 @@ fn fill_rows(
                     &reporter.progress.rows_done,
                     |range, words| {
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
-                        accept(made).map_err(|e| Refusal::Fatal(format!("{e:#}")))
+                        accept(made).map_err(Refusal::Fatal)
                     },
                 )
-                .map_err(anyhow::Error::msg),
+                .map_err(anyhow::Error::from),
         };
         reporter.finish();
         result

@@ -12,6 +12,18 @@ pub mod tables;
 use crate::config::Target;
 use anyhow::{ensure, Result};
 use std::path::Path;
+use std::time::Instant;
+
+/// How `verify` runs a file's checks: `checks` calls its argument with each check as it
+/// finishes (printed as `ok` or `FAIL`) and returns the failed ones; the time is printed after
+/// them, and any failure makes the command fail.
+pub fn run_checks(checks: impl FnOnce(&mut dyn FnMut(bool, &str)) -> Result<Vec<String>>) -> Result<()> {
+    let start = Instant::now();
+    let failures = checks(&mut |ok, what| println!("{} {what}", if ok { "ok  " } else { "FAIL" }))?;
+    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
+    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
+    Ok(())
+}
 
 /// Refuses outputs (and `extra` bytes of state on the first target's disk) that do not fit.
 pub fn check_disk(targets: &[Target], extra: u64) -> Result<()> {

@@ -10,10 +10,10 @@ use shared::bfs::state_bytes;
 use shared::coord::nxopt::{NxoptKind, ROWS};
 use shared::coord::nxopt_columns::NxoptColumns;
 use shared::cube::MoveSet;
-use shared::job::{JobSpec, RowJob};
+use shared::job::RowJob;
 use shared::nxopt::{self, LevelWriter, HEADER_BYTES};
 use shared::report::thousands;
-use shared::space::{nxopt_space, Space};
+use shared::space::Space;
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -43,7 +43,8 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
         resources::check(0, state_bytes(ROWS as u64, kind.columns() as u64), Some(dir), None)?;
     }
     let start = Instant::now();
-    let space = nxopt_space(kind);
+    let job_spec = RowJob { space: Space::Nxopt(kind), moves: MoveSet::Htm };
+    let index = job_spec.build_index();
     tracing::info!("index of {} built in {:.1} s", kind.name(), start.elapsed().as_secs_f64());
     // With a state directory the table is kept under a fixed temporary name beside the output,
     // so a killed build reopens it and the journal's levels are still in it.
@@ -51,7 +52,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     file[..HEADER_BYTES].copy_from_slice(&nxopt::header(kind));
     let mut writer = LevelWriter::new(kind, &mut file[HEADER_BYTES..]);
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: Space::Nxopt(kind), moves: MoveSet::Htm }),
+        job: job_spec,
         max_depth: Some(kind.base() as u32 + 2),
         state_dir: job.state_dir.clone(),
         cluster: job.cluster.clone(),
@@ -59,7 +60,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
         level_bits: true,
     };
     let searched = Instant::now();
-    search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| {
+    search_levels(&index, &settings, |report, bits| {
         writer.record(report.counts.depth as u8, report.entries, bits)
     })?;
     let search_seconds = searched.elapsed().as_secs_f64();
@@ -145,12 +146,6 @@ pub fn info(path: &Path, kind: NxoptKind, json: bool) -> Result<()> {
 
 /// Runs the checks of [`shared::nxopt::verify`], printing each as it finishes.
 pub fn verify(path: &Path, kind: NxoptKind, samples: u32) -> Result<()> {
-    let start = Instant::now();
     let file = read(path)?;
-    let failures = nxopt::verify(kind, &file, samples, &mut |ok, what| {
-        println!("{} {what}", if ok { "ok  " } else { "FAIL" })
-    });
-    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
-    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
-    Ok(())
+    super::run_checks(|report| Ok(nxopt::verify(kind, &file, samples, report)))
 }

@@ -11,10 +11,10 @@ use shared::bfs::{state_bytes, DepthRecorder};
 use shared::container::{is_container, section_infos, write_single, SectionInfo, SectionKind, HEADER_AREA};
 use shared::cube::MoveSet;
 use shared::h48::TableFile;
-use shared::job::{JobSpec, RowJob};
+use shared::job::RowJob;
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
-use shared::space::{KociembaSpace, Space};
+use shared::space::Space;
 use std::path::Path;
 use std::time::Instant;
 
@@ -35,22 +35,22 @@ pub fn build(job: &Phase2Build) -> Result<()> {
     check_memory(memory_needed(job.cluster.distributed()), job.mem_limit, "")?;
     super::check_free_disk(path, FILE_BYTES as u64 + 4096)?;
     let start = Instant::now();
-    let space = KociembaSpace::new(false);
+    let job_spec = RowJob { space: Space::Hprime, moves: MoveSet::KociembaH };
+    let index = job_spec.build_index();
+    let space = index.kociemba().expect("H' is a Kociemba space");
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: Space::Hprime, moves: MoveSet::KociembaH }),
+        job: job_spec,
         max_depth: None,
         state_dir: None,
         cluster: job.cluster.clone(),
         positions_only: true,
         level_bits: true,
     };
-    let mut recorder = DepthRecorder::new(&space);
-    search_levels(&space, &MoveSet::KociembaH.moves(), &settings, |report, bits| {
-        recorder.record(report, bits)
-    })?;
+    let mut recorder = DepthRecorder::new(index.row_count(), index.column_count());
+    search_levels(&index, &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();
     let searched = start.elapsed().as_secs_f64();
-    let built = phase2::build(&space, &depths);
+    let built = phase2::build(space, &depths);
     let bytes = built.file_bytes();
     if job.cubefarm {
         let info = SectionInfo {
@@ -157,31 +157,25 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
 /// Runs the checks of [`shared::phase2::verify`], printing each as it finishes; a cubefarm
 /// file's stored depth counts must also agree with its values.
 pub fn verify(path: &Path, samples: u32) -> Result<()> {
-    let start = Instant::now();
     let (file, stored_info) = read(path)?;
-    let mut failures = phase2::verify(&file, samples, &mut |ok, what| {
-        println!("{} {what}", if ok { "ok  " } else { "FAIL" })
-    });
-    if let Some(info) = stored_info {
-        let mut values = [0u64; 16];
-        for &b in &file[..phase2::TABLE_BYTES] {
-            values[(b & 15) as usize] += 1;
-            values[(b >> 4) as usize] += 1;
+    super::run_checks(|report| {
+        let mut failures = phase2::verify(&file, samples, report);
+        if let Some(info) = stored_info {
+            let mut values = [0u64; 16];
+            for &b in &file[..phase2::TABLE_BYTES] {
+                values[(b & 15) as usize] += 1;
+                values[(b >> 4) as usize] += 1;
+            }
+            let mut from_depths = [0u64; 16];
+            for (d, &n) in info.depth_counts.iter().enumerate() {
+                from_depths[phase2::value_of(d as u8) as usize] += n;
+            }
+            let ok = values == from_depths;
+            report(ok, "the stored depth counts give the table's value counts");
+            if !ok {
+                failures.push("stored depth counts disagree with the values".into());
+            }
         }
-        let mut from_depths = [0u64; 16];
-        for (d, &n) in info.depth_counts.iter().enumerate() {
-            from_depths[phase2::value_of(d as u8) as usize] += n;
-        }
-        let ok = values == from_depths;
-        println!(
-            "{} the stored depth counts give the table's value counts",
-            if ok { "ok  " } else { "FAIL" }
-        );
-        if !ok {
-            failures.push("stored depth counts disagree with the values".into());
-        }
-    }
-    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
-    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
-    Ok(())
+        Ok(failures)
+    })
 }

@@ -13,7 +13,7 @@ use crate::config::EnumerateConfig;
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use shared::product::{Part, ProductJob, ProductSpec};
 use shared::report::thousands;
 use shared::report::DepthCounts;
@@ -166,8 +166,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
             with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    hub.run_cosets(chunk, range, wire::product::words_per_task(&job), done)
-                        .map_err(|e| anyhow!(e))
+                    Ok(hub.run_cosets(chunk, range, wire::product::words_per_task(&job), done)?)
                 })?;
                 Ok(Some(hub.traffic()))
             })
@@ -179,8 +178,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         result
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
-    let counts =
-        job.merge(&wire::product::decode_counts(&job, 0..job.task_count(), &words).map_err(|e| anyhow!(e))?);
+    let counts = job.merge(&wire::product::decode_counts(&job, 0..job.task_count(), &words)?);
     let seconds = start.elapsed().as_secs_f64();
     for (d, c) in counts.depths.iter().enumerate() {
         let ratio = counts.products[d] as f64 / counts.rep_positions[d].max(1) as f64;

@@ -13,9 +13,9 @@ use shared::container::{Section, SectionInfo, SectionKind, TableFileError};
 use shared::coord::h48::H48Coords;
 use shared::cube::MoveSet;
 use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
-use shared::job::{JobSpec, RowJob};
+use shared::job::RowJob;
 use shared::report::thousands;
-use shared::space::{RowIndex, Space, SymProductSpace};
+use shared::space::Space;
 use std::path::Path;
 use std::time::Instant;
 
@@ -53,26 +53,26 @@ pub fn write_sections(target: &Target, cocsep: &Section, main: &Section, eoesep:
 
 /// h0: every depth of the (cocsep class, esep) index by the row BFS (embedded or on workers).
 fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
-    let coords = H48Coords;
     let start = Instant::now();
-    let space = SymProductSpace::h0(&coords);
+    let job = RowJob { space: Space::H48h0, moves: MoveSet::Htm };
+    let index = job.build_index();
     tracing::info!(
         "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
-        space.row_count(),
-        thousands(space.column_count() as u64),
-        thousands(space.entry_count()),
+        index.row_count(),
+        thousands(index.column_count() as u64),
+        thousands(index.entry_count()),
         start.elapsed().as_secs_f64()
     );
-    let mut recorder = DepthRecorder::new(&space);
+    let mut recorder = DepthRecorder::new(index.row_count(), index.column_count());
     let settings = SearchSettings {
-        job: JobSpec::Rows(RowJob { space: Space::H48h0, moves: MoveSet::Htm }),
+        job,
         max_depth: None,
         state_dir: None,
         cluster,
         positions_only: true,
         level_bits: true,
     };
-    search_levels(&space, &MoveSet::Htm.moves(), &settings, |report, bits| recorder.record(report, bits))?;
+    search_levels(&index, &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();
     ensure!(
         depths.deeper == 0,
@@ -80,7 +80,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
         thousands(depths.deeper)
     );
     let main = h48_section(0, &depths);
-    let [cocsep, eoesep] = small_sections(&coords).map_err(|e| anyhow::anyhow!(e))?;
+    let [cocsep, eoesep] = small_sections(&H48Coords)?;
     write_sections(target, &cocsep, &main, &eoesep)
 }
 
@@ -160,13 +160,6 @@ pub fn info(path: &Path, json: bool) -> Result<()> {
 
 /// Runs the checks of [`shared::h48::verify`], printing each as it finishes.
 pub fn verify(path: &Path, samples: u32) -> Result<()> {
-    let start = Instant::now();
     let file = open(path)?;
-    let failures = shared::h48::verify(&file, samples, &mut |ok, what| {
-        println!("{} {what}", if ok { "ok  " } else { "FAIL" })
-    })
-    .map_err(anyhow::Error::msg)?;
-    println!("verified in {:.1} s", start.elapsed().as_secs_f64());
-    ensure!(failures.is_empty(), "{} check(s) failed: {}", failures.len(), failures.join("; "));
-    Ok(())
+    super::run_checks(|report| Ok(shared::h48::verify(&file, samples, report)?))
 }

@@ -40,9 +40,10 @@ pub struct DepthRecorder {
 }
 
 impl DepthRecorder {
-    pub fn new<I: RowIndex>(space: &I) -> Self {
-        let columns = space.column_count() as usize;
-        DepthRecorder { values: vec![DEEPER; space.row_count() as usize * columns], columns }
+    /// A recorder of an index of `rows` x `columns`, every entry deeper than any level yet.
+    pub fn new(rows: u32, columns: u32) -> Self {
+        let columns = columns as usize;
+        DepthRecorder { values: vec![DEEPER; rows as usize * columns], columns }
     }
 
     /// Records a level's entries (rows of whole 64-bit words).
@@ -61,7 +62,7 @@ impl DepthRecorder {
 
 /// Runs the engine on `space` and records each entry's depth.
 pub fn bfs_depths<I: RowIndex>(space: &I, moves: &[Move], options: &BfsOptions) -> Result<Depths, BfsError> {
-    let mut recorder = DepthRecorder::new(space);
+    let mut recorder = DepthRecorder::new(space.row_count(), space.column_count());
     run(space, moves, options, |report, bits| recorder.record(report, bits))?;
     Ok(recorder.finish())
 }

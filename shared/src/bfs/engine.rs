@@ -97,7 +97,7 @@ pub struct LevelRecord {
 /// resume `visited |= frontier` (idempotent) restores a consistent state whatever the moment of
 /// the crash.
 pub trait Journal: Sync {
-    fn level_done(&self, record: &LevelRecord) -> Result<(), BfsError>;
+    fn level_done(&self, record: &LevelRecord) -> Result<(), JournalError>;
 }
 
 /// Bytes of state the search maps for a space of `rows` x `columns`: three bit arrays.
@@ -105,8 +105,19 @@ pub fn state_bytes(rows: u64, columns: u64) -> u64 {
     3 * 8 * rows * columns.div_ceil(64)
 }
 
-/// An error of a search: the state could not be mapped, or an expander failed.
-pub type BfsError = Box<dyn std::error::Error + Send + Sync>;
+/// Whatever a [`Journal`] fails with (its storage is the caller's).
+pub type JournalError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a search stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BfsError {
+    #[error("the search's bit arrays: {0}")]
+    State(#[from] std::io::Error),
+    #[error("journaling a level: {0}")]
+    Journal(#[source] JournalError),
+    #[error("depth {depth}: {classes} classes and {self_inverse} self-inverse ones do not pair up under inversion")]
+    Unpaired { depth: u32, classes: u64, self_inverse: u64 },
+}
 
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
 /// `words_per_row` words), what to count, and the progress counters to advance.
@@ -271,12 +282,14 @@ fn record(
     if let Some(journal) = options.journal {
         frontier.flush()?;
         visited.flush()?;
-        journal.level_done(&LevelRecord {
-            counts: report.counts,
-            entries: report.entries,
-            visited_entries,
-            frontier_slot,
-        })?;
+        journal
+            .level_done(&LevelRecord {
+                counts: report.counts,
+                entries: report.entries,
+                visited_entries,
+                frontier_slot,
+            })
+            .map_err(BfsError::Journal)?;
     }
     Ok(())
 }
@@ -301,10 +314,7 @@ fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
 pub fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
     let (classes, self_inverse) = (total.classes, total.self_inverse);
     if (classes + self_inverse) % 2 != 0 {
-        return Err(format!(
-            "depth {depth}: {classes} classes and {self_inverse} self-inverse ones do not pair up under inversion"
-        )
-        .into());
+        return Err(BfsError::Unpaired { depth, classes, self_inverse });
     }
     Ok(LevelReport {
         counts: DepthCounts {

@@ -10,6 +10,6 @@ pub mod task;
 pub use bitmap::BitStore;
 pub use depths::{bfs_depths, DepthRecorder, Depths, DEEPER};
 pub use engine::{
-    level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, LevelRecord, LevelReport,
-    Progress,
+    level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, JournalError, LevelRecord,
+    LevelReport, Progress,
 };

@@ -46,12 +46,14 @@ impl std::fmt::Display for TableFormat {
     }
 }
 
+/// A table format's name that is not one (see [`TableFormat::name`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown table format {0:?} (expected one of {names})", names = TableFormat::ALL.map(|f| f.name()).join(", "))]
+pub struct UnknownFormat(pub String);
+
 impl std::str::FromStr for TableFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        TableFormat::ALL
-            .into_iter()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| format!("unknown table format {s:?}"))
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
+        TableFormat::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| UnknownFormat(s.to_string()))
     }
 }

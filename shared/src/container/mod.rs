@@ -15,7 +15,7 @@
 
 mod format;
 
-pub use format::TableFormat;
+pub use format::{TableFormat, UnknownFormat};
 
 use crate::checksum::{crc32, Crc32};
 use serde::{Deserialize, Serialize};

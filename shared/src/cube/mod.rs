@@ -13,7 +13,7 @@ mod state;
 mod symmetry;
 mod word;
 
-pub use moves::{apply_moves, format_moves, parse_moves, Move, MoveSet, ParseMovesError};
+pub use moves::{apply_moves, format_moves, parse_moves, Move, MoveSet, ParseMovesError, UnknownMoveSet};
 pub use pieces::{compose_stickers, invert_stickers, Corners, Edges, Pieces};
 pub use random::{random_cube, SplitMix64};
 pub use state::Cube;

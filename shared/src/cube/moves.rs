@@ -135,11 +135,16 @@ impl std::fmt::Display for MoveSet {
     }
 }
 
+/// A move set's name that is not one (see [`MoveSet::name`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown move set {0:?} (expected one of {names})", names = MoveSet::ALL.map(|m| m.name()).join(", "))]
+pub struct UnknownMoveSet(pub String);
+
 impl std::str::FromStr for MoveSet {
-    type Err = String;
+    type Err = UnknownMoveSet;
     /// A move set by its [`MoveSet::name`].
-    fn from_str(s: &str) -> Result<Self, String> {
-        MoveSet::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| format!("unknown move set {s:?}"))
+    fn from_str(s: &str) -> Result<Self, UnknownMoveSet> {
+        MoveSet::ALL.into_iter().find(|m| m.name() == s).ok_or_else(|| UnknownMoveSet(s.to_string()))
     }
 }
 

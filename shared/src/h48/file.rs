@@ -54,9 +54,14 @@ pub struct Layout {
     pub total: u64,
 }
 
+/// A format the H48 tables are not written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the H48 tables are written as cubefarm or h48, not {0}")]
+pub struct NotAnH48Format(pub TableFormat);
+
 impl Layout {
     /// The layout of table hN in `format` (the H48 tables are written as cubefarm or h48).
-    pub fn new(format: TableFormat, h: u8) -> Result<Layout, String> {
+    pub fn new(format: TableFormat, h: u8) -> Result<Layout, NotAnH48Format> {
         let main_len = line_count(main_entries(h)) * LINE_BYTES as u64;
         let info = INFO_BYTES as u64;
         Ok(match format {
@@ -72,7 +77,7 @@ impl Layout {
                 let eoesep = align(main + main_len);
                 Layout { format, h, cocsep, main, main_len, eoesep, total: align(eoesep + EOESEP_PAYLOAD) }
             }
-            other => return Err(format!("the H48 tables are written as cubefarm or h48, not {other}")),
+            other => return Err(NotAnH48Format(other)),
         })
     }
 }

@@ -16,11 +16,11 @@ mod verify;
 pub use builder::{
     base_for, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths, small_sections,
 };
-pub use file::{main_entries, Layout, TableFile, TableWriter, INFO_BYTES};
+pub use file::{main_entries, Layout, NotAnH48Format, TableFile, TableWriter, INFO_BYTES};
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
 pub use search::DirectSearch;
-pub use verify::verify;
+pub use verify::{verify, CannotVerify};
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 
 use super::table::{bucket, line_count, line_min, two_bit_entry, LINE_BYTES, LINE_ENTRIES};
 use super::{small_sections, DirectSearch, TableFile};
-use crate::bfs::{bfs_depths, BfsOptions};
+use crate::bfs::{bfs_depths, BfsError, BfsOptions};
 use crate::container::{SectionInfo, SectionKind, TableFormat};
 use crate::coord::h48::{H48Coords, EO, ESEP};
 use crate::cube::{MoveSet, SplitMix64};
@@ -14,13 +14,22 @@ use crate::report::{thousands, Findings};
 use crate::space::SymProductSpace;
 use rayon::prelude::*;
 
+/// Why a file's checks could not run (a check that runs and fails is a finding, not this).
+#[derive(Debug, thiserror::Error)]
+pub enum CannotVerify {
+    #[error("the file holds no h48 table")]
+    NoTable,
+    #[error("a fresh BFS failed: {0}")]
+    Bfs(#[from] BfsError),
+}
+
 /// Verifies an opened table file with `samples` random entries against the direct search,
 /// calling `report` with every check as it finishes; returns the failed checks' descriptions.
 pub fn verify(
     file: &TableFile,
     samples: u32,
     report: &mut dyn FnMut(bool, &str),
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, CannotVerify> {
     let mut findings = Findings::new(report);
     findings.check(
         true,
@@ -34,7 +43,7 @@ pub fn verify(
             }
         ),
     );
-    let (main, lines) = file.section(SectionKind::H48).ok_or("the file holds no h48 table")?;
+    let (main, lines) = file.section(SectionKind::H48).ok_or(CannotVerify::NoTable)?;
     let range = file
         .sections
         .iter()
@@ -74,7 +83,7 @@ pub fn verify(
         verify_h0_entries(main, lines, &coords, failures)?;
     }
     verify_samples(main, lines, &coords, samples, failures);
-    let rebuilt = small_sections(&coords).map_err(|e| e.to_string())?;
+    let rebuilt = small_sections(&coords)?;
     for fresh in rebuilt {
         let stored = file.section(fresh.info.kind);
         failures.check(
@@ -145,10 +154,9 @@ fn verify_h0_entries(
     lines: &[u8],
     coords: &H48Coords,
     failures: &mut Findings,
-) -> Result<(), String> {
+) -> Result<(), CannotVerify> {
     let space = SymProductSpace::h0(coords);
-    let depths =
-        bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).map_err(|e| e.to_string())?;
+    let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default())?;
     let bad_entries = (0..main.entries)
         .into_par_iter()
         .filter(|&i| two_bit_entry(lines, i) != bucket(depths.values[i as usize], main.base))

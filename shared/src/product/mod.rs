@@ -28,4 +28,4 @@ pub use job::{
     coset_classes, enumerate_cosets, enumerated, inverse_classes, merge, stored_depth, ProductCounts,
 };
 pub use layers::{Layer, Layers};
-pub use spec::{ProductJob, ProductSpec};
+pub use spec::{BadProductSpec, ProductJob, ProductSpec};

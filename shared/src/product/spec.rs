@@ -56,10 +56,21 @@ impl std::fmt::Display for ProductSpec {
     }
 }
 
+/// Text that is not a product job's spec.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadProductSpec {
+    #[error("bad product job spec {0:?} (expected product/SPACE/METRIC/DEPTH[/parts=N])")]
+    Shape(String),
+    #[error("unknown space {0:?} in product job spec")]
+    Space(String),
+    #[error("unknown metric {0:?} in product job spec")]
+    Metric(String),
+}
+
 impl std::str::FromStr for ProductSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("bad product job spec {s:?} (expected product/SPACE/METRIC/DEPTH[/parts=N])");
+    type Err = BadProductSpec;
+    fn from_str(s: &str) -> Result<Self, BadProductSpec> {
+        let bad = || BadProductSpec::Shape(s.to_string());
         let mut fields = s.split('/');
         let (Some("product"), Some(space), Some(moves), Some(depth), cut, None) =
             (fields.next(), fields.next(), fields.next(), fields.next(), fields.next(), fields.next())
@@ -76,11 +87,11 @@ impl std::str::FromStr for ProductSpec {
         };
         let space = Space::parse(space)
             .filter(|s| s.has_cosets())
-            .ok_or_else(|| format!("unknown space {space:?} in product job spec"))?;
+            .ok_or_else(|| BadProductSpec::Space(space.to_string()))?;
         let moves = MoveSet::METRICS
             .into_iter()
             .find(|m| m.name() == moves)
-            .ok_or_else(|| format!("unknown metric {moves:?} in product job spec"))?;
+            .ok_or_else(|| BadProductSpec::Metric(moves.to_string()))?;
         let max_depth = depth.parse().ok().filter(|&d| d <= MAX_SPEC_DEPTH).ok_or_else(bad)?;
         Ok(ProductSpec { space, moves, max_depth, parts })
     }

@@ -50,10 +50,10 @@ impl Space {
     }
 
     /// One of the spaces `enumerate` counts, for the command line.
-    pub fn parse_enumerated(name: &str) -> Result<Space, String> {
-        Space::parse(name).filter(|s| Space::ENUMERATED.contains(s)).ok_or_else(|| {
-            let names: Vec<String> = Space::ENUMERATED.iter().map(|s| s.name()).collect();
-            format!("unknown space {name:?}: expected one of {}", names.join(", "))
+    pub fn parse_enumerated(name: &str) -> Result<Space, UnknownSpace> {
+        Space::parse(name).filter(|s| Space::ENUMERATED.contains(s)).ok_or_else(|| UnknownSpace {
+            name: name.to_string(),
+            expected: Space::ENUMERATED.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
         })
     }
 
@@ -94,10 +94,22 @@ impl std::fmt::Display for Space {
     }
 }
 
+/// A space's name that is not one of the spaces asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown space {name:?}: expected one of {expected}")]
+pub struct UnknownSpace {
+    pub name: String,
+    /// The names that would have been accepted, comma-separated.
+    pub expected: String,
+}
+
 impl std::str::FromStr for Space {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Space::parse(s).ok_or_else(|| format!("unknown space {s:?}"))
+    type Err = UnknownSpace;
+    fn from_str(s: &str) -> Result<Self, UnknownSpace> {
+        Space::parse(s).ok_or_else(|| UnknownSpace {
+            name: s.to_string(),
+            expected: format!("{}, nxopt-KIND", Space::NAMED.map(|k| k.name()).join(", ")),
+        })
     }
 }
 

@@ -26,6 +26,6 @@ pub use index::{
     close_rows, close_under, count_positions, count_rows, for_each_bit, set_bit, test_bit, AnyColumn,
     ClassRows, InverseFilter, Inverses, RowCounts, RowIndex,
 };
-pub use kind::Space;
+pub use kind::{Space, UnknownSpace};
 pub use kociemba::KociembaSpace;
 pub use nxopt::nxopt_space;

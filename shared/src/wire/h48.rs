@@ -5,6 +5,7 @@
 use super::{from_words, to_words};
 use crate::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use crate::h48::{base_for, ColumnSet, RowLines, H11_COLUMNS};
+use crate::wire::Malformed;
 use std::io::Read;
 
 /// The most words one row of a level task takes: a level row is never stored larger than its
@@ -34,12 +35,13 @@ pub fn encode_level_rows(rows: &[ColumnSet]) -> Vec<u64> {
 }
 
 /// The `n` level rows of a level task.
-pub fn decode_level_rows(words: &[u64], n: usize) -> Result<Vec<ColumnSet>, String> {
+pub fn decode_level_rows(words: &[u64], n: usize) -> Result<Vec<ColumnSet>, Malformed> {
     let bytes = from_words(words)?;
     let mut input = bytes.as_slice();
-    let rows = ColumnSet::read_rows(&mut input, n, H11_COLUMNS).map_err(|e| format!("level rows: {e}"))?;
+    let rows = ColumnSet::read_rows(&mut input, n, H11_COLUMNS)
+        .map_err(|e| Malformed::new(format!("level rows: {e}")))?;
     if !input.is_empty() {
-        return Err(format!("{} bytes after the level rows", input.len()));
+        return Err(malformed!("{} bytes after the level rows", input.len()));
     }
     Ok(rows)
 }
@@ -65,28 +67,28 @@ pub fn decode_table_rows(
     words: &[u64],
     h: u8,
     rows: std::ops::Range<u32>,
-) -> Result<Vec<(u32, RowLines)>, String> {
+) -> Result<Vec<(u32, RowLines)>, Malformed> {
     let bytes = from_words(words)?;
     let mut input = bytes.as_slice();
     let per_row = (crate::coord::h48::ESEP as u64) << h;
     let depths = base_for(h) as usize + 3;
-    let read_u64 = |input: &mut &[u8]| -> Result<u64, String> {
+    let read_u64 = |input: &mut &[u8]| -> Result<u64, Malformed> {
         let mut b = [0u8; 8];
-        input.read_exact(&mut b).map_err(|_| "a table row is cut short".to_string())?;
+        input.read_exact(&mut b).map_err(|_| Malformed::from("a table row is cut short"))?;
         Ok(u64::from_le_bytes(b))
     };
     let mut out = Vec::with_capacity(rows.len());
     for want in rows {
         let mut b4 = [0u8; 4];
-        input.read_exact(&mut b4).map_err(|_| "a table row is cut short".to_string())?;
+        input.read_exact(&mut b4).map_err(|_| Malformed::from("a table row is cut short"))?;
         let row = u32::from_le_bytes(b4);
         let first_line = read_u64(&mut input)?;
         let start = want as u64 * per_row;
         let lines = (start + per_row - 1) / LINE_ENTRIES as u64 - start / LINE_ENTRIES as u64 + 1;
         let mut n = [0u8];
-        input.read_exact(&mut n).map_err(|_| "a table row is cut short".to_string())?;
+        input.read_exact(&mut n).map_err(|_| Malformed::from("a table row is cut short"))?;
         if row != want || first_line != start / LINE_ENTRIES as u64 || n[0] as usize != depths {
-            return Err(format!(
+            return Err(malformed!(
                 "table row {row} (line {first_line}, {} depths) where row {want} was due",
                 n[0]
             ));
@@ -95,17 +97,20 @@ pub fn decode_table_rows(
         let deeper = read_u64(&mut input)?;
         let len = read_u64(&mut input)?;
         if len != lines * LINE_BYTES as u64 || input.len() < len as usize {
-            return Err(format!("table row {row}: {len} bytes of lines, {} due", lines * LINE_BYTES as u64));
+            return Err(malformed!(
+                "table row {row}: {len} bytes of lines, {} due",
+                lines * LINE_BYTES as u64
+            ));
         }
         let (line_bytes, rest) = input.split_at(len as usize);
         input = rest;
         if counts.iter().sum::<u64>() + deeper != per_row {
-            return Err(format!("table row {row}: counts do not add up to the row's entries"));
+            return Err(malformed!("table row {row}: counts do not add up to the row's entries"));
         }
         out.push((row, RowLines { first_line, bytes: line_bytes.to_vec(), counts, deeper }));
     }
     if !input.is_empty() {
-        return Err(format!("{} bytes after the table rows", input.len()));
+        return Err(malformed!("{} bytes after the table rows", input.len()));
     }
     Ok(out)
 }

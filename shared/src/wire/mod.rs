@@ -5,6 +5,13 @@
 //! sizes it is given against what the task can hold, so a damaged or hostile message is
 //! refused, not trusted.
 
+/// A [`Malformed`] error from a format string.
+macro_rules! malformed {
+    ($($arg:tt)*) => {
+        $crate::wire::Malformed(format!($($arg)*))
+    };
+}
+
 pub mod h48;
 pub mod product;
 mod sparse;
@@ -12,6 +19,24 @@ mod sparse;
 pub use sparse::SparseRows;
 
 use crate::shard::ShardKey;
+
+/// A message or result that fails its checks, and what was wrong with it: refused, never
+/// trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Malformed(pub String);
+
+impl Malformed {
+    pub fn new(why: String) -> Self {
+        Malformed(why)
+    }
+}
+
+impl From<&str> for Malformed {
+    fn from(why: &str) -> Self {
+        Malformed(why.to_string())
+    }
+}
 
 /// The key of a message of rows between the workers of a row search that own its rows (and of
 /// a part an owner sends the coordinator): the job, the part, what it is (the protocol's
@@ -34,10 +59,10 @@ pub fn to_words(bytes: &[u8]) -> Vec<u64> {
 }
 
 /// The bytes of [`to_words`].
-pub fn from_words(words: &[u64]) -> Result<Vec<u8>, String> {
-    let (&len, rest) = words.split_first().ok_or("an empty result")?;
+pub fn from_words(words: &[u64]) -> Result<Vec<u8>, Malformed> {
+    let (&len, rest) = words.split_first().ok_or(Malformed::from("an empty result"))?;
     if len.div_ceil(8) != rest.len() as u64 {
-        return Err(format!("a result claims {len} bytes in {} words", rest.len()));
+        return Err(malformed!("a result claims {len} bytes in {} words", rest.len()));
     }
     let mut bytes: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
     bytes.truncate(len as usize);

@@ -2,6 +2,7 @@
 //! the positions, classes, self-inverse classes and products formed.
 
 use crate::product::{CosetDepth, ProductJob};
+use crate::wire::Malformed;
 use std::ops::Range;
 
 /// Words a coset's counts take: four per depth.
@@ -27,10 +28,10 @@ pub fn decode_counts(
     job: &ProductJob,
     range: Range<u32>,
     words: &[u64],
-) -> Result<Vec<(u32, Vec<CosetDepth>)>, String> {
+) -> Result<Vec<(u32, Vec<CosetDepth>)>, Malformed> {
     let per_task = words_per_task(job);
     if range.end > job.task_count() || words.len() != range.len() * per_task {
-        return Err(format!(
+        return Err(malformed!(
             "counts of {} words for tasks {range:?} of {} (expected {per_task} per task)",
             words.len(),
             job.task_count()

@@ -6,6 +6,7 @@
 use crate::bfs::task::{row_bits, RowBits};
 use crate::shard::{self, ShardKey, WordPart};
 use crate::space::RowCounts;
+use crate::wire::Malformed;
 
 /// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
 /// row has entries, then the words of those rows only. A forward level sends its frontier so,
@@ -52,16 +53,20 @@ impl SparseRows {
         key: ShardKey,
         rows: usize,
         words_per_row: usize,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Malformed> {
         let max = Self::max_result_words(rows, words_per_row);
-        let words = shard::decode_words_for(bytes, key, max).map_err(|e| e.to_string())?;
+        let words = shard::decode_words_for(bytes, key, max).map_err(|e| Malformed::new(e.to_string()))?;
         Self::from_part_payload(words, rows, words_per_row)
     }
 
     /// Reads a part's payload for `rows` rows, its counters dropped once the entries they
     /// report are found to be the entries it holds (the coordinator keeps results without
     /// decoding them, so this is where a result's counts meet its rows).
-    pub fn from_part_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
+    pub fn from_part_payload(
+        payload: Vec<u64>,
+        rows: usize,
+        words_per_row: usize,
+    ) -> Result<Self, Malformed> {
         Self::result_from_payload(payload, rows, words_per_row).map(|(set, _)| set)
     }
 
@@ -76,16 +81,16 @@ impl SparseRows {
         mut payload: Vec<u64>,
         rows: usize,
         words_per_row: usize,
-    ) -> Result<(Self, RowCounts), String> {
+    ) -> Result<(Self, RowCounts), Malformed> {
         if payload.len() < RESULT_COUNTERS {
-            return Err("a row result without its counts".into());
+            return Err(Malformed::from("a row result without its counts"));
         }
         let c = payload.split_off(payload.len() - RESULT_COUNTERS);
         let counts = RowCounts { entries: c[0], positions: c[1], classes: c[2], self_inverse: c[3] };
         let set = Self::from_payload(payload, rows, words_per_row)?;
         let held: u64 = set.payload[set.blocks..].iter().map(|w| w.count_ones() as u64).sum();
         if held != counts.entries {
-            return Err(format!("a row result reports {} entries and holds {held}", counts.entries));
+            return Err(malformed!("a row result reports {} entries and holds {held}", counts.entries));
         }
         Ok((set, counts))
     }
@@ -111,14 +116,17 @@ impl SparseRows {
     }
 
     /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
-    fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, String> {
+    fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, Malformed> {
         let blocks = rows.div_ceil(64);
         if payload.len() < blocks {
-            return Err(format!("row set payload of {} words is shorter than its row bits", payload.len()));
+            return Err(malformed!(
+                "row set payload of {} words is shorter than its row bits",
+                payload.len()
+            ));
         }
         let tail = rows % 64;
         if tail != 0 && payload[blocks - 1] >> tail != 0 {
-            return Err("row set payload marks rows past the end".into());
+            return Err(Malformed::from("row set payload marks rows past the end"));
         }
         let mut before = Vec::with_capacity(blocks);
         let mut n = 0u32;
@@ -127,7 +135,7 @@ impl SparseRows {
             n += bits.count_ones();
         }
         if payload.len() != blocks + n as usize * words_per_row {
-            return Err(format!(
+            return Err(malformed!(
                 "row set payload of {} words for {n} occupied rows of {words_per_row} words",
                 payload.len()
             ));
@@ -200,6 +208,6 @@ mod tests {
         let counts = RowCounts { entries: 2, ..Default::default() };
         let lying = SparseRows::encode_payload(KEY, &[1], &[WordPart::plain(&rows)], &counts);
         let err = SparseRows::decode_rows(&lying, KEY, 1, 2).map(|_| ()).unwrap_err();
-        assert!(err.contains("reports 2 entries"), "{err}");
+        assert!(err.0.contains("reports 2 entries"), "{err}");
     }
 }

@@ -208,6 +208,17 @@ impl Host {
     }
 }
 
+/// Why a message to a peer was not delivered (a link that fails is retried, not this).
+#[derive(Debug, thiserror::Error)]
+enum Undelivered {
+    #[error("the assignment changed")]
+    MovedOn,
+    #[error("no address for worker {0}")]
+    NoAddress(u64),
+    #[error("worker {worker} refused a message: {why}")]
+    Refused { worker: u64, why: String },
+}
+
 /// The assignment of an epoch: per part its owner and replica holder, and where peers are.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Assignment {
@@ -383,7 +394,7 @@ impl Job {
         me: u64,
         coordinator: Client,
     ) -> anyhow::Result<Arc<Job>> {
-        let spec: RowJob = match reply.job_spec.parse::<JobSpec>().map_err(|e| anyhow!(e))? {
+        let spec: RowJob = match reply.job_spec.parse::<JobSpec>()? {
             JobSpec::Rows(r) => r,
             other => return Err(anyhow!("the coordinator sent {other} as a row search")),
         };
@@ -829,25 +840,21 @@ impl Job {
     }
 
     /// Sends `bytes` to `worker`, retrying a failed link while the assignment lasts.
-    async fn deliver(&self, worker: u64, meta: Meta, bytes: Vec<u8>) -> Result<(), String> {
+    async fn deliver(&self, worker: u64, meta: Meta, bytes: Vec<u8>) -> Result<(), Undelivered> {
         let mut delay = Duration::from_millis(100);
         loop {
             let address = {
                 let s = self.lock();
                 if s.moved_on(meta.epoch) {
-                    return Err("the assignment changed".into());
+                    return Err(Undelivered::MovedOn);
                 }
-                s.assignment
-                    .peers
-                    .get(&worker)
-                    .cloned()
-                    .ok_or_else(|| format!("no address for worker {worker}"))?
+                s.assignment.peers.get(&worker).cloned().ok_or(Undelivered::NoAddress(worker))?
             };
             // A send to a peer that was lost (stopped, not gone) may never end: it is given up
             // with its epoch, so that it holds no sending permit meanwhile.
             let sent = tokio::select! {
                 sent = self.pool.send(&address, meta, &bytes, &self.traffic) => sent,
-                _ = self.moved_on(meta.epoch) => return Err("the assignment changed".into()),
+                _ = self.moved_on(meta.epoch) => return Err(Undelivered::MovedOn),
             };
             match sent {
                 Ok(()) => return Ok(()),
@@ -859,7 +866,7 @@ impl Job {
                             | tonic::Code::Unauthenticated
                     ) =>
                 {
-                    return Err(format!("worker {worker} refused a message: {}", s.message()))
+                    return Err(Undelivered::Refused { worker, why: s.message().to_string() })
                 }
                 Err(s) => {
                     tracing::debug!("sending to worker {worker} failed ({}); retrying", s.message());
@@ -1158,7 +1165,7 @@ impl Job {
                     };
                     let sent = self.deliver(peer, meta, bytes).await;
                     drop(permit);
-                    sent.map_err(|e| anyhow!(e))?;
+                    sent?;
                     // Its hits come back as a message of their own (see `take_rows`).
                     loop {
                         {
@@ -1341,7 +1348,7 @@ impl Job {
             .map_err(|e| Status::internal(e.to_string()))??
         };
         let answer = Meta { from: self.me, kind: PeerKind::Hits, ..meta };
-        self.deliver(meta.from, answer, hits).await.map_err(Status::unavailable)
+        self.deliver(meta.from, answer, hits).await.map_err(|e| Status::unavailable(e.to_string()))
     }
 
     /// A committed level (or base) of a part whose replica this worker holds.

@@ -182,7 +182,7 @@ impl PeerPool {
         }
         let ca = if address.starts_with("https://") { self.ca.as_deref() } else { None };
         let endpoint = cubefarm_proto::tls::endpoint(address, ca)
-            .map_err(Status::failed_precondition)?
+            .map_err(|e| Status::failed_precondition(e.to_string()))?
             .tcp_nodelay(true)
             .connect_timeout(std::time::Duration::from_secs(5));
         let channel = endpoint.connect().await.map_err(|e| {
