@@ -1,6 +1,6 @@
 //! A row search on workers that own the rows (see `owned.rs` and the worker's `rows` module):
 //! the coordinator waits for workers with room for every part, assigns the parts, then for each
-//! level publishes its depth and direction (the engine's rule, `Direction::choose`), waits
+//! level (in the loop every search runs, `bfs::run_levels`) publishes its depth and direction, waits
 //! until every owner reports it finished, sums their counts, journals the level and commits
 //! it. A lost worker's parts move to the holders of their replicas (a new epoch), and the
 //! level is made again. No level data passes here, except, for a table build, each level's
@@ -12,9 +12,9 @@ use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};
 use shared::bfs::owned::PartCut;
 use shared::bfs::task::{Counting, RowBits};
-use shared::bfs::{level_report, Direction, LevelRecord, LevelReport, Progress};
+use shared::bfs::{run_levels, Direction, LevelMaker, LevelRecord, LevelReport, Progress, Standing};
 use shared::report::DepthCounts;
-use shared::space::RowIndex;
+use shared::space::{RowCounts, RowIndex};
 use shared::units::gib;
 use shared::wire::SparseRows;
 use std::sync::atomic::Ordering;
@@ -52,7 +52,7 @@ pub fn search<I: RowIndex>(
     hub: &Hub,
     space: &I,
     run: &SearchRun,
-    mut on_level: impl FnMut(&LevelReport, &[u64], (u64, u64)),
+    on_level: impl FnMut(&LevelReport, &[u64], (u64, u64)),
 ) -> Result<Vec<DepthCounts>> {
     let rows = space.row_count();
     let words = (space.column_count() as usize).div_ceil(64);
@@ -114,63 +114,74 @@ pub fn search<I: RowIndex>(
     } else {
         assign(hub, run.min_workers)?;
     }
-    let total = space.entry_count();
-    let mut depth = out.len() as u32;
-    let mut bits = Vec::new();
-    loop {
-        if depth > 0 && (last_entries == 0 || run.max_depth.is_some_and(|m| depth > m)) {
-            break;
-        }
-        let start = Instant::now();
-        let direction =
-            if depth == 0 { Direction::Start } else { Direction::choose(total - visited, last_entries) };
-        run.progress.depth.store(depth, Ordering::Relaxed);
-        run.progress.rows_done.store(0, Ordering::Relaxed);
-        hub.with_owned(|o, _| {
+    let standing = Standing { depths: out, visited, frontier: last_entries };
+    let mut levels = OwnedLevels { hub, run, cut, words, bits: Vec::new(), traffic: (0, 0), on_level };
+    run_levels(&mut levels, space.entry_count(), standing, run.max_depth, run.progress)
+}
+
+/// The levels of a search whose rows the workers own: made by them, counted and kept here.
+struct OwnedLevels<'a, 'r, F> {
+    hub: &'a Hub,
+    run: &'a SearchRun<'r>,
+    cut: PartCut,
+    words: usize,
+    /// The level's entries, for a table build.
+    bits: Vec<u64>,
+    /// Bytes the workers sent and received making the level.
+    traffic: (u64, u64),
+    on_level: F,
+}
+
+impl<F: FnMut(&LevelReport, &[u64], (u64, u64))> LevelMaker for OwnedLevels<'_, '_, F> {
+    type Error = anyhow::Error;
+
+    fn make(&mut self, depth: u32, direction: Direction) -> Result<RowCounts> {
+        self.hub.with_owned(|o, _| {
             o.level = depth + 1;
             o.backward = direction == Direction::Backward;
             ((), true)
         })?;
-        let (counts, sent, received) = wait_for_level(hub, run.progress, depth)?;
-        let mut report = level_report(counts, depth, direction)?;
-        report.seconds = start.elapsed().as_secs_f64();
-        if report.entries == 0 {
-            hub.with_owned(|o, _| {
-                o.level = 0;
-                ((), true)
-            })?;
-            break;
-        }
-        visited += report.entries;
-        last_entries = report.entries;
+        let (counts, sent, received) = wait_for_level(self.hub, self.run.progress, depth)?;
+        self.traffic = (sent, received);
+        Ok(counts)
+    }
+
+    fn keep(&mut self, report: &LevelReport, visited: u64) -> Result<()> {
+        let depth = report.counts.depth;
         // A table build reads the level (its owners sent its parts up as they finished) before
         // it is journaled, so a resumed build has every journaled level in its table.
-        if run.level_bits {
-            level_bits(hub, cut, words, depth, &mut bits)?;
+        if self.run.level_bits {
+            level_bits(self.hub, self.cut, self.words, depth, &mut self.bits)?;
         }
-        on_level(&report, &bits, (sent, received));
+        (self.on_level)(report, &self.bits, self.traffic);
         let record = LevelRecord {
             counts: report.counts,
             entries: report.entries,
             visited_entries: visited,
             frontier_slot: 0,
         };
-        if let Some(d) = &run.durable {
-            let snapshot = hub.with_owned(|o, _| (o.snapshot(), false))?;
+        if let Some(d) = &self.run.durable {
+            let snapshot = self.hub.with_owned(|o, _| (o.snapshot(), false))?;
             let snapshot = Snapshot { committed_epoch: snapshot.epoch, ..snapshot };
             d.journal.owned_level_done(&record, &serde_json::to_string(&snapshot)?)?;
         }
-        hub.with_owned(|o, _| {
+        self.hub.with_owned(|o, _| {
             o.committed = depth + 1;
             o.committed_epoch = o.epoch;
             o.level = 0;
             o.uploaded.clear();
             ((), true)
         })?;
-        out.push(report.counts);
-        depth += 1;
+        Ok(())
     }
-    Ok(out)
+
+    fn end(&mut self) -> Result<()> {
+        self.hub.with_owned(|o, _| {
+            o.level = 0;
+            ((), true)
+        })?;
+        Ok(())
+    }
 }
 
 /// A job number for the shards' keys and for telling this job's workers from others.

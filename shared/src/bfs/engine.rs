@@ -16,15 +16,15 @@
 //! test or set in a row that stays in cache while one source row is mapped through one move.
 
 use super::bitmap::BitStore;
+use super::levels::{run_levels, LevelMaker, Standing};
 use super::task::{backward_rows, by_row_chunks, forward_rows, Counting, FullRows, Sources, Visited};
 use crate::cube::Move;
 use crate::report::DepthCounts;
 use crate::space::{close_rows, set_bit, RowCounts, RowIndex};
 use rayon::prelude::*;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::OnceLock;
-use std::time::Instant;
 
 /// How a level was computed, for progress display and benchmarks.
 #[derive(Clone, Copy, Debug)]
@@ -182,10 +182,8 @@ pub fn run<I: RowIndex>(
     options: &BfsOptions,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Vec<DepthCounts>, BfsError> {
-    let expander = Expander::default();
     let rows = space.row_count() as usize;
     let words = (space.column_count() as usize).div_ceil(64);
-    let total_entries = space.entry_count();
     let resume = options.resume;
     let store = |name: &str| match (&options.state_dir, resume.is_some()) {
         (Some(dir), true) => BitStore::open_existing(&dir.join(name), rows * words),
@@ -193,19 +191,16 @@ pub fn run<I: RowIndex>(
         (None, _) => BitStore::anonymous(rows * words),
     };
     let mut visited = store("visited.bits")?;
-    let mut slots = [store("slot0.bits")?, store("slot1.bits")?];
+    let slots = [store("slot0.bits")?, store("slot1.bits")?];
     let no_progress = Progress::default();
     let progress = options.progress.unwrap_or(&no_progress);
-    let counting = if options.positions_only { Counting::Positions } else { Counting::Classes };
-
-    let start = Instant::now();
-    let (mut out, mut report, mut visited_entries, mut slot) = match resume {
+    let (standing, slot) = match resume {
         Some(r) => {
             // The frontier is durable; `visited` may lack it (crash before the OR): redo it.
             or_into(visited.words_mut(), slots[r.frontier_slot as usize].words());
-            let mut out = options.resumed_counts.clone();
-            out.truncate(r.counts.depth as usize);
-            out.push(r.counts);
+            let mut depths = options.resumed_counts.clone();
+            depths.truncate(r.counts.depth as usize);
+            depths.push(r.counts);
             let report = LevelReport {
                 counts: r.counts,
                 entries: r.entries,
@@ -214,60 +209,86 @@ pub fn run<I: RowIndex>(
             };
             // The consumer may have been killed while taking this level: it gets it again.
             on_level(&report, slots[r.frontier_slot as usize].words());
-            (out, report, r.visited_entries, r.frontier_slot as usize)
+            let standing = Standing { depths, visited: r.visited_entries, frontier: r.entries };
+            (standing, r.frontier_slot as usize)
         }
-        None => {
-            mark_unreachable(space, visited.words_mut(), words);
-            let frontier = &mut slots[0];
+        None => (Standing::default(), 0),
+    };
+    let mut levels = Levels {
+        space,
+        moves,
+        options,
+        counting: if options.positions_only { Counting::Positions } else { Counting::Classes },
+        progress,
+        expander: Expander::default(),
+        words,
+        visited,
+        slots,
+        slot,
+        made: slot,
+        on_level,
+    };
+    run_levels(&mut levels, space.entry_count(), standing, options.max_depth, progress)
+}
+
+/// The levels of [`run`]: the frontier in one slot, the level being made in the other.
+struct Levels<'a, I, F> {
+    space: &'a I,
+    moves: &'a [Move],
+    options: &'a BfsOptions<'a>,
+    counting: Counting,
+    progress: &'a Progress,
+    expander: Expander,
+    words: usize,
+    visited: BitStore,
+    slots: [BitStore; 2],
+    /// The slot of the frontier (the last level kept).
+    slot: usize,
+    /// The slot of the level just made.
+    made: usize,
+    on_level: F,
+}
+
+impl<I: RowIndex, F: FnMut(&LevelReport, &[u64])> LevelMaker for Levels<'_, I, F> {
+    type Error = BfsError;
+
+    fn make(&mut self, depth: u32, direction: Direction) -> Result<RowCounts, BfsError> {
+        let (space, words, counting) = (self.space, self.words, self.counting);
+        if depth == 0 {
+            mark_unreachable(space, self.visited.words_mut(), words);
+            let level = &mut self.slots[0];
             let (row0, col0) = space.start();
-            set_bit(&mut frontier.words_mut()[row0 as usize * words..][..words], col0);
-            let counts = by_row_chunks(frontier.words_mut(), words, 0, None, |rows, out| {
+            set_bit(&mut level.words_mut()[row0 as usize * words..][..words], col0);
+            self.made = 0;
+            return Ok(by_row_chunks(level.words_mut(), words, 0, None, |rows, out| {
                 close_rows(space, rows.clone(), out);
                 counting.count(space, rows, out)
-            });
-            let mut report = level_report(counts, 0, Direction::Start)?;
-            report.seconds = start.elapsed().as_secs_f64();
-            record(options, &visited, frontier, &report, report.entries, 0)?;
-            on_level(&report, frontier.words());
-            or_into(visited.words_mut(), frontier.words());
-            (vec![report.counts], report, report.entries, 0)
+            }));
         }
-    };
-
-    let mut depth = report.counts.depth;
-    while report.entries > 0 && options.max_depth.is_none_or(|m| depth < m) {
-        let start = Instant::now();
-        depth += 1;
-        progress.depth.store(depth, Ordering::Relaxed);
-        progress.rows_done.store(0, Ordering::Relaxed);
-        let unvisited = total_entries - visited_entries;
-        let [a, b] = &mut slots;
-        let (frontier, next) = if slot == 0 { (&*a, b) } else { (&*b, a) };
+        self.made = 1 - self.slot;
+        let [a, b] = &mut self.slots;
+        let (frontier, next) = if self.slot == 0 { (&*a, b) } else { (&*b, a) };
         next.clear()?;
         let level = LevelInput {
-            visited: visited.words(),
+            visited: self.visited.words(),
             frontier: frontier.words(),
             words_per_row: words,
             counting,
-            progress,
+            progress: self.progress,
         };
-        let direction = Direction::choose(unvisited, report.entries);
-        let counts = expander.expand(space, moves, direction, &level, next);
-        debug_assert!(next.words().iter().zip(visited.words()).all(|(n, v)| n & v == 0));
-        report = level_report(counts, depth, direction)?;
-        report.seconds = start.elapsed().as_secs_f64();
-        slot = 1 - slot;
-        if report.entries > 0 {
-            record(options, &visited, next, &report, visited_entries + report.entries, slot as u8)?;
-        }
-        or_into(visited.words_mut(), next.words());
-        visited_entries += report.entries;
-        if report.entries > 0 {
-            on_level(&report, next.words());
-            out.push(report.counts);
-        }
+        let counts = self.expander.expand(space, self.moves, direction, &level, next);
+        debug_assert!(next.words().iter().zip(self.visited.words()).all(|(n, v)| n & v == 0));
+        Ok(counts)
     }
-    Ok(out)
+
+    fn keep(&mut self, report: &LevelReport, visited: u64) -> Result<(), BfsError> {
+        let level = &self.slots[self.made];
+        record(self.options, &self.visited, level, report, visited, self.made as u8)?;
+        or_into(self.visited.words_mut(), level.words());
+        (self.on_level)(report, level.words());
+        self.slot = self.made;
+        Ok(())
+    }
 }
 
 /// Makes a finished level durable: flushes its frontier and `visited`, then journals it.

@@ -3,6 +3,7 @@
 mod bitmap;
 mod depths;
 mod engine;
+mod levels;
 pub mod owned;
 pub mod reference;
 pub mod task;
@@ -13,3 +14,4 @@ pub use engine::{
     level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, JournalError, LevelRecord,
     LevelReport, Progress,
 };
+pub use levels::{run_levels, LevelMaker, Standing};

@@ -5,7 +5,7 @@
 //! The rows are cut into parts ([`PartCut`]); each part has one owner. An owner keeps, per part,
 //! the *unvisited* entries (every reachable entry at the start), the frontier (the entries of
 //! the last level) and the level being made (`next`). A level is made in one of two ways, the
-//! engine's direction rule choosing (see [`Direction::choose`]):
+//! engine's direction rule choosing (see [`super::Direction::choose`]):
 //!
 //! - **Forward** (push): every worker maps its own frontier rows through the moves into every
 //!   part ([`push_images`]) and sends each part's images to its owner, which ORs them into
@@ -22,24 +22,11 @@
 //! engine's for any number of workers.
 
 use super::task::{row_bits, tail_mask, Counting, RowBits};
-use super::Direction;
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
 use crate::space::{test_bit, RowCounts, RowIndex};
 use std::ops::Range;
 use std::sync::Arc;
-
-impl Direction {
-    /// The engine's rule: pull once fewer entries are unvisited than in the frontier (a pull
-    /// costs at most unvisited x moves, a push frontier x moves).
-    pub fn choose(unvisited: u64, frontier: u64) -> Direction {
-        if unvisited < frontier {
-            Direction::Backward
-        } else {
-            Direction::Forward
-        }
-    }
-}
 
 /// One owned part of the rows: its unvisited entries, its frontier and the level being made,
 /// each as whole rows of `words` words. The frontier does not change while a level is made, so

@@ -1,0 +1,82 @@
+//! The level loop of every row search, embedded ([`super::run`]) or on workers that own the
+//! rows (the coordinator's `cluster::rows`): which direction each level takes, when the search
+//! ends, and what is counted. How a level is made and kept is the caller's ([`LevelMaker`]).
+
+use super::engine::{level_report, BfsError, Direction, LevelReport, Progress};
+use crate::report::DepthCounts;
+use crate::space::RowCounts;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Direction {
+    /// The direction of a level after depth 0: pull once fewer entries are unvisited than in
+    /// the frontier (a pull costs at most unvisited x moves, a push frontier x moves).
+    pub fn choose(unvisited: u64, frontier: u64) -> Direction {
+        if unvisited < frontier {
+            Direction::Backward
+        } else {
+            Direction::Forward
+        }
+    }
+}
+
+/// Where a search stands after its last kept level (empty before depth 0).
+#[derive(Clone, Debug, Default)]
+pub struct Standing {
+    /// The counts of every depth kept so far.
+    pub depths: Vec<DepthCounts>,
+    /// Entries of every depth kept so far.
+    pub visited: u64,
+    /// Entries of the last depth kept (the frontier).
+    pub frontier: u64,
+}
+
+/// How one search makes and keeps its levels.
+pub trait LevelMaker {
+    type Error: From<BfsError>;
+    /// Makes level `depth` in `direction` and returns its counts; it is not kept yet.
+    fn make(&mut self, depth: u32, direction: Direction) -> Result<RowCounts, Self::Error>;
+    /// Keeps the level just made, which has entries: makes it durable and hands it on.
+    /// `visited` counts the entries of every depth to it.
+    fn keep(&mut self, report: &LevelReport, visited: u64) -> Result<(), Self::Error>;
+    /// The level just made has no entries: the search ends without keeping it.
+    fn end(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// Makes and keeps levels after `standing` (from depth 0 when it is empty) until a level has
+/// no entries or `max_depth` is kept; `total` is the index's entry count. Returns the counts
+/// of every depth.
+pub fn run_levels<M: LevelMaker>(
+    maker: &mut M,
+    total: u64,
+    mut standing: Standing,
+    max_depth: Option<u32>,
+    progress: &Progress,
+) -> Result<Vec<DepthCounts>, M::Error> {
+    let mut depth = standing.depths.len() as u32;
+    while depth == 0 || (standing.frontier > 0 && max_depth.is_none_or(|m| depth <= m)) {
+        let start = Instant::now();
+        let direction = if depth == 0 {
+            Direction::Start
+        } else {
+            Direction::choose(total - standing.visited, standing.frontier)
+        };
+        progress.depth.store(depth, Ordering::Relaxed);
+        progress.rows_done.store(0, Ordering::Relaxed);
+        let counts = maker.make(depth, direction)?;
+        let mut report = level_report(counts, depth, direction)?;
+        report.seconds = start.elapsed().as_secs_f64();
+        if report.entries == 0 {
+            maker.end()?;
+            break;
+        }
+        standing.visited += report.entries;
+        maker.keep(&report, standing.visited)?;
+        standing.frontier = report.entries;
+        standing.depths.push(report.counts);
+        depth += 1;
+    }
+    Ok(standing.depths)
+}
