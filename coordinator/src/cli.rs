@@ -124,14 +124,8 @@ pub struct EnumerateArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Keep the search's bit arrays in files in this directory (memory-mapped) instead of RAM.
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
-
-    /// Refuse to start if the job needs more memory than this (e.g. 10G, 512M). The product
-    /// method also cuts its cosets into parts so that one task per thread fits it.
-    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
-    pub mem_limit: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     /// Product method: run N of the job's tasks, chosen at random (the same ones every time),
     /// and project the whole job's CPU time and deepest-level count from them.
@@ -158,18 +152,26 @@ pub struct BuildArgs {
     #[arg(long, value_parser = format_parser())]
     pub format: Option<TableFormat>,
 
-    /// Refuse a build that needs more memory than this (e.g. 16G).
-    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
-    pub mem_limit: Option<u64>,
-
-    /// Keep the h11 levels and a journal of finished table rows here (h48h1..h48h11), or the
-    /// bit arrays of an nxopt build (which then needs less memory), so a killed H48 build
-    /// resumes where it stopped.
-    #[arg(long, value_name = "DIR")]
-    pub state_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+/// Where a job keeps its state, and the memory it may take (`enumerate` and `build`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// Keep the job's state in this directory, with a journal, so that a killed job resumes
+    /// where it stopped: a row search's bit arrays (memory-mapped, instead of RAM), an H48
+    /// build's h11 levels and finished table rows, a product job's finished chunks.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+
+    /// Refuse to start a job that needs more memory than this (e.g. 10G, 512M). The product
+    /// method also cuts its cosets into parts so that one task per thread fits it.
+    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
+    pub mem_limit: Option<u64>,
 }
 
 /// Distributing a job's levels to workers over gRPC.
@@ -261,14 +263,14 @@ impl TryFrom<EnumerateArgs> for EnumerateConfig {
         if a.sample_tasks.is_some() {
             anyhow::ensure!(config.method == Method::Product, "--sample-tasks is for the product method");
             anyhow::ensure!(
-                a.state_dir.is_none() && !config.cluster.distributed(),
+                a.limits.state_dir.is_none() && !config.cluster.distributed(),
                 "--sample-tasks runs here, without --state-dir, --listen or --workers"
             );
         }
         Ok(EnumerateConfig {
             json: a.json,
-            state_dir: a.state_dir,
-            mem_limit: a.mem_limit,
+            state_dir: a.limits.state_dir,
+            mem_limit: a.limits.mem_limit,
             sample_tasks: a.sample_tasks,
             ..config
         })
@@ -279,23 +281,16 @@ impl TryFrom<BuildArgs> for BuildJob {
     type Error = anyhow::Error;
     fn try_from(a: BuildArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
+        let LimitArgs { state_dir, mem_limit } = a.limits;
         Ok(match BuildJob::new(&a.tables, &a.out, a.format, cluster)? {
-            BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig {
-                mem_limit: a.mem_limit,
-                state_dir: a.state_dir,
-                ..*config
-            })),
-            BuildJob::Nxopt(job) => BuildJob::Nxopt(Box::new(NxoptBuild {
-                mem_limit: a.mem_limit,
-                state_dir: a.state_dir,
-                ..*job
-            })),
+            BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig { mem_limit, state_dir, ..*config })),
+            BuildJob::Nxopt(job) => BuildJob::Nxopt(Box::new(NxoptBuild { mem_limit, state_dir, ..*job })),
             BuildJob::Phase2(job) => {
                 anyhow::ensure!(
-                    a.state_dir.is_none(),
+                    state_dir.is_none(),
                     "--state-dir is for H48 and nxopt builds: phase2 builds in seconds and keeps no journal"
                 );
-                BuildJob::Phase2(Box::new(Phase2Build { mem_limit: a.mem_limit, ..*job }))
+                BuildJob::Phase2(Box::new(Phase2Build { mem_limit, ..*job }))
             }
         })
     }
