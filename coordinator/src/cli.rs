@@ -2,7 +2,7 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{BuildConfig, BuildJob, EnumerateConfig, Method, NxoptBuild, Phase2Build};
+use crate::config::{BuildConfig, BuildJob, CosetConfig, EnumerateConfig, Method, NxoptBuild, Phase2Build};
 use crate::jobs;
 use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -67,6 +67,11 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         ca: Option<PathBuf>,
     },
+    /// Solve cosets of Kociemba's H = <U, D, R2, L2, F2, B2> whole, as the proof that every
+    /// position is within 20 moves did: the exact distance of each of a coset's 19,508,428,800
+    /// positions up to a depth, the rest counted as beyond it. A coset is named by a move
+    /// sequence that reaches one of its positions ("R U F", or cube20src's "R1U1F1").
+    Coset(CosetArgs),
     /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
     /// the position: cubies in Reid's notation, Bryan's words, its symmetries.
     Position {
@@ -134,6 +139,47 @@ pub struct EnumerateArgs {
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CosetArgs {
+    /// Representatives of the cosets, one move sequence each (quote it: "R U2 F'").
+    #[arg(value_name = "MOVES")]
+    pub cosets: Vec<String>,
+
+    /// Also the representatives in this file, one a line (blank lines and # comments skipped).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+
+    /// Count every position at its exact distance up to this depth (0 to 20).
+    #[arg(long, value_name = "D", value_parser = parse_depth)]
+    pub exact_to: u32,
+
+    /// Cosets of H' instead, the middle-slice edges alike (16 times smaller; for checks).
+    #[arg(long)]
+    pub slice_edges_alike: bool,
+
+    /// Also write the results as JSON to this file (written under a temporary name, then
+    /// renamed).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Refuse to start if a coset needs more memory than this (e.g. 16G).
+    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
+    pub mem_limit: Option<u64>,
+}
+
+impl TryFrom<CosetArgs> for CosetConfig {
+    type Error = anyhow::Error;
+    fn try_from(a: CosetArgs) -> Result<Self> {
+        let config = CosetConfig::new(&a.cosets, a.file.as_deref(), a.exact_to)?;
+        Ok(CosetConfig {
+            slice_edges_alike: a.slice_edges_alike,
+            json: a.json,
+            mem_limit: a.mem_limit,
+            ..config
+        })
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -301,7 +347,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     worker::logs::init();
     let quiet = match &cli.command {
-        Command::Info { .. } | Command::Verify { .. } | Command::Position { .. } => true,
+        Command::Info { .. } | Command::Verify { .. } | Command::Position { .. } | Command::Coset(_) => true,
         Command::Enumerate(a) => a.cluster.embedded(),
         Command::Build(a) => a.cluster.embedded(),
         Command::Status { .. } => false,
@@ -352,6 +398,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Status { coordinator, token_file, ca } => {
             crate::cluster::print_status(&coordinator, token_file.as_deref(), ca.as_deref())
         }
+        Command::Coset(args) => jobs::coset::run(&CosetConfig::try_from(args)?),
         Command::Position { moves } => {
             print!("{}", crate::position::describe(&moves)?);
             Ok(())

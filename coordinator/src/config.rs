@@ -233,3 +233,63 @@ impl BuildConfig {
         Ok(BuildConfig { targets, mem_limit: None, state_dir: None, cluster })
     }
 }
+
+/// The deepest `coset --exact-to` accepts: every position is within 20 face turns.
+pub const MAX_COSET_DEPTH: u32 = 20;
+
+/// A validated coset request: the cosets (each by its representative's moves, as given), the
+/// depth, and where the JSON goes.
+#[derive(Debug, Clone)]
+pub struct CosetConfig {
+    /// Each coset's representative: its text and its moves.
+    pub cosets: Vec<(String, Vec<shared::cube::Move>)>,
+    pub exact_to: u32,
+    /// Solve cosets of H' (the middle-slice edges alike) instead of H: 16 times smaller, for
+    /// checks.
+    pub slice_edges_alike: bool,
+    pub json: Option<PathBuf>,
+    pub mem_limit: Option<u64>,
+}
+
+impl CosetConfig {
+    /// Parses the representatives given on the command line and in `file` (one a line; blank
+    /// lines and `#` comments skipped), refusing a malformed one, none at all, a coset given
+    /// twice (two representatives of one coset have the same phase-1 coordinate) and a depth
+    /// beyond 20.
+    pub fn new(given: &[String], file: Option<&Path>, exact_to: u32) -> Result<Self> {
+        ensure!(
+            exact_to <= MAX_COSET_DEPTH,
+            "--exact-to {exact_to}: every position is within {MAX_COSET_DEPTH} moves, so at most {MAX_COSET_DEPTH}"
+        );
+        let mut texts: Vec<(String, String)> =
+            given.iter().map(|t| (t.clone(), "the command line".into())).collect();
+        if let Some(path) = file {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            for (i, line) in text.lines().enumerate() {
+                let line = line.split('#').next().unwrap_or("").trim();
+                if !line.is_empty() {
+                    texts.push((line.to_string(), format!("line {} of {}", i + 1, path.display())));
+                }
+            }
+        }
+        ensure!(
+            !texts.is_empty(),
+            "no coset given: name each by a representative move sequence, or give --file FILE"
+        );
+        let phase1 = shared::coset::phase1::Phase1::new();
+        let mut seen: Vec<(shared::coset::phase1::Coord, String)> = Vec::new();
+        let mut cosets = Vec::new();
+        for (text, from) in texts {
+            let moves = shared::cube::parse_moves(&text)
+                .with_context(|| format!("coset representative {text:?} ({from})"))?;
+            let coord = phase1.coord(&shared::cube::apply_moves(&moves));
+            if let Some((_, first)) = seen.iter().find(|(c, _)| *c == coord) {
+                bail!("{text:?} ({from}) names the coset of {first:?} again");
+            }
+            seen.push((coord, text.clone()));
+            cosets.push((text, moves));
+        }
+        Ok(CosetConfig { cosets, exact_to, slice_edges_alike: false, json: None, mem_limit: None })
+    }
+}

@@ -24,6 +24,7 @@ pub mod bfs;
 pub mod checksum;
 pub mod container;
 pub mod coord;
+pub mod coset;
 pub mod cube;
 pub mod h48;
 pub mod job;

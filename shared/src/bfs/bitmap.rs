@@ -68,15 +68,28 @@ impl BitStore {
     }
 
     /// Sets every word to zero. A file-backed store punches a hole over the whole file (its
-    /// size never changes, so a kill at any moment leaves a file a resume accepts): nothing is
-    /// written, and a sparse level then touches only its own pages. Where the file system
-    /// cannot punch holes, the words are written as zeros.
+    /// size never changes, so a kill at any moment leaves a file a resume accepts); an
+    /// anonymous one gives its pages back. Nothing is written, and a sparse level then touches
+    /// only its own pages. Where neither is possible, the words are written as zeros.
     pub fn clear(&mut self) -> io::Result<()> {
         use rayon::prelude::*;
-        if let Some(f) = &self.file {
-            if punch_hole(f)? {
-                return Ok(());
+        match &self.file {
+            Some(f) => {
+                if punch_hole(f)? {
+                    return Ok(());
+                }
             }
+            #[cfg(target_os = "linux")]
+            None => {
+                // SAFETY: a private anonymous mapping, which `&mut self` keeps from being read
+                // or written meanwhile; its pages read as zero afterwards, which is the point.
+                let dropped = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+                if dropped.is_ok() {
+                    return Ok(());
+                }
+            }
+            #[cfg(not(target_os = "linux"))]
+            None => {}
         }
         self.words_mut().par_iter_mut().for_each(|w| *w = 0);
         Ok(())

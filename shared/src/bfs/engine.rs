@@ -121,12 +121,12 @@ pub enum BfsError {
 
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
 /// `words_per_row` words), what to count, and the progress counters to advance.
-struct LevelInput<'a> {
-    visited: &'a [u64],
-    frontier: &'a [u64],
-    words_per_row: usize,
-    counting: Counting,
-    progress: &'a Progress,
+pub(crate) struct LevelInput<'a> {
+    pub visited: &'a [u64],
+    pub frontier: &'a [u64],
+    pub words_per_row: usize,
+    pub counting: Counting,
+    pub progress: &'a Progress,
 }
 
 /// Expands levels on this process's rayon threads with the task functions of `task.rs` (a
@@ -134,7 +134,7 @@ struct LevelInput<'a> {
 /// it keeps the sources of the search's rows under its moves once the first forward level has
 /// built them.
 #[derive(Default)]
-struct Expander {
+pub(crate) struct Expander {
     sources: OnceLock<Sources>,
 }
 
@@ -142,7 +142,7 @@ impl Expander {
     /// Sets in `next` (zeroed) the new entries of the level, closed under the rows'
     /// stabilizers, and returns their counts. Forward: the unvisited images of the frontier.
     /// Backward: the unvisited entries with a neighbour in the frontier.
-    fn expand<I: RowIndex>(
+    pub(crate) fn expand<I: RowIndex>(
         &self,
         space: &I,
         moves: &[Move],
@@ -317,7 +317,7 @@ fn record(
 
 /// `dst |= src`, writing only where `src` has bits (a sparse level leaves `dst`'s other pages
 /// untouched).
-fn or_into(dst: &mut [u64], src: &[u64]) {
+pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {
     dst.par_iter_mut().zip(src.par_iter()).for_each(|(d, &s)| {
         if s != 0 {
             *d |= s;

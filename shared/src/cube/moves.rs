@@ -158,9 +158,10 @@ pub struct ParseMovesError {
 }
 
 /// Parses Singmaster notation: `R U2 F'`, `R2'` (same as R2), tokens separated by any
-/// whitespace. Also accepts `3` for a counter-clockwise turn.
+/// whitespace or none. Also accepts cube20src's turn counts, `U1 U2 U3` (`U1R3F2`).
 pub fn parse_moves(text: &str) -> Result<Vec<Move>, ParseMovesError> {
     text.split_whitespace()
+        .flat_map(split_turns)
         .enumerate()
         .map(|(i, token)| {
             parse_token(token).ok_or_else(|| ParseMovesError { token: token.to_string(), position: i + 1 })
@@ -168,12 +169,23 @@ pub fn parse_moves(text: &str) -> Result<Vec<Move>, ParseMovesError> {
         .collect()
 }
 
+/// A whitespace-free word cut before each face letter (`U1R3` into `U1`, `R3`).
+fn split_turns(word: &str) -> Vec<&str> {
+    let mut starts: Vec<usize> =
+        word.char_indices().filter(|(_, c)| FACE_LETTERS.contains(c)).map(|(i, _)| i).collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    starts.push(word.len());
+    starts.windows(2).map(|w| &word[w[0]..w[1]]).collect()
+}
+
 fn parse_token(token: &str) -> Option<Move> {
     let mut chars = token.chars();
     let first = chars.next()?;
     let face = FACE_LETTERS.iter().position(|&c| c == first)?;
     let turns = match chars.as_str() {
-        "" => 1,
+        "" | "1" => 1,
         "2" | "2'" => 2,
         "'" | "3" => 3,
         _ => return None,

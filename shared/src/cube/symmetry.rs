@@ -28,6 +28,9 @@ pub enum SymmetryGroup {
     Full,
     /// The 16 symmetries that fix the UD axis.
     UdAxis,
+    /// The identity alone: no reduction, every coordinate value its own class (a coset of H,
+    /// which conjugation does not preserve).
+    Identity,
 }
 
 impl SymmetryGroup {
@@ -35,6 +38,7 @@ impl SymmetryGroup {
         match self {
             SymmetryGroup::Full => SYMMETRY_COUNT,
             SymmetryGroup::UdAxis => UD_SYMMETRY_COUNT,
+            SymmetryGroup::Identity => 1,
         }
     }
 

@@ -164,9 +164,12 @@ fn singmaster_parsing() {
     let err = parse_moves("R U X2 F").unwrap_err();
     assert_eq!((err.token.as_str(), err.position), ("X2", 3));
     assert!(err.to_string().contains("`X2`"));
-    for bad in ["R4", "u", "R''", "RU"] {
+    for bad in ["R4", "u", "R''", "R U1'", "xR"] {
         assert!(parse_moves(bad).is_err(), "{bad}");
     }
+    // cube20src writes turn counts and no spaces.
+    assert_eq!(format_moves(&parse_moves("U1R3F2 D1").unwrap()), "U R' F2 D");
+    assert_eq!(parse_moves("RU").unwrap(), parse_moves("R U").unwrap());
     for m in Move::all() {
         assert_eq!(parse_moves(&m.to_string()).unwrap(), vec![m]);
     }

@@ -70,8 +70,18 @@ fn edge_ranks(e: &Edges) -> (u32, u32) {
 }
 
 impl KociembaSpace {
+    /// H or H' with rows reduced by the 16 symmetries of H.
     pub fn new(with_slice: bool) -> Self {
-        let group = SymmetryGroup::UdAxis;
+        Self::with_group(with_slice, SymmetryGroup::UdAxis)
+    }
+
+    /// H or H' with one row per corner permutation: a set of its positions that is not closed
+    /// under symmetry (the positions of a coset of H reached so far) can be held.
+    pub fn unreduced(with_slice: bool) -> Self {
+        Self::with_group(with_slice, SymmetryGroup::Identity)
+    }
+
+    fn with_group(with_slice: bool, group: SymmetryGroup) -> Self {
         let classes = SymClasses::build(factorial(8), group, |s, raw| {
             perm_rank(&s.conjugate_corners(&corners_of(raw)).perm)
         });
@@ -191,7 +201,8 @@ impl KociembaSpace {
         Cube { corners: corners_of(self.rows.classes.rep(row)), edges: edges_of(column / per, column % per) }
     }
 
-    fn locate(&self, x: &Cube) -> (u32, u32) {
+    /// (row, column) of a position of H (of H': its slice edges are ignored).
+    pub fn locate(&self, x: &Cube) -> (u32, u32) {
         let raw = perm_rank(&x.corners.perm);
         let s = self.rows.classes.to_rep(raw);
         let (ud, slice) = edge_ranks(&s.conjugate_edges(&x.edges));
