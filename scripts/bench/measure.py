@@ -11,6 +11,7 @@ import datetime
 import os
 import platform
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -56,7 +57,7 @@ def main():
                             capture_output=True, text=True).stdout.strip() or "unknown"
     row = "| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.1f} | `{}` |\n".format(
         datetime.date.today().isoformat(), commit, machine(), label, wall,
-        usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, " ".join(cmd))
+        usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, shlex.join(cmd))
     if not os.path.exists(TABLE):
         with open(TABLE, "w") as f:
             f.write(HEADER)
