@@ -164,19 +164,23 @@ pub struct CosetArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Refuse to start if a coset needs more memory than this (e.g. 16G).
-    #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
-    pub mem_limit: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 impl TryFrom<CosetArgs> for CosetConfig {
     type Error = anyhow::Error;
     fn try_from(a: CosetArgs) -> Result<Self> {
-        let config = CosetConfig::new(&a.cosets, a.file.as_deref(), a.exact_to)?;
+        let cluster = a.cluster.try_into()?;
+        let config = CosetConfig::new(&a.cosets, a.file.as_deref(), a.exact_to, cluster)?;
         Ok(CosetConfig {
             slice_edges_alike: a.slice_edges_alike,
             json: a.json,
-            mem_limit: a.mem_limit,
+            mem_limit: a.limits.mem_limit,
+            state_dir: a.limits.state_dir,
             ..config
         })
     }
@@ -347,7 +351,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     worker::logs::init();
     let quiet = match &cli.command {
-        Command::Info { .. } | Command::Verify { .. } | Command::Position { .. } | Command::Coset(_) => true,
+        Command::Info { .. } | Command::Verify { .. } | Command::Position { .. } => true,
+        Command::Coset(a) => a.cluster.embedded(),
         Command::Enumerate(a) => a.cluster.embedded(),
         Command::Build(a) => a.cluster.embedded(),
         Command::Status { .. } => false,

@@ -249,6 +249,9 @@ pub struct CosetConfig {
     pub slice_edges_alike: bool,
     pub json: Option<PathBuf>,
     pub mem_limit: Option<u64>,
+    /// Journal finished chunks of cosets here, so that a killed job resumes.
+    pub state_dir: Option<PathBuf>,
+    pub cluster: ClusterConfig,
 }
 
 impl CosetConfig {
@@ -256,7 +259,7 @@ impl CosetConfig {
     /// lines and `#` comments skipped), refusing a malformed one, none at all, a coset given
     /// twice (two representatives of one coset have the same phase-1 coordinate) and a depth
     /// beyond 20.
-    pub fn new(given: &[String], file: Option<&Path>, exact_to: u32) -> Result<Self> {
+    pub fn new(given: &[String], file: Option<&Path>, exact_to: u32, cluster: ClusterConfig) -> Result<Self> {
         ensure!(
             exact_to <= MAX_COSET_DEPTH,
             "--exact-to {exact_to}: every position is within {MAX_COSET_DEPTH} moves, so at most {MAX_COSET_DEPTH}"
@@ -290,6 +293,14 @@ impl CosetConfig {
             seen.push((coord, text.clone()));
             cosets.push((text, moves));
         }
-        Ok(CosetConfig { cosets, exact_to, slice_edges_alike: false, json: None, mem_limit: None })
+        Ok(CosetConfig {
+            cosets,
+            exact_to,
+            slice_edges_alike: false,
+            json: None,
+            mem_limit: None,
+            state_dir: None,
+            cluster,
+        })
     }
 }

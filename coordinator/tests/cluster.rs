@@ -630,3 +630,46 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
     assert_eq!(sha, H1, "the distributed h48h1 differs from the embedded one");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_killed() {
+    let dir = scratch("cosets");
+    let reps = ["", "R", "F", "R U", "F D", "L B"];
+    let mut job = vec!["coset", "--slice-edges-alike", "--exact-to", "8", "--tasks-per-level", "6"];
+    job.extend(reps);
+    let counts = |path: &std::path::Path| {
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let each: Vec<_> = v["cosets"].as_array().unwrap().iter().map(|c| c["counts"].clone()).collect();
+        (each, v["counts"].clone(), v["beyond"].clone())
+    };
+    let path = dir.join("embedded.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(&job)
+        .args(["--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = counts(&path);
+    let (mut coord, addr, err) = start_job(&dir, &job, &["--listen", "127.0.0.1:0", "--liveness-secs", "2"]);
+    let mut victim = worker(&addr, TOKEN, &dir);
+    // A coset takes about 2 s on one thread: once one is leased and three are left, the victim
+    // is mid-task.
+    let end = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(std::time::Instant::now() < end, "the worker never took a coset");
+        match level_status(&addr, &dir) {
+            Some((0, done, total, leased)) if leased >= 1 && done + 3 <= total => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let survivor = worker(&addr, TOKEN, &dir);
+    victim.kill().unwrap(); // SIGKILL, mid-task
+    victim.wait().unwrap();
+    let done = wait_bounded(survivor, Duration::from_secs(180));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("of worker 1 handed out again"), "{log}");
+    assert_eq!(counts(&dir.join("cluster.json")), expected);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -73,3 +73,60 @@ fn bad_coset_requests_are_refused_clearly() {
     fails(&run(&["--exact-to", "3", "--mem-limit", "100M", "R"]), "memory");
     assert!(!json.exists(), "no JSON after a refusal");
 }
+
+/// The counts of every coset in a `coset --json` file (the seconds may differ between runs).
+fn counts_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut all: Vec<serde_json::Value> = v["cosets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::json!([c["counts"], c["beyond"]]))
+        .collect();
+    all.push(v["counts"].clone());
+    all
+}
+
+/// Twenty cosets of H' (two chunks), named by short words.
+fn twenty_cosets() -> Vec<String> {
+    let faces = ["R", "F", "L", "B"];
+    let mut reps = vec![String::new()];
+    for a in faces {
+        reps.push(a.to_string());
+        for b in ["U", "D", "R", "F"] {
+            if reps.len() < 20 && a != b {
+                reps.push(format!("{a} {b}"));
+            }
+        }
+    }
+    reps.truncate(20);
+    reps
+}
+
+#[test]
+fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
+    let dir = scratch("workers");
+    let reps = twenty_cosets();
+    let run = |extra: &[&str], name: &str| {
+        let json = dir.join(name);
+        let mut args =
+            vec!["--threads", "2", "coset", "--slice-edges-alike", "--exact-to", "6", "--json", path(&json)];
+        args.extend(reps.iter().map(|s| s.as_str()));
+        args.extend_from_slice(extra);
+        ok(&coordinator(&args));
+        counts_of(&json)
+    };
+    let embedded = run(&[], "embedded.json");
+    assert_eq!(run(&["--workers", "2", "--tasks-per-level", "5"], "workers.json"), embedded);
+    // Killed after its first chunk is journaled, then run again: only the second chunk is made.
+    let state = dir.join("state");
+    let out = dir.join("resumed.json");
+    let mut args = vec!["coset", "--slice-edges-alike", "--exact-to", "6", "--json", path(&out)];
+    args.extend(reps.iter().map(|s| s.as_str()));
+    args.extend(["--state-dir", path(&state)]);
+    let log = kill_and_run_again(&args, "chunk 1 of 2", &out);
+    assert!(log.contains("resuming: 1 of 2 chunks"), "{log}");
+    assert!(!log.contains("chunk 1 of 2"), "a finished chunk is not made again: {log}");
+    assert_eq!(counts_of(&out), embedded);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -5,7 +5,9 @@
 //!   of [`crate::space`], cut into row-range tasks;
 //! - a product enumeration, `product/SPACE/METRIC/DEPTH` ([`ProductSpec`]): one task per range
 //!   of representative cosets;
-//! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels.
+//! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels;
+//! - cosets of H solved exactly, `coset/h/D` (or `coset/hprime/D`, the middle-slice edges
+//!   alike): one task per range of the job's cosets, whose representatives are its input.
 
 use crate::bfs::owned::PartCut;
 use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
@@ -14,6 +16,7 @@ use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
 use crate::coord::nxopt_columns::NxoptColumns;
 use crate::coord::{corner_tetrads, edge_slices, BlockLayout, Part};
+use crate::coset::CosetSpec;
 use crate::cube::{Move, MoveSet, Pieces, UnknownMoveSet};
 use crate::h48::H11Rows;
 use crate::product::{BadProductSpec, ProductSpec};
@@ -30,6 +33,7 @@ pub enum JobSpec {
     Product(ProductSpec),
     /// The H48 table hN, N in 1..=11.
     H48Table(u8),
+    Cosets(CosetSpec),
 }
 
 impl std::fmt::Display for JobSpec {
@@ -38,6 +42,7 @@ impl std::fmt::Display for JobSpec {
             JobSpec::Rows(r) => r.fmt(f),
             JobSpec::Product(p) => p.fmt(f),
             JobSpec::H48Table(h) => write!(f, "h48h{h}"),
+            JobSpec::Cosets(c) => c.fmt(f),
         }
     }
 }
@@ -62,6 +67,17 @@ impl std::str::FromStr for JobSpec {
     fn from_str(s: &str) -> Result<Self, BadJobSpec> {
         if s.starts_with("product/") {
             return Ok(JobSpec::Product(s.parse()?));
+        }
+        if let Some(rest) = s.strip_prefix("coset/") {
+            let (space, depth) = rest.split_once('/').ok_or_else(|| BadJobSpec::Unknown(s.to_string()))?;
+            let slice_edges_alike = match space {
+                "h" => false,
+                "hprime" => true,
+                _ => return Err(BadJobSpec::Unknown(s.to_string())),
+            };
+            let exact_to =
+                depth.parse().ok().filter(|&d| d <= 20).ok_or_else(|| BadJobSpec::Unknown(s.to_string()))?;
+            return Ok(JobSpec::Cosets(CosetSpec { exact_to, slice_edges_alike }));
         }
         if !s.contains('/') {
             return s
@@ -348,6 +364,8 @@ mod tests {
             "product/edges/qtm/8",
             "h48h1",
             "h48h11",
+            "coset/h/10",
+            "coset/hprime/0",
         ] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
@@ -359,6 +377,9 @@ mod tests {
             "product/cube/htm",
             "product/teapot/htm/3",
             "nxopt-eo4ep1/htm",
+            "coset/h/21",
+            "coset/g/3",
+            "coset/h",
         ] {
             assert!(bad.parse::<JobSpec>().is_err(), "{bad}");
         }

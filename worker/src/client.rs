@@ -5,7 +5,7 @@
 use crate::connection::{classify, connect, Client, Fault, Traffic};
 use crate::rows::peer::{PeerPool, PeerService};
 use crate::rows::Host;
-use crate::tasks::{run_h48_task, run_product_task, Cache, TaskError};
+use crate::tasks::{run_coset_task, run_h48_task, run_product_task, Cache, TaskError};
 use anyhow::{anyhow, Result};
 use cubefarm_proto::auth::Token;
 use cubefarm_proto::v1;
@@ -276,6 +276,7 @@ async fn run_task(
     match task.job_spec.parse::<JobSpec>().map_err(anyhow::Error::from)? {
         JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
         JobSpec::H48Table(h) => run_h48_task(client, cache, task, h).await,
+        JobSpec::Cosets(spec) => run_coset_task(client, cache, task, spec).await,
         spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),
     }
 }

@@ -4,6 +4,8 @@
 use crate::connection::Client;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
+use shared::coset::{CosetSolver, CosetSpec};
+use shared::cube::{apply_moves, parse_moves, Cube};
 use shared::h48::{base_for, H11Rows, Level, RowScratch};
 use shared::job::JobSpec;
 use shared::product::{ProductJob, ProductSpec};
@@ -19,6 +21,16 @@ pub struct Cache {
     /// An H48 build's h11 index and the levels downloaded so far (by depth).
     h48: Option<Arc<H11Rows>>,
     h48_levels: Vec<Option<Arc<Level>>>,
+    cosets: Option<CosetJob>,
+}
+
+/// A coset job's solver and representatives, with the job's spec and id.
+#[derive(Clone)]
+struct CosetJob {
+    spec: String,
+    job: u64,
+    solver: Arc<CosetSolver>,
+    reps: Arc<Vec<Cube>>,
 }
 
 /// Why a task was not computed.
@@ -154,6 +166,63 @@ pub async fn run_h48_task(
         shard::encode_words(key, &words)
     })
     .await?)
+}
+
+/// A coset job's task: its cosets (a range of the representatives the coordinator publishes as
+/// the input `cosets/0`, one move sequence a line) solved one after the other, each on every
+/// thread. The solver's tables are built and the representatives downloaded once per job.
+pub async fn run_coset_task(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+    spec: CosetSpec,
+) -> Result<Vec<u8>, TaskError> {
+    let cached = cache
+        .lock()
+        .ok()
+        .and_then(|c| c.cosets.clone())
+        .filter(|c| c.spec == task.job_spec && c.job == task.job_id);
+    let (solver, reps) = match cached {
+        Some(c) => (c.solver, c.reps),
+        None => {
+            let bytes = download_bytes(client, task, "cosets/0", 0).await?;
+            let text = String::from_utf8(bytes).map_err(|_| anyhow!("the coset list is not text"))?;
+            let reps = text
+                .lines()
+                .map(|line| parse_moves(line).map(|m| apply_moves(&m)))
+                .collect::<Result<Vec<Cube>, _>>()
+                .map_err(|e| anyhow!("the coset list from the coordinator: {e}"))?;
+            let alike = spec.slice_edges_alike;
+            let solver = Arc::new(tokio::task::spawn_blocking(move || CosetSolver::new(!alike)).await?);
+            let reps = Arc::new(reps);
+            if let Ok(mut c) = cache.lock() {
+                c.cosets = Some(CosetJob {
+                    spec: task.job_spec.clone(),
+                    job: task.job_id,
+                    solver: solver.clone(),
+                    reps: reps.clone(),
+                });
+            }
+            (solver, reps)
+        }
+    };
+    let range = task.row_begin as usize..task.row_end as usize;
+    if range.start > range.end || range.end > reps.len() {
+        return Err(TaskError::Other(anyhow!("task cosets {range:?} outside 0..{}", reps.len())));
+    }
+    let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
+    let words = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<u64>> {
+        let progress = shared::bfs::Progress::default();
+        let mut words = Vec::with_capacity(range.len() * spec.words_per_coset());
+        for rep in &reps[range] {
+            let start = std::time::Instant::now();
+            let found = solver.exact(rep, spec.exact_to, &progress)?;
+            words.extend(wire::coset::encode(&found, spec, start.elapsed().as_millis() as u64));
+        }
+        Ok(words)
+    })
+    .await??;
+    Ok(shard::encode_words(key, &words))
 }
 
 /// Downloads the job-wide input `name` (an encoded shard keyed by `level`) as bytes.

@@ -1,16 +1,31 @@
 //! `coset`: cosets of H solved whole, each position at its exact distance up to a depth
-//! (docs/coset.md), one coset after another on this process's threads.
+//! (docs/coset.md): embedded, one coset after another on this process's threads, or as leased
+//! tasks of workers (a range of cosets each; the representatives are the job's input). Cosets
+//! run in chunks; with `--state-dir` each finished chunk's results are journaled, and the same
+//! command run again computes only the chunks still missing.
 
+use crate::cluster::{with_cluster, Traffic};
 use crate::config::CosetConfig;
+use crate::journal::RedbJournal;
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
 use crate::resources::check_memory;
 use anyhow::{Context, Result};
-use shared::coset::CosetSolver;
-use shared::cube::apply_moves;
+use shared::bfs::Progress;
+use shared::checksum::crc32;
+use shared::coset::{CosetDistances, CosetSolver, CosetSpec};
+use shared::cube::{apply_moves, format_moves};
+use shared::job::JobSpec;
 use shared::report::thousands;
 use shared::units::gib;
+use shared::wire;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
+
+/// Cosets in one chunk (journaled together): at distance 10 a coset of H takes about a minute
+/// on two cores, so a kill loses at most a quarter of an hour of work there.
+const COSETS_PER_CHUNK: usize = 16;
 
 /// One coset's result, as `--json` writes it.
 #[derive(serde::Serialize)]
@@ -30,39 +45,109 @@ struct CosetsJson<'a> {
     /// Sums over the cosets, per depth.
     counts: Vec<u64>,
     beyond: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    traffic: Option<Traffic>,
 }
 
 pub fn run(config: &CosetConfig) -> Result<()> {
     let json = config.json.as_deref().map(OutputFile::prepare).transpose()?;
     let start = Instant::now();
-    let solver = CosetSolver::new(!config.slice_edges_alike);
-    check_memory(solver.state_bytes(), config.mem_limit, "")
-        .context("a coset's run holds three bits per position of H")?;
-    let space = if config.slice_edges_alike { "hprime" } else { "h" };
-    eprintln!(
-        "cosets of {space}: {} positions each, {} of bit arrays; tables built in {:.1} s",
-        thousands(solver.coset_size()),
-        gib(solver.state_bytes()),
-        start.elapsed().as_secs_f64()
-    );
-    let depth = config.exact_to as usize;
-    let mut results = Vec::new();
-    for (text, moves) in &config.cosets {
-        let reporter = Reporter::new(solver.row_count() as u64);
-        let t = Instant::now();
-        let found = std::thread::scope(|scope| {
-            reporter.restart();
-            scope.spawn(|| reporter.display_loop());
-            let found = solver.exact(&apply_moves(moves), config.exact_to, &reporter.progress);
-            reporter.finish();
-            found
-        })?;
-        let mut counts = found.counts;
-        counts.resize(depth + 1, 0);
-        let seconds = t.elapsed().as_secs_f64();
-        println!("coset of {text:?} ({seconds:.1} s)");
-        print_counts(&counts, found.beyond, depth);
-        results.push(CosetResult { representative: text.clone(), counts, beyond: found.beyond, seconds });
+    let spec = CosetSpec { exact_to: config.exact_to, slice_edges_alike: config.slice_edges_alike };
+    let distributed = config.cluster.distributed();
+    let solver = (!distributed).then(|| CosetSolver::new(!config.slice_edges_alike));
+    if let Some(solver) = &solver {
+        check_memory(solver.state_bytes(), config.mem_limit, "")
+            .context("a coset's run holds three bits per position of H")?;
+        eprintln!(
+            "cosets of {}: {} positions each, {} of bit arrays",
+            if spec.slice_edges_alike { "H'" } else { "H" },
+            thousands(spec.coset_size()),
+            gib(solver.state_bytes())
+        );
+    }
+    // The representatives as workers read them: one canonical move sequence a line.
+    let list: String = config.cosets.iter().map(|(_, moves)| format_moves(moves) + "\n").collect();
+    let n = config.cosets.len();
+    let chunks: Vec<Range<usize>> =
+        (0..n).step_by(COSETS_PER_CHUNK).map(|a| a..(a + COSETS_PER_CHUNK).min(n)).collect();
+    let journal = match &config.state_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let identity = format!("{spec} cosets={n} list-crc32={:08x}", crc32(list.as_bytes()));
+            Some(RedbJournal::open(dir, &identity)?.0)
+        }
+        None => None,
+    };
+    let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();
+    if !finished.is_empty() {
+        eprintln!("resuming: {} of {} chunks of cosets are in the journal", finished.len(), chunks.len());
+    }
+    let reporter = Reporter::new(n as u64).with_unit("cosets");
+    let done = &reporter.progress.rows_done;
+    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's words.
+    let mut run_chunks = |run: &mut dyn FnMut(u32, Range<usize>) -> Result<Vec<u64>>| -> Result<()> {
+        for (i, range) in chunks.iter().enumerate() {
+            done.store(range.start as u64, Ordering::Relaxed);
+            if finished.contains_key(&(i as u32)) {
+                continue;
+            }
+            let words = run(i as u32, range.clone())?;
+            // Checked here whoever made them: every coset's counts add up to a coset.
+            wire::coset::decode(&words, spec, range.len())?;
+            if let Some(journal) = &journal {
+                journal.chunk_done(i as u32, &words)?;
+                tracing::info!("chunk {} of {} (cosets {range:?}) done and journaled", i + 1, chunks.len());
+            }
+            finished.insert(i as u32, words);
+        }
+        Ok(())
+    };
+    let traffic = std::thread::scope(|scope| {
+        scope.spawn(|| reporter.display_loop());
+        let result = match &solver {
+            Some(solver) => run_chunks(&mut |_, range| {
+                let mut words = Vec::new();
+                // The display counts cosets; the levels of one coset are not shown.
+                let levels = Progress::default();
+                for (_, moves) in &config.cosets[range] {
+                    let t = Instant::now();
+                    let found = solver.exact(&apply_moves(moves), spec.exact_to, &levels)?;
+                    words.extend(wire::coset::encode(&found, spec, t.elapsed().as_millis() as u64));
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(words)
+            })
+            .map(|()| None),
+            None => with_cluster(&config.cluster, JobSpec::Cosets(spec).to_string(), &reporter, |hub| {
+                hub.publish_input(hub.job(), "cosets/0", list.as_bytes());
+                // Each chunk is a level of its own, named by the chunk's index.
+                run_chunks(&mut |chunk, range| {
+                    let range = range.start as u32..range.end as u32;
+                    Ok(hub.run_cosets(chunk, range, spec.words_per_coset(), done)?)
+                })?;
+                Ok(Some(hub.traffic()))
+            }),
+        };
+        reporter.finish();
+        result
+    })?;
+    let words: Vec<u64> = finished.into_values().flatten().collect();
+    let found = wire::coset::decode(&words, spec, n)?;
+    let results: Vec<CosetResult> = config
+        .cosets
+        .iter()
+        .zip(found)
+        .map(|((text, _), (CosetDistances { counts, beyond }, millis))| CosetResult {
+            representative: text.clone(),
+            counts,
+            beyond,
+            seconds: millis as f64 / 1000.0,
+        })
+        .collect();
+    let depth = spec.exact_to as usize;
+    for r in &results {
+        println!("coset of {:?} ({:.1} s)", r.representative, r.seconds);
+        print_counts(&r.counts, r.beyond, depth);
     }
     let sums: Vec<u64> = (0..=depth).map(|d| results.iter().map(|r| r.counts[d]).sum()).collect();
     let beyond = results.iter().map(|r| r.beyond).sum();
@@ -70,14 +155,11 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         println!("all {} cosets", results.len());
         print_counts(&sums, beyond, depth);
     }
-    eprintln!(
-        "{} coset(s) in {:.1} s, peak RSS {}",
-        results.len(),
-        start.elapsed().as_secs_f64(),
-        gib(peak_rss_bytes())
-    );
+    eprintln!("{n} coset(s) in {:.1} s, peak RSS {}", start.elapsed().as_secs_f64(), gib(peak_rss_bytes()));
     if let Some(out) = json {
-        let value = CosetsJson { space, exact_to: config.exact_to, cosets: &results, counts: sums, beyond };
+        let space = if spec.slice_edges_alike { "hprime" } else { "h" };
+        let value =
+            CosetsJson { space, exact_to: spec.exact_to, cosets: &results, counts: sums, beyond, traffic };
         out.write(serde_json::to_string_pretty(&value)?.as_bytes())?;
     }
     Ok(())

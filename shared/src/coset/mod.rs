@@ -129,3 +129,34 @@ impl CosetSolver {
         });
     }
 }
+
+/// A coset job: cosets of H (or H') solved to an exact depth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CosetSpec {
+    pub exact_to: u32,
+    pub slice_edges_alike: bool,
+}
+
+impl CosetSpec {
+    /// Words of one coset's result: its counts to `exact_to`, the count beyond, its milliseconds.
+    pub fn words_per_coset(&self) -> usize {
+        self.exact_to as usize + 3
+    }
+
+    /// Positions in a coset: |H| = 8!·8!·4!/2, or |H'| = 8!·8!.
+    pub fn coset_size(&self) -> u64 {
+        let f8 = crate::coord::rank::factorial(8) as u64;
+        if self.slice_edges_alike {
+            f8 * f8
+        } else {
+            f8 * f8 * crate::coord::rank::factorial(4) as u64 / 2
+        }
+    }
+}
+
+impl std::fmt::Display for CosetSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let space = if self.slice_edges_alike { "hprime" } else { "h" };
+        write!(f, "coset/{space}/{}", self.exact_to)
+    }
+}

@@ -12,6 +12,7 @@ macro_rules! malformed {
     };
 }
 
+pub mod coset;
 pub mod h48;
 pub mod product;
 mod sparse;
