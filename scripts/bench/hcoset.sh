@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Side by side with cube20src's coset solver: the same cosets solved exactly to depth D by
+# `hcoset -t THREADS -d D` and by `coordinator coset --exact-to D`, both measured (wall, CPU,
+# peak RSS) into results/BENCHMARKS.md, and their per-depth counts compared (hcoset's "lev"
+# column, the positions new at each depth).
+#
+#   scripts/bench/hcoset.sh SOLVER_DIR [DEPTH] [COSET ...]
+#
+# SOLVER_DIR holds cube20src's sources (https://github.com/rokicki/cube20src, outside this
+# repository); hcoset is built there with its makefile (ctangle from texlive-binaries, a C++
+# compiler). Cosets are given in cube20src's notation (hcoset reads no spaces); the default is
+# the identity coset (U2U2) and R1U1F1. hcoset builds its phase-1 table p1p1h.dat (680 MB) the
+# first time; that run is not measured.
+set -euo pipefail
+dir=${1:?usage: hcoset.sh SOLVER_DIR [DEPTH] [COSET ...]}
+depth=${2:-10}
+shift $(( $# >= 2 ? 2 : 1 ))
+cosets=("$@")
+[ ${#cosets[@]} -gt 0 ] || cosets=(U2U2 R1U1F1)
+threads=${THREADS:-$(nproc)}
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+[ -f "$dir/hcoset.w" ] || { echo "error: $dir is not cube20src's source tree" >&2; exit 1; }
+command -v ctangle > /dev/null || { echo "error: ctangle is missing (apt-get install texlive-binaries)" >&2; exit 1; }
+cargo build --release --locked -q -p coordinator
+(cd "$dir" && make -s hcoset) > /dev/null
+[ -f "$dir/p1p1h.dat" ] || (cd "$dir" && ./hcoset -t "$threads" -d 0 U2U2 > /dev/null)
+mkdir -p results/logs
+status=0
+for coset in "${cosets[@]}"; do
+    log="results/logs/hcoset-$coset-$depth.log"
+    (cd "$dir" && python3 "$OLDPWD/scripts/bench/measure.py" "hcoset -d $depth $coset" -- \
+        ./hcoset -t "$threads" -d "$depth" "$coset") > "$log"
+    theirs=$(awk '$1 == "Tests" && $2 == "at" { for (i = 1; i <= NF; i++) if ($i == "lev") printf "%s ", $(i + 1) }' "$log")
+    json="results/coset-$coset-$depth.json"
+    python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
+        target/release/coordinator --threads "$threads" coset --exact-to "$depth" "$coset" --json "$json" \
+        > /dev/null 2> "results/logs/coset-$coset-$depth.log"
+    ours=$(python3 -c "import json,sys; print(' '.join(map(str, json.load(open(sys.argv[1]))['cosets'][0]['counts'])))" "$json")
+    if [ "${theirs% }" = "$ours" ]; then
+        echo "$coset to $depth: the same counts ($ours)"
+    else
+        echo "$coset to $depth: DIFFERENT: hcoset ${theirs% }, ours $ours" >&2
+        status=1
+    fi
+done
+tail -n $(( 2 * ${#cosets[@]} )) results/BENCHMARKS.md
+exit $status
