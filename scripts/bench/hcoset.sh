@@ -30,7 +30,10 @@ for coset in "${cosets[@]}"; do
     log="results/logs/hcoset-$coset-$depth.log"
     (cd "$dir" && python3 "$OLDPWD/scripts/bench/measure.py" "hcoset -d $depth $coset" -- \
         ./hcoset -t "$threads" -d "$depth" "$coset") > "$log"
-    theirs=$(awk '$1 == "Tests" && $2 == "at" { for (i = 1; i <= NF; i++) if ($i == "lev") printf "%s ", $(i + 1) }' "$log")
+    # "Tests at D N in T uniq U lev L ...": L positions new at depth D (depths before the first
+    # position found are not printed: zero).
+    theirs=$(awk -v max="$depth" '$1 == "Tests" && $2 == "at" { for (i = 1; i <= NF; i++) if ($i == "lev") c[$3] = $(i + 1) }
+        END { for (d = 0; d <= max; d++) printf "%s ", (d in c) ? c[d] : 0 }' "$log")
     json="results/coset-$coset-$depth.json"
     python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
         target/release/coordinator --threads "$threads" coset --exact-to "$depth" "$coset" --json "$json" \
@@ -43,5 +46,5 @@ for coset in "${cosets[@]}"; do
         status=1
     fi
 done
-tail -n $(( 2 * ${#cosets[@]} )) results/BENCHMARKS.md
+grep -F -e "hcoset -d $depth" -e "coset --exact-to $depth" results/BENCHMARKS.md | tail -n $(( 2 * ${#cosets[@]} ))
 exit $status

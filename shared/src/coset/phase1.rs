@@ -211,27 +211,39 @@ impl Phase1 {
         if self.bound(c) as u32 > length {
             return;
         }
-        Move::all().collect::<Vec<_>>().into_par_iter().for_each(|m| {
+        (0..Move::COUNT).into_par_iter().for_each(|first| {
             let mut batch = Vec::with_capacity(BATCH);
-            self.descend(&start.compose(m.cube()), self.apply(c, m), m, length - 1, &mut batch, found);
+            // The first move as a branch of its own: the search below it as below any move.
+            self.branch(start, c, None, Move::from_index(first), length, &mut batch, found);
             if !batch.is_empty() {
                 found(&batch);
             }
         });
     }
 
-    fn descend(
+    /// Takes move `m` from `x` (of coordinate `c`, reached by a last move `last`) when the
+    /// sequence may go on that way with `left` moves to go, `m` included; the position is
+    /// composed only for moves whose coordinate survives the bound, so a pruned move costs
+    /// three table lookups.
+    #[allow(clippy::too_many_arguments)]
+    fn branch(
         &self,
         x: &Cube,
         c: Coord,
-        last: Move,
+        last: Option<Move>,
+        m: Move,
         left: u32,
         batch: &mut Vec<Cube>,
         found: &(dyn Fn(&[Cube]) + Sync),
     ) {
-        if left == 0 {
-            if self.is_goal(c) && !in_h(last) {
-                batch.push(*x);
+        // One turn per face in a row; of two opposite faces, the lower one first.
+        if last.is_some_and(|l| m.face() == l.face() || m.face() + 3 == l.face()) {
+            return;
+        }
+        let next = self.apply(c, m);
+        if left == 1 {
+            if self.is_goal(next) && !in_h(m) {
+                batch.push(x.compose(m.cube()));
                 if batch.len() == BATCH {
                     found(batch);
                     batch.clear();
@@ -239,15 +251,12 @@ impl Phase1 {
             }
             return;
         }
-        if self.bound(c) as u32 > left {
+        if self.bound(next) as u32 > left - 1 {
             return;
         }
-        for m in Move::all() {
-            // One turn per face in a row; of two opposite faces, the lower one first.
-            if m.face() == last.face() || m.face() + 3 == last.face() {
-                continue;
-            }
-            self.descend(&x.compose(m.cube()), self.apply(c, m), m, left - 1, batch, found);
+        let y = x.compose(m.cube());
+        for n in Move::all() {
+            self.branch(&y, next, Some(m), n, left - 1, batch, found);
         }
     }
 }
