@@ -155,7 +155,7 @@ pub struct CosetArgs {
     #[arg(long, value_name = "D", value_parser = parse_depth)]
     pub exact_to: u32,
 
-    /// Cosets of H' instead, the middle-slice edges alike (16 times smaller; for checks).
+    /// Cosets of H' instead, the middle-slice edges alike (24 times smaller bit arrays; for checks).
     #[arg(long)]
     pub slice_edges_alike: bool,
 

@@ -244,7 +244,7 @@ pub struct CosetConfig {
     /// Each coset's representative: its text and its moves.
     pub cosets: Vec<(String, Vec<shared::cube::Move>)>,
     pub exact_to: u32,
-    /// Solve cosets of H' (the middle-slice edges alike) instead of H: 16 times smaller, for
+    /// Solve cosets of H' (the middle-slice edges alike) instead of H: 24 times smaller bit arrays, for
     /// checks.
     pub slice_edges_alike: bool,
     pub json: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! `coordinator coset` as a user runs it (on H', the middle-slice edges alike, whose bit arrays
-//! are 16 times smaller than H's): the JSON it documents, sums over several cosets, and bad
+//! are 24 times smaller than H's): the JSON it documents, sums over several cosets, and bad
 //! input refused with one line and no output file.
 
 mod support;

@@ -1,6 +1,6 @@
 //! The coset solver against a breadth-first search over whole positions: every position within
 //! a few moves of solved, kept in a hash set, those of the coset counted by distance. In CI the
-//! space is H' (the four middle-slice edges indistinguishable, 16 times smaller bit arrays:
+//! space is H' (the four middle-slice edges indistinguishable, 24 times smaller bit arrays:
 //! the same phase-1 search, levels and kernels); the whole of H is in the full tier.
 
 use shared::bfs::Progress;

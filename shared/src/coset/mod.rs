@@ -31,7 +31,8 @@ use std::sync::Mutex;
 /// What a coset's exact run found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CosetDistances {
-    /// Positions at distance exactly d, for d = 0 ..= the depth asked for.
+    /// Positions at distance exactly d, for d = 0 ..= the depth asked for (or to the depth
+    /// that reached every position, when that came sooner).
     pub counts: Vec<u64>,
     /// Positions farther than the depth asked for.
     pub beyond: u64,
@@ -46,7 +47,7 @@ pub struct CosetSolver {
 
 impl CosetSolver {
     /// A solver for cosets of H, or with `with_slice` false of H' (the middle-slice edges
-    /// indistinguishable: a puzzle with 16 times fewer positions, for checks on a small space).
+    /// indistinguishable: 12 times fewer positions and 24 times smaller bit arrays, for checks).
     pub fn new(with_slice: bool) -> Self {
         CosetSolver {
             space: KociembaSpace::unreduced(with_slice),
