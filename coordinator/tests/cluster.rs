@@ -673,3 +673,18 @@ fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_kil
     assert_eq!(counts(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_worker_refuses_a_coset_bigger_than_its_memory_limit() {
+    let dir = scratch("coset-memory");
+    let (mut coord, addr, _err) =
+        start_job(&dir, &["coset", "--exact-to", "3", "R"], &["--listen", "127.0.0.1:0"]);
+    let small = worker_at(&format!("http://{addr}"), TOKEN, &dir, &["--mem-limit", "1G"]);
+    let out = wait_bounded(small, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("more than this worker's --mem-limit"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    coord.kill().unwrap();
+    coord.wait().unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -117,3 +117,14 @@ fn the_identity_and_flip8_cosets_have_rokickis_published_distances() {
         assert_eq!(found.counts.iter().sum::<u64>() + found.beyond, 19_508_428_800);
     }
 }
+
+#[test]
+fn a_coset_jobs_size_and_memory_are_its_solvers() {
+    use shared::coset::CosetSpec;
+    for alike in [true, false] {
+        let spec = CosetSpec { exact_to: 3, slice_edges_alike: alike };
+        let solver = CosetSolver::new(!alike);
+        assert_eq!(spec.state_bytes(), solver.state_bytes(), "alike {alike}");
+        assert_eq!(spec.coset_size(), solver.coset_size(), "alike {alike}");
+    }
+}

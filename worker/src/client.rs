@@ -212,7 +212,7 @@ async fn session(
 }
 
 async fn poll_loop(
-    _config: &WorkerConfig,
+    config: &WorkerConfig,
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     host: &Arc<Host>,
@@ -253,7 +253,7 @@ async fn poll_loop(
                 }
             })
         };
-        let result = run_task(client, cache, &task).await;
+        let result = run_task(client, cache, &task, config.mem_limit).await;
         renewer.abort();
         let output = match result {
             Ok(output) => output,
@@ -272,10 +272,16 @@ async fn run_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
     task: &v1::Task,
+    mem_limit: u64,
 ) -> Result<Vec<u8>, TaskError> {
     match task.job_spec.parse::<JobSpec>().map_err(anyhow::Error::from)? {
         JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
         JobSpec::H48Table(h) => run_h48_task(client, cache, task, h).await,
+        JobSpec::Cosets(spec) if spec.state_bytes() > mem_limit => Err(TaskError::Other(anyhow!(
+            "a coset of {spec} holds {} of bit arrays, more than this worker's --mem-limit {}",
+            shared::units::gib(spec.state_bytes()),
+            shared::units::gib(mem_limit)
+        ))),
         JobSpec::Cosets(spec) => run_coset_task(client, cache, task, spec).await,
         spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),
     }

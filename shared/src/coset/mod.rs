@@ -144,6 +144,14 @@ impl CosetSpec {
         self.exact_to as usize + 3
     }
 
+    /// Bytes of the bit arrays a run of one coset holds (see [`CosetSolver::state_bytes`]),
+    /// known without building the solver.
+    pub fn state_bytes(&self) -> u64 {
+        let f8 = crate::coord::rank::factorial(8) as u64;
+        let per_ud = if self.slice_edges_alike { 1 } else { crate::coord::rank::factorial(4) as u64 };
+        crate::bfs::state_bytes(f8, f8 * per_ud)
+    }
+
     /// Positions in a coset: |H| = 8!·8!·4!/2, or |H'| = 8!·8!.
     pub fn coset_size(&self) -> u64 {
         let f8 = crate::coord::rank::factorial(8) as u64;
