@@ -62,30 +62,30 @@ fn binomial(n: u32, k: u32) -> u32 {
     (0..k).fold(1u32, |acc, i| acc * (n - i) / (i + 1))
 }
 
+/// Orientations from their coordinate: all but the last in base `m`, most significant first;
+/// the last makes the sum a multiple of `m`.
+fn orientations(value: u16, ori: &mut [u8], m: u32) {
+    let (last, digits) = ori.split_last_mut().expect("pieces");
+    let (mut v, mut sum) = (value as u32, 0u32);
+    for o in digits.iter_mut().rev() {
+        *o = (v % m) as u8;
+        sum += v % m;
+        v /= m;
+    }
+    *last = ((m - sum % m) % m) as u8;
+}
+
 /// A cube with the given twist (other pieces solved).
 fn with_twist(t: u16) -> Cube {
     let mut x = Cube::SOLVED;
-    let mut t = t as u32;
-    let mut sum = 0u32;
-    for i in (0..7).rev() {
-        x.corners.ori[i] = (t % 3) as u8;
-        sum += t % 3;
-        t /= 3;
-    }
-    x.corners.ori[7] = ((3 - sum % 3) % 3) as u8;
+    orientations(t, &mut x.corners.ori, 3);
     x
 }
 
+/// A cube with the given flip (other pieces solved).
 fn with_flip(f: u16) -> Cube {
     let mut x = Cube::SOLVED;
-    let mut f = f as u32;
-    let mut sum = 0u32;
-    for i in (0..11).rev() {
-        x.edges.ori[i] = (f % 2) as u8;
-        sum += f % 2;
-        f /= 2;
-    }
-    x.edges.ori[11] = (sum % 2) as u8;
+    orientations(f, &mut x.edges.ori, 2);
     x
 }
 
