@@ -605,25 +605,8 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
             break a.to_string();
         }
     };
-    let mut victim = worker(&addr, TOKEN, &dir);
-    // The table rows (level 10 of an h48h1 build) take over a second a task on one thread: once
-    // that level shows a lease and three tasks left, the victim is mid-task.
-    let end = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(std::time::Instant::now() < end, "the worker never took a table task");
-        match level_status(&addr, &dir) {
-            Some((10, done, total, leased)) if leased >= 1 && done + 3 <= total => break,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-    let survivor = worker(&addr, TOKEN, &dir);
-    victim.kill().unwrap(); // SIGKILL, mid-task
-    victim.wait().unwrap();
-    let done = wait_bounded(survivor, Duration::from_secs(180));
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    assert!(coord.wait().unwrap().success());
-    let log = rest(err);
-    assert!(log.contains("of worker 1 handed out again"), "{log}");
+    // The table rows (level 10 of an h48h1 build) take over a second a task on one thread.
+    kill_a_worker_mid_task(coord, &addr, err, &dir, 10);
     let bytes = std::fs::read(&out).unwrap();
     let sha: String =
         <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
@@ -650,26 +633,9 @@ fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_kil
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let expected = counts(&path);
-    let (mut coord, addr, err) = start_job(&dir, &job, &["--listen", "127.0.0.1:0", "--liveness-secs", "2"]);
-    let mut victim = worker(&addr, TOKEN, &dir);
-    // A coset takes about 2 s on one thread: once one is leased and three are left, the victim
-    // is mid-task.
-    let end = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        assert!(std::time::Instant::now() < end, "the worker never took a coset");
-        match level_status(&addr, &dir) {
-            Some((0, done, total, leased)) if leased >= 1 && done + 3 <= total => break,
-            _ => std::thread::sleep(Duration::from_millis(20)),
-        }
-    }
-    let survivor = worker(&addr, TOKEN, &dir);
-    victim.kill().unwrap(); // SIGKILL, mid-task
-    victim.wait().unwrap();
-    let done = wait_bounded(survivor, Duration::from_secs(180));
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    assert!(coord.wait().unwrap().success());
-    let log = rest(err);
-    assert!(log.contains("of worker 1 handed out again"), "{log}");
+    let (coord, addr, err) = start_job(&dir, &job, &["--listen", "127.0.0.1:0", "--liveness-secs", "2"]);
+    // A coset takes about 2 s on one thread.
+    kill_a_worker_mid_task(coord, &addr, err, &dir, 0);
     assert_eq!(counts(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -687,4 +653,33 @@ fn a_worker_refuses_a_coset_bigger_than_its_memory_limit() {
     coord.kill().unwrap();
     coord.wait().unwrap();
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Starts a worker for the leased job at `addr`; once level `level` shows a lease and three
+/// tasks left (the worker is mid-task), starts a second one and SIGKILLs the first; checks that
+/// the survivor and the coordinator finish and that the killed worker's task was handed out again.
+fn kill_a_worker_mid_task(
+    mut coord: Child,
+    addr: &str,
+    err: BufReader<std::process::ChildStderr>,
+    dir: &std::path::Path,
+    level: u32,
+) {
+    let mut victim = worker(addr, TOKEN, dir);
+    let end = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(std::time::Instant::now() < end, "the worker never took a task of level {level}");
+        match level_status(addr, dir) {
+            Some((l, done, total, leased)) if l == level && leased >= 1 && done + 3 <= total => break,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let survivor = worker(addr, TOKEN, dir);
+    victim.kill().unwrap(); // SIGKILL, mid-task
+    victim.wait().unwrap();
+    let done = wait_bounded(survivor, Duration::from_secs(180));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    assert!(log.contains("of worker 1 handed out again"), "{log}");
 }
