@@ -240,7 +240,7 @@ async fn poll_loop(
         // The coordinator holds an idle poll up to a second, so polling again at once is fine.
         let Some(task) = poll.task else { continue };
         // Renew the lease a few times per lease period while the task runs.
-        let renewer = {
+        let mut renewer = {
             let mut client = client.clone();
             let period = Duration::from_millis((task.lease_ms / 3).max(100));
             let request = v1::RenewLeaseRequest { worker_id, task_id: task.task_id, attempt: task.attempt };
@@ -253,7 +253,12 @@ async fn poll_loop(
                 }
             })
         };
-        let result = run_task(client, cache, &task, config.mem_limit).await;
+        // A task whose lease is lost (its level was stopped, or the lease went to another
+        // worker) is dropped.
+        let result = tokio::select! {
+            r = run_task(client, cache, host, worker_id, &task, config.mem_limit) => r,
+            _ = &mut renewer => Err(TaskError::Gone),
+        };
         renewer.abort();
         let output = match result {
             Ok(output) => output,
@@ -271,12 +276,14 @@ async fn poll_loop(
 async fn run_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
+    host: &Arc<Host>,
+    worker_id: u64,
     task: &v1::Task,
     mem_limit: u64,
 ) -> Result<Vec<u8>, TaskError> {
     match task.job_spec.parse::<JobSpec>().map_err(anyhow::Error::from)? {
         JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
-        JobSpec::H48Table(h) => run_h48_task(client, cache, task, h).await,
+        JobSpec::H48Table(h) => run_h48_task(client, cache, host, worker_id, task, h).await,
         JobSpec::Cosets(spec) if spec.state_bytes() > mem_limit => Err(TaskError::Other(anyhow!(
             "a coset of {spec} holds {} of bit arrays, more than this worker's --mem-limit {}",
             shared::units::gib(spec.state_bytes()),

@@ -11,6 +11,7 @@ use clap::Parser;
 
 pub mod client;
 pub mod connection;
+mod kept;
 pub mod logs;
 pub mod rows;
 mod tasks;

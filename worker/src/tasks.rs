@@ -6,7 +6,10 @@ use anyhow::anyhow;
 use cubefarm_proto::v1;
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
-use shared::h48::{base_for, H11Rows, Level, RowScratch};
+use crate::rows::Host;
+use shared::h48::{base_for, ColumnSet, H11Rows, Level, RowScratch, H11_COLUMNS};
+use shared::wire::h48::{Homes, KeptRow, KeptRows};
+use std::collections::{BTreeMap, BTreeSet};
 use shared::job::JobSpec;
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
@@ -18,9 +21,10 @@ use std::sync::{Arc, Mutex};
 pub struct Cache {
     /// A product job's stored positions and coset classes, by job spec.
     product: Option<(String, Arc<ProductJob>)>,
-    /// An H48 build's h11 index and the levels downloaded so far (by depth).
-    h48: Option<Arc<H11Rows>>,
-    h48_levels: Vec<Option<Arc<Level>>>,
+    /// An H48 build's h11 index and level 0.
+    h48: Option<(Arc<H11Rows>, Arc<Level>)>,
+    /// The homes of an H48 build's levels: job, input name, homes.
+    homes: Option<(u64, String, Arc<Homes>)>,
     cosets: Option<CosetJob>,
 }
 
@@ -86,12 +90,16 @@ pub async fn run_product_task(
     .await?)
 }
 
-/// An H48 build's task: the rows of h11 level `task.level` (from the two levels before it), or,
-/// for level base + 2, the table rows (from every level 0 ..= base + 1). The index is built
-/// once per job and the levels are downloaded once each.
+/// An H48 build's task: the rows of h11 level `task.level`, made from the level before (their
+/// sources' rows) and kept here for the rest of the job, or, for level base + 2, the table rows
+/// (from every level 0 ..= base + 1 of the rows, and level base + 1 of their sources). Rows this
+/// worker does not keep are fetched from the workers that do, as the task's homes input says;
+/// the index is built once per job.
 pub async fn run_h48_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
+    host: &Arc<Host>,
+    me: u64,
     task: &v1::Task,
     h: u8,
 ) -> Result<Vec<u8>, TaskError> {
@@ -101,71 +109,140 @@ pub async fn run_h48_task(
         return Err(TaskError::Other(anyhow!("no level {level} in an h48h{h} build")));
     }
     let cached = cache.lock().ok().and_then(|c| c.h48.clone());
-    let index = match cached {
-        Some(index) => index,
+    let (index, first) = match cached {
+        Some(held) => held,
         None => {
             let index = Arc::new(tokio::task::spawn_blocking(JobSpec::h11_rows).await?);
+            let first = Arc::new(index.first_level());
             if let Ok(mut c) = cache.lock() {
-                c.h48 = Some(index.clone());
-                c.h48_levels = vec![Some(Arc::new(index.first_level()))];
+                c.h48 = Some((index.clone(), first.clone()));
             }
-            index
+            (index, first)
         }
     };
     let rows = task.row_begin as u32..task.row_end as u32;
     if rows.start > rows.end || rows.end > index.rows() {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{}", index.rows())));
     }
-    let needed: Vec<u32> = if level <= base as u32 + 1 {
-        (level.saturating_sub(2)..level).collect()
-    } else {
-        (0..=base as u32 + 1).collect()
-    };
-    let mut levels = Vec::new();
-    for d in needed {
-        let have = cache.lock().ok().and_then(|c| c.h48_levels.get(d as usize).cloned().flatten());
-        let l = match have {
-            Some(l) => l,
-            None => {
-                let bytes = download_bytes(client, task, &format!("h11-level/{d}"), d).await?;
-                let l = tokio::task::spawn_blocking(move || Level::read_from(&mut bytes.as_slice())).await?;
-                let l = Arc::new(l.map_err(|e| anyhow!("level {d} from the coordinator: {e}"))?);
-                if l.depth as u32 != d || l.rows.len() != index.rows() as usize {
-                    return Err(TaskError::Other(anyhow!(
-                        "the coordinator sent a level that is not level {d}"
-                    )));
-                }
-                if let Ok(mut c) = cache.lock() {
-                    if c.h48_levels.len() <= d as usize {
-                        c.h48_levels.resize(d as usize + 1, None);
-                    }
-                    c.h48_levels[d as usize] = Some(l.clone());
-                }
-                l
-            }
-        };
-        levels.push(l);
-    }
+    let homes = homes_of(client, cache, task).await?;
+    let targets: BTreeSet<u32> = rows.clone().collect();
+    let with_sources: BTreeSet<u32> = rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
+    let source = Source { host, homes: &homes, job: task.job_id, me, first: &first, rows: index.rows() };
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level };
+    let job = task.job_id;
+    if level <= base as u32 + 1 {
+        let d = level as u8;
+        let prev = source.level(d - 1, &with_sources).await?;
+        let before = match d {
+            1 => None,
+            _ => Some(source.level(d - 2, &targets).await?),
+        };
+        let host = host.clone();
+        return Ok(tokio::task::spawn_blocking(move || {
+            use rayon::prelude::*;
+            let made: Vec<ColumnSet> = rows
+                .clone()
+                .into_par_iter()
+                .map_init(RowScratch::default, |s, t| index.next_level_row(t, &prev, before.as_ref(), s))
+                .collect();
+            let sizes = made.iter().map(|set| KeptRow { entries: set.len(), bytes: set.bytes() as u64 }).collect();
+            host.kept.keep(job, d, rows.zip(made));
+            shard::encode_words(key, &wire::h48::encode_kept(&KeptRows { worker: me, rows: sizes }))
+        })
+        .await?);
+    }
+    let mut levels = Vec::with_capacity(base as usize + 2);
+    for d in 0..=base {
+        levels.push(source.level(d, &targets).await?);
+    }
+    levels.push(source.level(base + 1, &with_sources).await?);
     Ok(tokio::task::spawn_blocking(move || {
         use rayon::prelude::*;
-        let words = if level <= base as u32 + 1 {
-            let (prev, before) = (&levels[levels.len() - 1], (levels.len() == 2).then(|| &*levels[0]));
-            let made: Vec<_> = rows
-                .into_par_iter()
-                .map_init(RowScratch::default, |s, t| index.next_level_row(t, prev, before, s))
-                .collect();
-            wire::h48::encode_level_rows(&made)
-        } else {
-            let made: Vec<_> = rows
-                .into_par_iter()
-                .map_init(RowScratch::default, |s, t| (t, index.table_row(t, h, &levels, s)))
-                .collect();
-            wire::h48::encode_table_rows(&made)
-        };
-        shard::encode_words(key, &words)
+        let made: Vec<_> = rows
+            .into_par_iter()
+            .map_init(RowScratch::default, |s, t| (t, index.table_row(t, h, &levels, s)))
+            .collect();
+        shard::encode_words(key, &wire::h48::encode_table_rows(&made))
     })
     .await?)
+}
+
+/// Where a task's level rows come from: this worker's own and fetched rows, level 0 (which
+/// every worker makes), and the workers the homes name.
+struct Source<'a> {
+    host: &'a Arc<Host>,
+    homes: &'a Homes,
+    job: u64,
+    me: u64,
+    first: &'a Level,
+    rows: u32,
+}
+
+impl Source<'_> {
+    /// Level `depth` holding `wanted` rows (the others empty).
+    async fn level(&self, depth: u8, wanted: &BTreeSet<u32>) -> Result<Level, TaskError> {
+        if depth == 0 {
+            return Ok(self.first.clone());
+        }
+        let mut level = Level { depth, rows: vec![ColumnSet::empty(H11_COLUMNS); self.rows as usize] };
+        let mut missing: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+        for &r in wanted {
+            match self.host.kept.get(self.job, depth, r) {
+                Some(set) => level.rows[r as usize] = (*set).clone(),
+                None => match self.homes.home(depth as usize, r) {
+                    // Rows this worker kept were dropped (it was declared lost): the task is
+                    // someone else's now.
+                    Some(home) if home != self.me => missing.entry(home).or_default().push(r),
+                    _ => return Err(TaskError::Gone),
+                },
+            }
+        }
+        for (home, rows) in missing {
+            let address = self.homes.address(home).ok_or(TaskError::Gone)?;
+            let request = v1::FetchRowsRequest { job_id: self.job, level: depth as u32, rows: rows.clone(), from: self.me };
+            let mut attempt = 0;
+            let sets = loop {
+                match self.host.pool.fetch_rows(address, request.clone(), &self.host.traffic).await {
+                    Ok(sets) => break sets,
+                    // The home may be lost: the coordinator then makes its rows again, and
+                    // this task's lease ends (the worker drops it).
+                    Err(e) if attempt < 6 => {
+                        tracing::warn!("rows of level {depth} from worker {home} at {address}: {}", e.message());
+                        tokio::time::sleep(std::time::Duration::from_millis(500 << attempt)).await;
+                        attempt += 1;
+                    }
+                    Err(_) => return Err(TaskError::Gone),
+                }
+            };
+            let fetched: Vec<(u32, Arc<ColumnSet>)> = rows.into_iter().zip(sets.into_iter().map(Arc::new)).collect();
+            for (r, set) in &fetched {
+                level.rows[*r as usize] = (**set).clone();
+            }
+            self.host.kept.remember(self.job, depth, &fetched, self.host.mem_limit / 2);
+        }
+        Ok(level)
+    }
+}
+
+/// The homes of the levels a task reads (its `homes` input), downloaded once per version.
+async fn homes_of(client: &mut Client, cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<Arc<Homes>, TaskError> {
+    let name = &task.homes;
+    let cached = cache.lock().ok().and_then(|c| c.homes.clone());
+    if let Some((job, held, homes)) = cached {
+        if job == task.job_id && held == *name {
+            return Ok(homes);
+        }
+    }
+    let version: u32 = name
+        .rsplit_once('/')
+        .and_then(|(_, v)| v.parse().ok())
+        .ok_or_else(|| anyhow!("an H48 task without the homes of its levels ({name:?})"))?;
+    let bytes = download_bytes(client, task, name, version).await?;
+    let homes = Arc::new(Homes::decode(&bytes).map_err(|e| anyhow!("the homes from the coordinator: {e}"))?);
+    if let Ok(mut c) = cache.lock() {
+        c.homes = Some((task.job_id, name.clone(), homes.clone()));
+    }
+    Ok(homes)
 }
 
 /// A coset job's task: its cosets (a range of the representatives the coordinator publishes as

@@ -20,6 +20,9 @@ pub enum ClusterError {
          (worker {holder}) are both gone"
     )]
     PartLost { part: usize, owner: u64, holder: u64 },
+    /// A worker keeping rows that the level's tasks read was lost: the rows must be made again.
+    #[error("worker {0}, which keeps rows this level reads, is lost")]
+    InputsLost(u64),
     /// The job's thread could not take a result (e.g. its output cannot be written).
     #[error("{0:#}")]
     Fatal(anyhow::Error),

@@ -308,12 +308,27 @@ impl Hub {
             depth: level.depth,
             rows: task.rows.clone(),
             job_spec: spec,
+            homes: level.homes.clone(),
         })
     }
 
     /// The job-wide input `name` as an encoded shard, if served.
     pub fn input(&self, name: &str) -> Option<Arc<Vec<u8>>> {
         self.lock().named_inputs.get(name).cloned()
+    }
+
+    /// Where other workers reach each live worker's `Peer` service.
+    pub fn peer_addresses(&self) -> Vec<(u64, String)> {
+        let mut s = self.lock();
+        self.tick(&mut s);
+        s.members.live().map(|m| (m.id, m.peer_address.clone())).collect()
+    }
+
+    /// Whether worker `id` is live (registered and not lost).
+    pub fn is_live(&self, id: u64) -> bool {
+        let mut s = self.lock();
+        self.tick(&mut s);
+        s.members.is_live(id)
     }
 
     /// The job's number (the first field of every shard key).

@@ -29,6 +29,8 @@ pub(super) struct Level {
     pub(super) tasks: Vec<Task>,
     pub(super) remaining: usize,
     pub(super) work: Work,
+    /// The input naming where the rows the tasks read are kept (H48 levels), or empty.
+    pub(super) homes: String,
 }
 
 /// What a level's tasks compute and where their results go.
@@ -89,6 +91,8 @@ pub struct Lease {
     /// Representative cosets of a product job, or rows of an H48 build.
     pub rows: Range<u32>,
     pub job_spec: String,
+    /// See [`Level::homes`].
+    pub homes: String,
 }
 
 impl Hub {
@@ -185,7 +189,7 @@ impl Hub {
         let results = vec![Vec::new(); tasks.len()];
         let work = Work::Cosets { words_per_task, results };
         let mut s = self.lock();
-        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work });
+        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes: String::new() });
         self.changed.notify_all();
         loop {
             self.tick(&mut s);
@@ -213,7 +217,10 @@ impl Hub {
     /// of `total` rows), each row's result at most `max_words_per_row` words: each task's result
     /// goes to `take(rows, words)` on this thread as soon as it arrives (outside the lock). A
     /// result `take` refuses as bad is logged and its task handed out again; a fatal refusal
-    /// ends the level with its reason. `done` counts rows taken.
+    /// ends the level with its reason. The tasks read rows that the workers `readers` keep
+    /// (named by the input `homes`): if one of them is lost, the level stops
+    /// ([`ClusterError::InputsLost`]; the results taken so far stay taken). `done` counts rows
+    /// taken.
     #[allow(clippy::too_many_arguments)]
     pub fn run_h48_rows(
         &self,
@@ -221,6 +228,7 @@ impl Hub {
         rows: &[u32],
         total: u32,
         max_words_per_row: usize,
+        (homes, readers): (&str, &[u64]),
         done: &AtomicU64,
         mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
     ) -> Result<(), ClusterError> {
@@ -239,7 +247,8 @@ impl Hub {
         let results = vec![None; tasks.len()];
         let mut s = self.lock();
         let work = Work::H48Rows { results, max_words_per_row };
-        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work });
+        let homes = homes.to_string();
+        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes });
         self.changed.notify_all();
         let mut taken = 0usize;
         loop {
@@ -247,6 +256,18 @@ impl Hub {
             if let Some(why) = s.aborted.clone() {
                 s.level = None;
                 return Err(ClusterError::Aborted(why));
+            }
+            if let Some(&lost) = readers.iter().find(|&&w| !s.members.is_live(w)) {
+                // Results that arrived meanwhile are taken first: they hold finished rows.
+                let pending = match &s.level.as_ref().expect("published").work {
+                    Work::H48Rows { results, .. } => results.iter().any(|r| r.is_some()),
+                    _ => false,
+                };
+                if !pending {
+                    s.level = None;
+                    self.changed.notify_all();
+                    return Err(ClusterError::InputsLost(lost));
+                }
             }
             let lvl = s.level.as_mut().expect("published");
             let Work::H48Rows { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
@@ -402,7 +423,7 @@ mod tests {
             let mut taken = Vec::new();
             let run = scope.spawn(|| {
                 let mut first = true;
-                hub.run_h48_rows(2, &[3, 4, 9], 10, 4, &done, |rows, words| {
+                hub.run_h48_rows(2, &[3, 4, 9], 10, 4, ("", &[]), &done, |rows, words| {
                     if std::mem::take(&mut first) {
                         return Err(Refusal::Bad("damaged".into()));
                     }
@@ -429,7 +450,7 @@ mod tests {
         std::thread::scope(|scope| {
             let (hub, done) = (&hub, &done);
             let fatal = |_, _| Err(Refusal::Fatal(anyhow::anyhow!("disk full")));
-            let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, done, fatal));
+            let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, ("", &[]), done, fatal));
             let l = lease(hub, worker);
             assert!(hub.complete(3, l.task, vec![1]).unwrap());
             assert_eq!(run.join().unwrap().unwrap_err().to_string(), "disk full");

@@ -126,6 +126,7 @@ impl v1::coordinator_server::Coordinator for Service {
                     row_end: lease.rows.end as u64,
                     lease_ms: self.hub.lease_time.as_millis() as u64,
                     job_spec: lease.job_spec,
+                    homes: lease.homes,
                 }),
                 ..Default::default()
             },

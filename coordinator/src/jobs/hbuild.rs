@@ -4,7 +4,8 @@
 //! so a killed build resumes without redoing them.
 
 use super::check_disk;
-use crate::cluster::{with_cluster, Hub, Refusal};
+use super::kept_levels::KeptLevels;
+use crate::cluster::{with_cluster, ClusterError, Hub, Refusal};
 use crate::config::{BuildConfig, Target};
 use crate::journal::RedbJournal;
 use crate::output::peak_rss_bytes;
@@ -16,7 +17,7 @@ use shared::container::{temp_path, Section, SectionInfo, SectionKind, TableForma
 use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, main_entries, merge_line, small_sections, ColumnSet, H11Rows, Level, RowLines, RowScratch,
+    base_for, main_entries, merge_line, small_sections, H11Rows, Level, RowLines, RowScratch,
     TableWriter, H11_COLUMNS,
 };
 use shared::job::JobSpec;
@@ -25,17 +26,17 @@ use shared::units::gib;
 use shared::wire;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Rows made between two journal commits.
 const BATCH: usize = 48;
 
-/// Where rows are made: on this process's threads, or by workers through the scheduler.
-#[derive(Clone, Copy)]
-enum Makers<'a> {
-    Local,
-    Workers(&'a Hub),
+/// Where the h11 levels are: made and held by this process, or kept by the workers that made
+/// them (and where table rows are made: here, or by those workers).
+enum Levels<'a> {
+    Here(Vec<Level>),
+    Kept(&'a Hub, KeptLevels<'a>),
 }
 
 /// Builds the tables of `config` (of one base, h >= 1): embedded, or on workers (one table per
@@ -67,18 +68,24 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     let row_buffers =
         rayon::current_num_threads() as u64 * thread_bytes(targets.iter().map(|t| t.h).max().unwrap_or(0));
     let reporter = Reporter::new(index.rows() as u64);
-    let run = |makers: Makers| -> Result<()> {
-        let levels = make_levels(&index, base + 1, mem_limit, state_dir, row_buffers, &reporter, makers)?;
+    let write_tables = |mut levels: Levels| -> Result<()> {
         for target in targets {
-            write_table(&index, target, &levels, journal.as_ref(), (&cocsep, &eoesep), &reporter, makers)?;
+            write_table(&index, target, &mut levels, journal.as_ref(), (&cocsep, &eoesep), &reporter)?;
         }
         Ok(())
     };
     if config.cluster.distributed() {
         let spec = JobSpec::H48Table(targets[0].h).to_string();
-        with_cluster(&config.cluster, spec, &reporter, |shared| run(Makers::Workers(shared)))
+        with_cluster(&config.cluster, spec, &reporter, |hub| {
+            if state_dir.is_some_and(|d| d.join("h11-level-01.bin").exists()) {
+                tracing::info!("the workers make the h11 levels again: they are not read from the state directory");
+            }
+            let mut kept = KeptLevels::new(hub, index.rows(), base + 1);
+            kept.ensure(base + 1, &reporter)?;
+            write_tables(Levels::Kept(hub, kept))
+        })
     } else {
-        run(Makers::Local)
+        write_tables(Levels::Here(make_levels(&index, base + 1, mem_limit, state_dir, row_buffers, &reporter)?))
     }
 }
 
@@ -96,14 +103,8 @@ fn make_levels(
     state_dir: Option<&Path>,
     row_buffers: u64,
     reporter: &Reporter,
-    makers: Makers,
 ) -> Result<Vec<Level>> {
     let mut levels = vec![index.first_level()];
-    let publish = |level: &Level| {
-        if let Makers::Workers(shared) = makers {
-            shared.publish_input(1, &format!("h11-level/{}", level.depth), &level.to_bytes());
-        }
-    };
     for d in 1..=max {
         let path = state_dir.map(|dir| dir.join(format!("h11-level-{d:02}.bin")));
         if let Some(p) = path.as_ref().filter(|p| p.exists()) {
@@ -122,7 +123,6 @@ fn make_levels(
                 thousands(level.entries()),
                 p.display()
             );
-            publish(&level);
             levels.push(level);
             continue;
         }
@@ -131,17 +131,14 @@ fn make_levels(
         reporter.progress.rows_done.store(0, Ordering::Relaxed);
         let t = Instant::now();
         let n = levels.len();
-        let next = std::thread::scope(|scope| -> Result<Level> {
+        let next = std::thread::scope(|scope| {
             reporter.restart();
             scope.spawn(|| reporter.display_loop());
             let (prev, before) = (&levels[n - 1], n.checked_sub(2).map(|k| &levels[k]));
-            let next = match makers {
-                Makers::Local => Ok(index.next_level(prev, before, &reporter.progress.rows_done)),
-                Makers::Workers(shared) => level_on_workers(shared, index, d, &reporter.progress.rows_done),
-            };
+            let next = index.next_level(prev, before, &reporter.progress.rows_done);
             reporter.finish();
             next
-        })?;
+        });
         if let Some(p) = &path {
             next.save(p).with_context(|| format!("cannot save level {d} to {}", p.display()))?;
         }
@@ -152,27 +149,9 @@ fn make_levels(
             next.bytes() as f64 * 8.0 / next.entries().max(1) as f64,
             t.elapsed().as_secs_f64()
         );
-        publish(&next);
         levels.push(next);
     }
     Ok(levels)
-}
-
-/// Level `d` made by workers: their rows, checked, in row order.
-fn level_on_workers(shared: &Hub, index: &H11Rows, d: u8, done: &AtomicU64) -> Result<Level> {
-    let mut rows: Vec<Option<ColumnSet>> = vec![None; index.rows() as usize];
-    let all: Vec<u32> = (0..index.rows()).collect();
-    shared
-        .run_h48_rows(d as u32, &all, index.rows(), wire::h48::max_level_row_words(), done, |range, words| {
-            let made = wire::h48::decode_level_rows(&words, range.len()).map_err(Refusal::Bad)?;
-            for (r, set) in range.zip(made) {
-                rows[r as usize] = Some(set);
-            }
-            Ok(())
-        })
-        .map_err(|e| anyhow::anyhow!("level {d}: {e}"))?;
-    let rows = rows.into_iter().map(|r| r.expect("every task was taken")).collect();
-    Ok(Level { depth: d, rows })
 }
 
 /// Refuses the rest of the levels where their extrapolated size does not fit: each level is
@@ -265,14 +244,12 @@ impl RowRecord {
 fn write_table(
     index: &H11Rows,
     target: &Target,
-    levels: &[Level],
+    levels: &mut Levels,
     journal: Option<&RedbJournal>,
     (cocsep, eoesep): (&Section, &Section),
     reporter: &Reporter,
-    makers: Makers,
 ) -> Result<()> {
     let (h, base) = (target.h, base_for(target.h));
-    let levels = &levels[..base as usize + 2];
     let mut done: BTreeMap<u32, RowRecord> = BTreeMap::new();
     if let Some(j) = journal {
         for (row, bytes) in j.table_rows(journal_key(target))? {
@@ -290,7 +267,7 @@ fn write_table(
     if !done.is_empty() {
         eprintln!("h48h{h}: {} of {} rows done before, resuming", done.len(), index.rows());
     }
-    let result = fill_rows(index, target, levels, journal, &writer, &mut done, reporter, makers);
+    let result = fill_rows(index, target, levels, journal, &writer, &mut done, reporter);
     if let Err(e) = result {
         if journal.is_none() {
             writer.discard();
@@ -348,18 +325,16 @@ fn write_table(
     Ok(())
 }
 
-/// Makes the rows not in `done` (on this process's threads in batches, or on workers one task
-/// at a time); each batch's lines are synced before it is journaled.
-#[allow(clippy::too_many_arguments)]
+/// Makes the rows not in `done` (on this process's threads in batches, or on the workers that
+/// keep the levels, one task at a time); each batch's lines are synced before it is journaled.
 fn fill_rows(
     index: &H11Rows,
     target: &Target,
-    levels: &[Level],
+    levels: &mut Levels,
     journal: Option<&RedbJournal>,
     writer: &TableWriter,
     done: &mut BTreeMap<u32, RowRecord>,
     reporter: &Reporter,
-    makers: Makers,
 ) -> Result<()> {
     let h = target.h;
     let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
@@ -368,7 +343,7 @@ fn fill_rows(
     let start = Instant::now();
     let rows = index.rows() as usize;
     // Writes a batch's interior lines, syncs and journals it, and keeps its records.
-    let mut accept = |made: Vec<(u32, RowLines)>| -> Result<()> {
+    let accept = |done: &mut BTreeMap<u32, RowRecord>, made: Vec<(u32, RowLines)>| -> Result<()> {
         let mut records = Vec::with_capacity(made.len());
         for (row, lines) in made {
             if done.contains_key(&row) {
@@ -398,39 +373,66 @@ fn fill_rows(
         done.extend(records);
         Ok(())
     };
-    std::thread::scope(|scope| -> Result<()> {
-        reporter.restart();
-        scope.spawn(|| reporter.display_loop());
-        let result = match makers {
-            Makers::Local => todo.chunks(BATCH).try_for_each(|batch| {
-                let made: Vec<(u32, RowLines)> = batch
-                    .par_iter()
-                    .with_max_len(1)
-                    .map_init(RowScratch::default, |s, &row| {
-                        let lines = index.table_row(row, h, levels, s);
-                        reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
-                        (row, lines)
-                    })
-                    .collect();
-                accept(made)
-            }),
-            Makers::Workers(shared) => shared
-                .run_h48_rows(
-                    base_for(h) as u32 + 2,
+    let base = base_for(h);
+    match levels {
+        Levels::Here(levels) => {
+            let levels = &levels[..base as usize + 2];
+            std::thread::scope(|scope| -> Result<()> {
+                reporter.restart();
+                scope.spawn(|| reporter.display_loop());
+                let result = todo.chunks(BATCH).try_for_each(|batch| {
+                    let made: Vec<(u32, RowLines)> = batch
+                        .par_iter()
+                        .with_max_len(1)
+                        .map_init(RowScratch::default, |s, &row| {
+                            let lines = index.table_row(row, h, levels, s);
+                            reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
+                            (row, lines)
+                        })
+                        .collect();
+                    accept(done, made)
+                });
+                reporter.finish();
+                result
+            })?;
+        }
+        Levels::Kept(hub, kept) => loop {
+            // Rows kept by workers lost meanwhile are made again first.
+            kept.ensure(base + 1, reporter)?;
+            let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
+            if todo.is_empty() {
+                break;
+            }
+            let (homes, readers) = kept.publish(base as usize + 2);
+            reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
+            reporter.progress.rows_done.store(done.len() as u64, Ordering::Relaxed);
+            let result = std::thread::scope(|scope| {
+                reporter.restart();
+                scope.spawn(|| reporter.display_loop());
+                let result = hub.run_h48_rows(
+                    base as u32 + 2,
                     &todo,
                     index.rows(),
                     wire::h48::max_table_row_words(h),
+                    (&homes, &readers),
                     &reporter.progress.rows_done,
                     |range, words| {
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
-                        accept(made).map_err(Refusal::Fatal)
+                        accept(done, made).map_err(Refusal::Fatal)
                     },
-                )
-                .map_err(anyhow::Error::from),
-        };
-        reporter.finish();
-        result
-    })?;
+                );
+                reporter.finish();
+                result
+            });
+            match result {
+                Ok(()) => break,
+                Err(ClusterError::InputsLost(w)) => {
+                    tracing::warn!("h48h{h}: table rows stopped: worker {w}, which keeps rows they read, is lost");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        },
+    }
     eprintln!(
         "h48h{h}: {} rows in {:.1} s, peak RSS {:.2} GiB",
         thousands(todo.len() as u64),

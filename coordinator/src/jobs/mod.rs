@@ -4,6 +4,7 @@
 pub mod coset;
 pub mod enumerate;
 mod hbuild;
+mod kept_levels;
 pub mod nxopt;
 pub mod phase2;
 mod product;

@@ -191,6 +191,13 @@ impl H11Rows {
         Level { depth: 0, rows }
     }
 
+    /// The rows that move into `target` (its sources: a level row of `target` is made from
+    /// their rows of the level before), each once.
+    pub fn sources(&self, target: u32) -> impl Iterator<Item = u32> + '_ {
+        let incoming = &self.incoming[target as usize];
+        incoming.iter().enumerate().filter(|(i, (r, _))| incoming[..*i].iter().all(|(q, _)| q != r)).map(|(_, (r, _))| *r)
+    }
+
     /// Number of images gathered into `target` from a level.
     pub fn pushes(&self, target: u32, level: &Level) -> u64 {
         self.incoming[target as usize].iter().map(|&(r, _)| level.rows[r as usize].len()).sum()

@@ -157,8 +157,11 @@ impl ColumnSet {
     }
 
     /// Encodes sets one after the other (as a level's rows are stored).
-    pub fn write_rows(rows: &[ColumnSet], out: &mut impl Write) -> std::io::Result<()> {
-        rows.iter().try_for_each(|r| r.write(out))
+    pub fn write_rows<'a>(
+        rows: impl IntoIterator<Item = &'a ColumnSet>,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        rows.into_iter().try_for_each(|r| r.write(out))
     }
 
     /// Decodes `n` sets written by [`ColumnSet::write_rows`], checking their sizes.

@@ -1,6 +1,7 @@
-//! What the tasks of a distributed hN build return: a level task the new level's rows (as the
-//! level store holds them), a table task its finished table rows. Both travel as bytes framed
-//! as words ([`to_words`]).
+//! What the tasks of a distributed hN build exchange: a level task returns which worker keeps
+//! the new level's rows and their sizes ([`KeptRows`]); workers fetch kept rows from each other
+//! (as the level store holds them, [`encode_level_rows`]) where [`Homes`] says they are; a table
+//! task returns its finished table rows.
 
 use super::{from_words, to_words};
 use crate::h48::table::{LINE_BYTES, LINE_ENTRIES};
@@ -28,13 +29,13 @@ pub fn max_task_words(rows: usize, per_row: usize) -> usize {
     1 + rows * per_row
 }
 
-pub fn encode_level_rows(rows: &[ColumnSet]) -> Vec<u64> {
+pub fn encode_level_rows<'a>(rows: impl IntoIterator<Item = &'a ColumnSet>) -> Vec<u64> {
     let mut bytes = Vec::new();
     ColumnSet::write_rows(rows, &mut bytes).expect("writing to memory");
     to_words(&bytes)
 }
 
-/// The `n` level rows of a level task.
+/// The `n` level rows of a message (rows a worker keeps, fetched by another).
 pub fn decode_level_rows(words: &[u64], n: usize) -> Result<Vec<ColumnSet>, Malformed> {
     let bytes = from_words(words)?;
     let mut input = bytes.as_slice();
@@ -115,6 +116,115 @@ pub fn decode_table_rows(
     Ok(out)
 }
 
+/// What a level task returns: the worker that made the rows and keeps them (other workers fetch
+/// them from it), and per row its entries and stored bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptRows {
+    pub worker: u64,
+    pub rows: Vec<KeptRow>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeptRow {
+    pub entries: u64,
+    pub bytes: u64,
+}
+
+/// Words of a level task's result per row (see [`max_task_words`]).
+pub const KEPT_ROW_WORDS: usize = 2;
+
+pub fn encode_kept(kept: &KeptRows) -> Vec<u64> {
+    let mut words = vec![kept.worker];
+    words.extend(kept.rows.iter().flat_map(|r| [r.entries, r.bytes]));
+    words
+}
+
+/// The result of a level task of `n` rows.
+pub fn decode_kept(words: &[u64], n: usize) -> Result<KeptRows, Malformed> {
+    let (&worker, rest) = words.split_first().ok_or(Malformed::from("an empty result"))?;
+    if rest.len() != KEPT_ROW_WORDS * n || worker == 0 {
+        return Err(malformed!("a level result of {} words for {n} rows from worker {worker}", words.len()));
+    }
+    let rows: Vec<KeptRow> = rest.chunks_exact(2).map(|w| KeptRow { entries: w[0], bytes: w[1] }).collect();
+    if let Some(r) = rows.iter().find(|r| r.entries > H11_COLUMNS as u64) {
+        return Err(malformed!("a level row of {} entries (a row has {H11_COLUMNS} columns)", r.entries));
+    }
+    Ok(KeptRows { worker, rows })
+}
+
+/// Where the rows of a distributed build's h11 levels are kept: per depth 1 .. (index 0 is
+/// level 0, which every worker makes itself) and row, the worker that keeps the row (0: none
+/// yet), and the address of every such worker's `Peer` service.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Homes {
+    pub levels: Vec<Vec<u64>>,
+    pub peers: Vec<(u64, String)>,
+}
+
+impl Homes {
+    /// The worker keeping row `row` of level `depth` (depth >= 1).
+    pub fn home(&self, depth: usize, row: u32) -> Option<u64> {
+        self.levels.get(depth)?.get(row as usize).copied().filter(|&w| w != 0)
+    }
+
+    pub fn address(&self, worker: u64) -> Option<&str> {
+        self.peers.iter().find(|(w, _)| *w == worker).map(|(_, a)| a.as_str())
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let rows = self.levels.first().map_or(0, |l| l.len());
+        let mut b = Vec::with_capacity(8 + 8 * rows * self.levels.len());
+        b.extend((self.levels.len() as u32).to_le_bytes());
+        b.extend((rows as u32).to_le_bytes());
+        for level in &self.levels {
+            level.iter().for_each(|w| b.extend(w.to_le_bytes()));
+        }
+        b.extend((self.peers.len() as u32).to_le_bytes());
+        for (id, address) in &self.peers {
+            b.extend(id.to_le_bytes());
+            b.extend((address.len() as u32).to_le_bytes());
+            b.extend(address.as_bytes());
+        }
+        b
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Homes, Malformed> {
+        let mut input = bytes;
+        let mut take = |n: usize| -> Result<&[u8], Malformed> {
+            if input.len() < n {
+                return Err(Malformed::from("the homes of the levels are cut short"));
+            }
+            let (head, rest) = input.split_at(n);
+            input = rest;
+            Ok(head)
+        };
+        let u32_at = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize;
+        let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        let (depths, rows) = (u32_at(take(4)?), u32_at(take(4)?));
+        if depths > 64 || rows > 1 << 20 {
+            return Err(malformed!("homes of {depths} levels of {rows} rows"));
+        }
+        let mut levels = Vec::with_capacity(depths);
+        for _ in 0..depths {
+            levels.push(take(8 * rows)?.chunks_exact(8).map(u64_at).collect());
+        }
+        let n = u32_at(take(4)?);
+        let mut peers = Vec::new();
+        for _ in 0..n {
+            let id = u64_at(take(8)?);
+            let len = u32_at(take(4)?);
+            let address = std::str::from_utf8(take(len)?)
+                .map_err(|_| Malformed::from("a worker's address is not text"))?
+                .to_string();
+            peers.push((id, address));
+        }
+        if !input.is_empty() {
+            return Err(malformed!("{} bytes after the homes of the levels", input.len()));
+        }
+        Ok(Homes { levels, peers })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +263,32 @@ mod tests {
         let mut wrong = table.clone();
         wrong[0].1.deeper += 1;
         assert!(decode_table_rows(&encode_table_rows(&wrong), h, 4..6).is_err(), "counts");
+    }
+
+    #[test]
+    fn kept_rows_and_homes_round_trip_and_refuse_damage() {
+        let kept = KeptRows {
+            worker: 3,
+            rows: vec![KeptRow { entries: 10, bytes: 40 }, KeptRow { entries: 0, bytes: 9 }],
+        };
+        let words = encode_kept(&kept);
+        assert!(words.len() <= max_task_words(2, KEPT_ROW_WORDS));
+        assert_eq!(decode_kept(&words, 2).unwrap(), kept);
+        assert!(decode_kept(&words, 3).is_err());
+        assert!(decode_kept(&[0, 1, 1], 1).is_err(), "no worker 0");
+        assert!(decode_kept(&[1, H11_COLUMNS as u64 + 1, 1], 1).is_err(), "more entries than columns");
+
+        let homes = Homes {
+            levels: vec![vec![0; 3], vec![1, 2, 2], vec![2, 0, 1]],
+            peers: vec![(1, "http://127.0.0.1:5".into()), (2, "https://h:6".into())],
+        };
+        let bytes = homes.encode();
+        assert_eq!(Homes::decode(&bytes).unwrap(), homes);
+        assert_eq!((homes.home(1, 2), homes.home(2, 1), homes.home(0, 0)), (Some(2), None, None));
+        assert_eq!(homes.address(2), Some("https://h:6"));
+        assert!(Homes::decode(&bytes[..bytes.len() - 1]).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(Homes::decode(&longer).is_err());
     }
 }

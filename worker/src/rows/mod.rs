@@ -47,6 +47,8 @@ pub struct Host {
     events: Arc<watch::Sender<u64>>,
     /// Messages being received at once (each is buffered whole before it is taken).
     pub receiving: Semaphore,
+    /// The h11 level rows of an H48 build that this worker made or fetched.
+    pub kept: crate::kept::Kept,
 }
 
 impl Host {
@@ -59,6 +61,7 @@ impl Host {
             job: Mutex::new(None),
             events: Arc::new(watch::channel(0).0),
             receiving: Semaphore::new(rayon::current_num_threads() + 1),
+            kept: Default::default(),
         }
     }
 
@@ -91,8 +94,9 @@ impl Host {
         self.current().filter(|j| j.id == id).map(|j| j.max_message_bytes())
     }
 
-    /// Drops the job (its memory and temporary replicas).
+    /// Drops the job (its memory and temporary replicas, and any kept h11 rows).
     pub fn drop_job(&self) {
+        self.kept.clear();
         let job = self.job.lock().ok().and_then(|mut j| j.take());
         if let Some(job) = job {
             job.lock().dropped = true;
@@ -1233,6 +1237,7 @@ impl Job {
             PeerKind::Open => self.answer_open(meta, bytes).await,
             PeerKind::Replica | PeerKind::Base => self.keep_replica(meta, bytes).await,
             PeerKind::Level => Err(Status::invalid_argument("levels go to the coordinator")),
+            PeerKind::Rows => Err(Status::invalid_argument("h11 rows are fetched, not delivered")),
         }
     }
 

@@ -7,6 +7,7 @@ use crate::connection::TokenInterceptor;
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use prost::Message;
+use shared::shard;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio_stream::StreamExt;
@@ -160,6 +161,37 @@ impl v1::peer_server::Peer for PeerService {
             .collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
+
+    type FetchRowsStream =
+        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::PeerChunk, Status>> + Send>>;
+
+    async fn fetch_rows(
+        &self,
+        request: Request<v1::FetchRowsRequest>,
+    ) -> Result<Response<Self::FetchRowsStream>, Status> {
+        let r = request.into_inner();
+        self.host.traffic.received(r.encoded_len());
+        let depth = u8::try_from(r.level).map_err(|_| Status::invalid_argument("no such level"))?;
+        let rows = self.host.kept.own_rows(r.job_id, depth, &r.rows).ok_or_else(|| {
+            Status::not_found(format!("this worker keeps not all of the {} rows asked of level {depth}", r.rows.len()))
+        })?;
+        let bytes = tokio::task::spawn_blocking(move || {
+            let words = shared::wire::h48::encode_level_rows(rows.iter().map(|r| &**r));
+            shard::encode_words(rows_key(r.job_id, depth), &words)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?;
+        let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Rows };
+        let traffic = self.host.traffic.clone();
+        let chunks: Vec<Result<v1::PeerChunk, Status>> =
+            meta.chunks(&bytes).into_iter().inspect(|c| traffic.sent(c.encoded_len())).map(Ok).collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}
+
+/// The shard key of a `FetchRows` message.
+pub fn rows_key(job: u64, depth: u8) -> shard::ShardKey {
+    shard::ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth as u32 }
 }
 
 type Client = PeerClient<InterceptedService<Channel, TokenInterceptor>>;
@@ -230,6 +262,42 @@ impl PeerPool {
                 Err(s)
             }
         }
+    }
+
+    /// Rows of level `depth` kept by the worker at `address` (see `FetchRows`), in the order
+    /// asked.
+    pub async fn fetch_rows(
+        &self,
+        address: &str,
+        request: v1::FetchRowsRequest,
+        traffic: &crate::connection::Traffic,
+    ) -> Result<Vec<shared::h48::ColumnSet>, Status> {
+        let (job, depth, n) = (request.job_id, request.level as u8, request.rows.len());
+        let max_words = shared::wire::h48::max_task_words(n, shared::wire::h48::max_level_row_words());
+        let max_bytes = shard::max_shard_bytes(max_words);
+        let mut client = self.client(address).await?;
+        traffic.sent(request.encoded_len());
+        let mut stream = match client.fetch_rows(request).await {
+            Ok(s) => s.into_inner(),
+            Err(s) => {
+                self.forget(address);
+                return Err(s);
+            }
+        };
+        let mut reader = MessageReader::new(&mut stream, traffic);
+        let Some((meta, bytes)) = reader.next(|_| Some(max_bytes)).await? else {
+            return Err(Status::data_loss("no rows in the answer"));
+        };
+        if meta.kind != PeerKind::Rows || meta.level != depth as u32 || meta.job != job {
+            return Err(Status::data_loss("an answer that is not the rows asked"));
+        }
+        tokio::task::spawn_blocking(move || {
+            let words = shard::decode_words_for(&bytes, rows_key(job, depth), max_words)
+                .map_err(|e| Status::data_loss(format!("rows of level {depth}: {e}")))?;
+            shared::wire::h48::decode_level_rows(&words, n).map_err(|e| Status::data_loss(e.to_string()))
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
     }
 
     /// The stored messages of a replica (see `FetchReplica`).

@@ -1,0 +1,142 @@
+//! The h11 levels of a distributed H48 build, kept by the workers that made them: the
+//! coordinator holds no level row, only where each row is kept and its size (its entries
+//! sum to the level's count). A level task reads its rows' sources from their keepers and keeps
+//! what it makes; a table task reads every level of its rows the same way. A lost worker's rows
+//! are made again, lowest level first, from the rows the others keep (docs/h48-tables.md).
+
+use crate::cluster::{ClusterError, Hub, Refusal};
+use crate::progress::Reporter;
+use shared::report::thousands;
+use shared::units::gib;
+use shared::wire::h48::{decode_kept, Homes, KeptRow, KEPT_ROW_WORDS};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+pub struct KeptLevels<'a> {
+    hub: &'a Hub,
+    rows: u32,
+    /// Per depth (index 0, level 0, is made by every worker and unused) and row: the worker
+    /// keeping the row (0: none), and its size once made.
+    homes: Vec<Vec<u64>>,
+    sizes: Vec<Vec<Option<KeptRow>>>,
+    /// Levels whose line has been printed.
+    reported: usize,
+    /// Version of the last homes input published.
+    version: u32,
+}
+
+impl<'a> KeptLevels<'a> {
+    /// No level made yet; `max` is the deepest level the build needs.
+    pub fn new(hub: &'a Hub, rows: u32, max: u8) -> Self {
+        let n = max as usize + 1;
+        KeptLevels {
+            hub,
+            rows,
+            homes: vec![vec![0; rows as usize]; n],
+            sizes: vec![vec![None; rows as usize]; n],
+            reported: 0,
+            version: 0,
+        }
+    }
+
+    /// Entries of level `depth` (its rows' sizes, all made).
+    pub fn entries(&self, depth: usize) -> u64 {
+        self.sizes[depth].iter().map(|s| s.map_or(0, |s| s.entries)).sum()
+    }
+
+    /// Publishes where the rows of levels 1 .. `below` are kept, as a new input: its name and
+    /// the workers keeping those rows (a level reading them stops if one is lost).
+    pub fn publish(&mut self, below: usize) -> (String, Vec<u64>) {
+        let homes = Homes { levels: self.homes[..below.min(self.homes.len())].to_vec(), peers: self.hub.peer_addresses() };
+        self.version += 1;
+        let name = format!("h11-homes/{}", self.version);
+        self.hub.publish_input(self.hub.job(), &name, &homes.encode());
+        let mut readers: Vec<u64> = homes.levels.iter().flatten().copied().filter(|&w| w != 0).collect();
+        readers.sort_unstable();
+        readers.dedup();
+        (name, readers)
+    }
+
+    /// Forgets the rows kept by workers that are lost.
+    fn forget_lost(&mut self) {
+        let mut live = std::collections::BTreeMap::new();
+        for level in self.homes.iter_mut() {
+            for home in level.iter_mut().filter(|h| **h != 0) {
+                if !*live.entry(*home).or_insert_with(|| self.hub.is_live(*home)) {
+                    *home = 0;
+                }
+            }
+        }
+    }
+
+    /// Makes every level 1 ..= `max` whose rows are not all kept by live workers, lowest first
+    /// (so a lost worker's rows are made again from the rows the others keep), until all are.
+    pub fn ensure(&mut self, max: u8, reporter: &Reporter) -> anyhow::Result<()> {
+        loop {
+            self.forget_lost();
+            let Some(d) = (1..=max as usize).find(|&d| self.homes[d].contains(&0)) else { return Ok(()) };
+            let todo: Vec<u32> = (0..self.rows).filter(|&r| self.homes[d][r as usize] == 0).collect();
+            if d <= self.reported {
+                tracing::warn!("level {d}: {} rows kept by lost workers are made again", todo.len());
+            }
+            let t = Instant::now();
+            reporter.progress.depth.store(d as u32, Ordering::Relaxed);
+            reporter.progress.rows_done.store((self.rows as usize - todo.len()) as u64, Ordering::Relaxed);
+            let result = std::thread::scope(|scope| {
+                reporter.restart();
+                scope.spawn(|| reporter.display_loop());
+                let result = self.make(d, &todo, reporter);
+                reporter.finish();
+                result
+            });
+            match result {
+                Ok(()) if d > self.reported => {
+                    self.reported = d;
+                    let bytes: u64 = self.sizes[d].iter().map(|s| s.map_or(0, |s| s.bytes)).sum();
+                    let entries = self.entries(d);
+                    eprintln!(
+                        "depth {d:>2}: {:>15} h11 entries, {} kept by the workers ({:.2} bits each), {:.2} s",
+                        thousands(entries),
+                        gib(bytes),
+                        bytes as f64 * 8.0 / entries.max(1) as f64,
+                        t.elapsed().as_secs_f64()
+                    );
+                }
+                Ok(()) => {}
+                Err(ClusterError::InputsLost(w)) => {
+                    tracing::warn!("level {d} stopped: worker {w}, which keeps rows it reads, is lost");
+                }
+                Err(e) => return Err(anyhow::anyhow!("level {d}: {e}")),
+            }
+        }
+    }
+
+    /// Level `d`'s rows `todo`, made and kept by workers.
+    fn make(&mut self, d: usize, todo: &[u32], reporter: &Reporter) -> Result<(), ClusterError> {
+        let (name, readers) = self.publish(d);
+        let (homes, sizes) = (&mut self.homes[d], &mut self.sizes[d]);
+        self.hub.run_h48_rows(
+            d as u32,
+            todo,
+            self.rows,
+            KEPT_ROW_WORDS,
+            (&name, &readers),
+            &reporter.progress.rows_done,
+            |range, words| {
+                let kept = decode_kept(&words, range.len()).map_err(Refusal::Bad)?;
+                for (r, size) in range.zip(kept.rows) {
+                    let was = sizes[r as usize].replace(size);
+                    if was.is_some_and(|w| w.entries != size.entries) {
+                        return Err(Refusal::Fatal(anyhow::anyhow!(
+                            "internal check failed: row {r} of level {d} made again with {} entries, first with {}",
+                            size.entries,
+                            was.map_or(0, |w| w.entries)
+                        )));
+                    }
+                    homes[r as usize] = kept.worker;
+                }
+                Ok(())
+            },
+        )
+    }
+}

@@ -1,0 +1,121 @@
+//! The h11 level rows of a distributed H48 build that this worker made and keeps for the whole
+//! job (the coordinator holds none: other workers fetch them with `Peer.FetchRows`), and the
+//! rows it fetched from others, kept while they fit in its memory so that later tasks reading
+//! the same rows do not fetch them again.
+
+use shared::h48::ColumnSet;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Rows by (depth, row) for one job.
+#[derive(Default)]
+struct Store {
+    job: u64,
+    own: HashMap<(u8, u32), Arc<ColumnSet>>,
+    own_bytes: u64,
+    fetched: HashMap<(u8, u32), Arc<ColumnSet>>,
+    fetched_bytes: u64,
+}
+
+impl Store {
+    fn for_job(&mut self, job: u64) -> &mut Store {
+        if self.job != job {
+            *self = Store { job, ..Store::default() };
+        }
+        self
+    }
+}
+
+#[derive(Default)]
+pub struct Kept(Mutex<Store>);
+
+impl Kept {
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps rows this worker made.
+    pub fn keep(&self, job: u64, depth: u8, rows: impl IntoIterator<Item = (u32, ColumnSet)>) {
+        let mut guard = self.store();
+        let s = guard.for_job(job);
+        for (row, set) in rows {
+            s.own_bytes += set.bytes() as u64;
+            if let Some(old) = s.own.insert((depth, row), Arc::new(set)) {
+                s.own_bytes -= old.bytes() as u64;
+            }
+        }
+    }
+
+    /// A row this worker made or fetched before.
+    pub fn get(&self, job: u64, depth: u8, row: u32) -> Option<Arc<ColumnSet>> {
+        let s = self.store();
+        if s.job != job {
+            return None;
+        }
+        s.own.get(&(depth, row)).or_else(|| s.fetched.get(&(depth, row))).cloned()
+    }
+
+    /// Rows this worker made (`None` if one of them is not here).
+    pub fn own_rows(&self, job: u64, depth: u8, rows: &[u32]) -> Option<Vec<Arc<ColumnSet>>> {
+        let s = self.store();
+        if s.job != job {
+            return None;
+        }
+        rows.iter().map(|r| s.own.get(&(depth, *r)).cloned()).collect()
+    }
+
+    /// Remembers fetched rows while the worker's own rows and the fetched ones stay within
+    /// `budget` bytes; past it the fetched rows are forgotten first.
+    pub fn remember(&self, job: u64, depth: u8, rows: &[(u32, Arc<ColumnSet>)], budget: u64) {
+        let mut guard = self.store();
+        let s = guard.for_job(job);
+        let more: u64 = rows.iter().map(|(_, set)| set.bytes() as u64).sum();
+        if s.own_bytes + s.fetched_bytes + more > budget {
+            s.fetched.clear();
+            s.fetched_bytes = 0;
+        }
+        if s.own_bytes + more > budget {
+            return;
+        }
+        for (row, set) in rows {
+            if s.fetched.insert((depth, *row), set.clone()).is_none() {
+                s.fetched_bytes += set.bytes() as u64;
+            }
+        }
+    }
+
+    /// Bytes of the rows this worker made.
+    pub fn own_bytes(&self) -> u64 {
+        self.store().own_bytes
+    }
+
+    /// Forgets everything (the job is over, or this worker was declared lost).
+    pub fn clear(&self) {
+        *self.store() = Store::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::h48::H11_COLUMNS;
+
+    #[test]
+    fn rows_belong_to_their_job_and_fetched_ones_give_way_to_the_budget() {
+        let kept = Kept::default();
+        let set = |c: u32| ColumnSet::from_sorted(&[c], H11_COLUMNS);
+        kept.keep(7, 1, [(3, set(1)), (4, set(2))]);
+        assert_eq!(kept.get(7, 1, 3).unwrap().to_vec(), [1]);
+        assert!(kept.get(8, 1, 3).is_none() && kept.get(7, 2, 3).is_none());
+        assert!(kept.own_rows(7, 1, &[3, 4]).is_some() && kept.own_rows(7, 1, &[3, 5]).is_none());
+        let own = kept.own_bytes();
+        let fetched = vec![(9, Arc::new(set(5)))];
+        kept.remember(7, 0, &fetched, own + 1000);
+        assert_eq!(kept.get(7, 0, 9).unwrap().to_vec(), [5]);
+        kept.remember(7, 0, &[(10, Arc::new(set(6)))], own + 1);
+        assert!(kept.get(7, 0, 9).is_none() && kept.get(7, 0, 10).is_none(), "over budget");
+        assert!(kept.get(7, 1, 4).is_some(), "own rows stay");
+        kept.keep(8, 1, [(0, set(0))]);
+        assert!(kept.get(7, 1, 3).is_none(), "a new job drops the old one's rows");
+    }
+}
