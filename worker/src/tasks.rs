@@ -127,7 +127,9 @@ pub async fn run_h48_task(
     let homes = homes_of(client, cache, task).await?;
     let targets: BTreeSet<u32> = rows.clone().collect();
     let with_sources: BTreeSet<u32> = rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
-    let source = Source { host, homes: &homes, job: task.job_id, me, first: &first, rows: index.rows() };
+    let lease = v1::RenewLeaseRequest { worker_id: me, task_id: task.task_id, attempt: task.attempt };
+    let source =
+        Source { host, homes: &homes, job: task.job_id, me, first: &first, rows: index.rows(), lease: (client.clone(), lease) };
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level };
     let job = task.job_id;
     if level <= base as u32 + 1 {
@@ -176,6 +178,9 @@ struct Source<'a> {
     me: u64,
     first: &'a Level,
     rows: u32,
+    /// The task's lease, renewed when a fetch fails: a level stopped because a keeper was lost
+    /// ends the lease, and the task is dropped at once.
+    lease: (Client, v1::RenewLeaseRequest),
 }
 
 impl Source<'_> {
@@ -208,6 +213,10 @@ impl Source<'_> {
                     // this task's lease ends (the worker drops it).
                     Err(e) if attempt < 6 => {
                         tracing::warn!("rows of level {depth} from worker {home} at {address}: {}", e.message());
+                        let (mut client, request) = self.lease.clone();
+                        if !client.renew_lease(request).await.is_ok_and(|r| r.into_inner().ok) {
+                            return Err(TaskError::Gone);
+                        }
                         tokio::time::sleep(std::time::Duration::from_millis(500 << attempt)).await;
                         attempt += 1;
                     }
