@@ -2,18 +2,18 @@
 //! build's rows. Each is computed on rayon (never on tokio's threads) and returned as a shard.
 
 use crate::connection::Client;
+use crate::rows::Host;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
-use crate::rows::Host;
 use shared::h48::{base_for, ColumnSet, H11Rows, Level, RowScratch, H11_COLUMNS};
-use shared::wire::h48::{Homes, KeptRow, KeptRows};
-use std::collections::{BTreeMap, BTreeSet};
 use shared::job::JobSpec;
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
 use shared::wire;
+use shared::wire::h48::{Homes, KeptRow, KeptRows};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 /// What a worker keeps between tasks of one job.
@@ -126,10 +126,18 @@ pub async fn run_h48_task(
     }
     let homes = homes_of(client, cache, task).await?;
     let targets: BTreeSet<u32> = rows.clone().collect();
-    let with_sources: BTreeSet<u32> = rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
+    let with_sources: BTreeSet<u32> =
+        rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
     let lease = v1::RenewLeaseRequest { worker_id: me, task_id: task.task_id, attempt: task.attempt };
-    let source =
-        Source { host, homes: &homes, job: task.job_id, me, first: &first, rows: index.rows(), lease: (client.clone(), lease) };
+    let source = Source {
+        host,
+        homes: &homes,
+        job: task.job_id,
+        me,
+        first: &first,
+        rows: index.rows(),
+        lease: (client.clone(), lease),
+    };
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level };
     let job = task.job_id;
     if level <= base as u32 + 1 {
@@ -147,7 +155,8 @@ pub async fn run_h48_task(
                 .into_par_iter()
                 .map_init(RowScratch::default, |s, t| index.next_level_row(t, &prev, before.as_ref(), s))
                 .collect();
-            let sizes = made.iter().map(|set| KeptRow { entries: set.len(), bytes: set.bytes() as u64 }).collect();
+            let sizes =
+                made.iter().map(|set| KeptRow { entries: set.len(), bytes: set.bytes() as u64 }).collect();
             host.kept.keep(job, d, rows.zip(made));
             shard::encode_words(key, &wire::h48::encode_kept(&KeptRows { worker: me, rows: sizes }))
         })
@@ -204,7 +213,12 @@ impl Source<'_> {
         }
         for (home, rows) in missing {
             let address = self.homes.address(home).ok_or(TaskError::Gone)?;
-            let request = v1::FetchRowsRequest { job_id: self.job, level: depth as u32, rows: rows.clone(), from: self.me };
+            let request = v1::FetchRowsRequest {
+                job_id: self.job,
+                level: depth as u32,
+                rows: rows.clone(),
+                from: self.me,
+            };
             let mut attempt = 0;
             let sets = loop {
                 match self.host.pool.fetch_rows(address, request.clone(), &self.host.traffic).await {
@@ -212,7 +226,10 @@ impl Source<'_> {
                     // The home may be lost: the coordinator then makes its rows again, and
                     // this task's lease ends (the worker drops it).
                     Err(e) if attempt < 6 => {
-                        tracing::warn!("rows of level {depth} from worker {home} at {address}: {}", e.message());
+                        tracing::warn!(
+                            "rows of level {depth} from worker {home} at {address}: {}",
+                            e.message()
+                        );
                         let (mut client, request) = self.lease.clone();
                         if !client.renew_lease(request).await.is_ok_and(|r| r.into_inner().ok) {
                             return Err(TaskError::Gone);
@@ -223,7 +240,8 @@ impl Source<'_> {
                     Err(_) => return Err(TaskError::Gone),
                 }
             };
-            let fetched: Vec<(u32, Arc<ColumnSet>)> = rows.into_iter().zip(sets.into_iter().map(Arc::new)).collect();
+            let fetched: Vec<(u32, Arc<ColumnSet>)> =
+                rows.into_iter().zip(sets.into_iter().map(Arc::new)).collect();
             for (r, set) in &fetched {
                 level.rows[*r as usize] = (**set).clone();
             }
@@ -234,7 +252,11 @@ impl Source<'_> {
 }
 
 /// The homes of the levels a task reads (its `homes` input), downloaded once per version.
-async fn homes_of(client: &mut Client, cache: &Arc<Mutex<Cache>>, task: &v1::Task) -> Result<Arc<Homes>, TaskError> {
+async fn homes_of(
+    client: &mut Client,
+    cache: &Arc<Mutex<Cache>>,
+    task: &v1::Task,
+) -> Result<Arc<Homes>, TaskError> {
     let name = &task.homes;
     let cached = cache.lock().ok().and_then(|c| c.homes.clone());
     if let Some((job, held, homes)) = cached {

@@ -13,6 +13,7 @@ use super::members::Members;
 use super::owned::{OwnedRows, Report};
 use super::ClusterError;
 use shared::shard::{self, ShardKey};
+use shared::units::gib;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -60,6 +61,22 @@ pub struct Traffic {
     /// Bytes of every message through the coordinator's links, both ways.
     pub through_coordinator_bytes: u64,
     pub workers: Vec<WorkerTraffic>,
+}
+
+impl Traffic {
+    /// One line: bytes through the coordinator and received by the workers (all, and the most
+    /// by one).
+    pub fn summary(&self) -> String {
+        let received: u64 = self.workers.iter().map(|w| w.received_bytes).sum();
+        let most = self.workers.iter().map(|w| w.received_bytes).max().unwrap_or(0);
+        format!(
+            "traffic: {} through the coordinator, {} received by {} workers (at most {} by one)",
+            gib(self.through_coordinator_bytes),
+            gib(received),
+            self.workers.len(),
+            gib(most)
+        )
+    }
 }
 
 #[derive(Clone, Debug, Default, serde::Serialize)]

@@ -32,13 +32,7 @@ pub fn run(config: EnumerateConfig) -> Result<()> {
         distribution.peak_rss_bytes as f64 / 1048576.0
     );
     if let Some(t) = &traffic {
-        let received: u64 = t.workers.iter().map(|w| w.received_bytes).sum();
-        println!(
-            "traffic: {} through the coordinator, {} received by {} workers",
-            resources::gib(t.through_coordinator_bytes),
-            resources::gib(received),
-            t.workers.len()
-        );
+        println!("{}", t.summary());
     }
     if let Some(out) = json {
         let mut text =

@@ -17,8 +17,8 @@ use shared::container::{temp_path, Section, SectionInfo, SectionKind, TableForma
 use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, main_entries, merge_line, small_sections, H11Rows, Level, RowLines, RowScratch,
-    TableWriter, H11_COLUMNS,
+    base_for, main_entries, merge_line, small_sections, H11Rows, Level, RowLines, RowScratch, TableWriter,
+    H11_COLUMNS,
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
@@ -78,14 +78,25 @@ pub fn build(config: &BuildConfig) -> Result<()> {
         let spec = JobSpec::H48Table(targets[0].h).to_string();
         with_cluster(&config.cluster, spec, &reporter, |hub| {
             if state_dir.is_some_and(|d| d.join("h11-level-01.bin").exists()) {
-                tracing::info!("the workers make the h11 levels again: they are not read from the state directory");
+                tracing::info!(
+                    "the workers make the h11 levels again: they are not read from the state directory"
+                );
             }
             let mut kept = KeptLevels::new(hub, index.rows(), base + 1);
             kept.ensure(base + 1, &reporter)?;
-            write_tables(Levels::Kept(hub, kept))
+            write_tables(Levels::Kept(hub, kept))?;
+            eprintln!("{}", hub.traffic().summary());
+            Ok(())
         })
     } else {
-        write_tables(Levels::Here(make_levels(&index, base + 1, mem_limit, state_dir, row_buffers, &reporter)?))
+        write_tables(Levels::Here(make_levels(
+            &index,
+            base + 1,
+            mem_limit,
+            state_dir,
+            row_buffers,
+            &reporter,
+        )?))
     }
 }
 
@@ -427,7 +438,9 @@ fn fill_rows(
             match result {
                 Ok(()) => break,
                 Err(ClusterError::InputsLost(w)) => {
-                    tracing::warn!("h48h{h}: table rows stopped: worker {w}, which keeps rows they read, is lost");
+                    tracing::warn!(
+                        "h48h{h}: table rows stopped: worker {w}, which keeps rows they read, is lost"
+                    );
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -47,7 +47,10 @@ impl<'a> KeptLevels<'a> {
     /// Publishes where the rows of levels 1 .. `below` are kept, as a new input: its name and
     /// the workers keeping those rows (a level reading them stops if one is lost).
     pub fn publish(&mut self, below: usize) -> (String, Vec<u64>) {
-        let homes = Homes { levels: self.homes[..below.min(self.homes.len())].to_vec(), peers: self.hub.peer_addresses() };
+        let homes = Homes {
+            levels: self.homes[..below.min(self.homes.len())].to_vec(),
+            peers: self.hub.peer_addresses(),
+        };
         self.version += 1;
         let name = format!("h11-homes/{}", self.version);
         self.hub.publish_input(self.hub.job(), &name, &homes.encode());

@@ -195,7 +195,11 @@ impl H11Rows {
     /// their rows of the level before), each once.
     pub fn sources(&self, target: u32) -> impl Iterator<Item = u32> + '_ {
         let incoming = &self.incoming[target as usize];
-        incoming.iter().enumerate().filter(|(i, (r, _))| incoming[..*i].iter().all(|(q, _)| q != r)).map(|(_, (r, _))| *r)
+        incoming
+            .iter()
+            .enumerate()
+            .filter(|(i, (r, _))| incoming[..*i].iter().all(|(q, _)| q != r))
+            .map(|(_, (r, _))| *r)
     }
 
     /// Number of images gathered into `target` from a level.

@@ -173,7 +173,10 @@ impl v1::peer_server::Peer for PeerService {
         self.host.traffic.received(r.encoded_len());
         let depth = u8::try_from(r.level).map_err(|_| Status::invalid_argument("no such level"))?;
         let rows = self.host.kept.own_rows(r.job_id, depth, &r.rows).ok_or_else(|| {
-            Status::not_found(format!("this worker keeps not all of the {} rows asked of level {depth}", r.rows.len()))
+            Status::not_found(format!(
+                "this worker keeps not all of the {} rows asked of level {depth}",
+                r.rows.len()
+            ))
         })?;
         let bytes = tokio::task::spawn_blocking(move || {
             let words = shared::wire::h48::encode_level_rows(rows.iter().map(|r| &**r));
