@@ -266,7 +266,7 @@ impl Hub {
     /// What the job moved so far.
     pub fn traffic(&self) -> Traffic {
         let s = self.lock();
-        let mut t = Traffic::default();
+        let mut t = Traffic { through_coordinator_bytes: s.members.unattributed, ..Traffic::default() };
         for m in s.members.all() {
             t.through_coordinator_bytes += m.coordinator_sent + m.coordinator_received;
             t.workers.push(WorkerTraffic {

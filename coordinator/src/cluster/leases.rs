@@ -414,6 +414,37 @@ mod tests {
     }
 
     #[test]
+    fn an_h48_level_stops_when_a_worker_keeping_rows_it_reads_is_lost_after_taking_what_arrived() {
+        let hub = hub(Duration::from_millis(300));
+        let (keeper, maker) =
+            (hub.register("keeper", 1, (0, 0), "", 0), hub.register("maker", 1, (0, 0), "", 0));
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let mut taken = Vec::new();
+            let run = scope.spawn(|| {
+                let result =
+                    hub.run_h48_rows(3, &[0, 1, 2, 3], 4, 1, ("h11-homes/1", &[keeper]), &done, |rows, _| {
+                        taken.push(rows);
+                        Ok(())
+                    });
+                (result, taken)
+            });
+            let first = lease(&hub, maker);
+            assert_eq!(first.homes, "h11-homes/1", "a task names the homes of the rows it reads");
+            assert!(hub.complete(3, first.task, vec![1; first.rows.len()]).unwrap());
+            // The keeper falls silent; the maker keeps polling (and so stays live).
+            let (result, taken) = loop {
+                if run.is_finished() {
+                    break run.join().unwrap();
+                }
+                let _ = hub.poll_wait(maker, Duration::from_millis(50));
+            };
+            assert!(matches!(result, Err(ClusterError::InputsLost(w)) if w == keeper), "{result:?}");
+            assert_eq!(taken, [first.rows], "the result that arrived before is taken");
+        });
+    }
+
+    #[test]
     fn a_refused_h48_result_is_handed_out_again_and_a_fatal_refusal_ends_the_level() {
         let hub = hub(Duration::from_secs(30));
         let worker = hub.register("test", 1, (0, 0), "", 0);

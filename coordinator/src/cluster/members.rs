@@ -35,11 +35,14 @@ pub struct Members {
     members: BTreeMap<u64, Member>,
     next_id: u64,
     pub liveness: Duration,
+    /// Bytes of the coordinator's messages with no known worker (registrations, uploads, which
+    /// name their task and not their worker).
+    pub unattributed: u64,
 }
 
 impl Members {
     pub fn new(liveness: Duration) -> Self {
-        Members { members: BTreeMap::new(), next_id: 1, liveness }
+        Members { members: BTreeMap::new(), next_id: 1, liveness, unattributed: 0 }
     }
 
     /// Registers a worker; returns its id: `previous` if it is a worker this coordinator
@@ -128,9 +131,12 @@ impl Members {
 
     /// Counts bytes of the coordinator's link with `id`.
     pub fn count(&mut self, id: u64, sent: u64, received: u64) {
-        if let Some(m) = self.members.get_mut(&id) {
-            m.coordinator_sent += sent;
-            m.coordinator_received += received;
+        match self.members.get_mut(&id) {
+            Some(m) => {
+                m.coordinator_sent += sent;
+                m.coordinator_received += received;
+            }
+            None => self.unattributed += sent + received,
         }
     }
 
