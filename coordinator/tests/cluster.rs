@@ -615,6 +615,63 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
 }
 
 #[test]
+#[ignore = "full tier (scripts/test-full.sh): about 25 s"]
+fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() {
+    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
+    let dir = scratch("h48-room");
+    let out = dir.join("h48h1");
+    let token = dir.join("token");
+    std::fs::write(&token, TOKEN).unwrap();
+    let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--token-file", token.to_str().unwrap(), "--min-workers", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(coord.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
+        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
+            break a.to_string();
+        }
+    };
+    let url = format!("http://{addr}");
+    // Level 9 of h48h1 is 135 MiB of rows, which two workers would share about equally; a
+    // worker takes tasks while its rows and a task's fit in half its --mem-limit, so this one
+    // stops near 32 MiB (plus the tasks it holds when it gets there: a task keeps about 2 MiB).
+    let small = worker_at(&url, TOKEN, &dir, &["--mem-limit", "64M"]);
+    let small_name = format!("worker-{}", small.id());
+    let big = worker_at(&url, TOKEN, &dir, &[]);
+    for w in [small, big] {
+        let done = wait_bounded(w, Duration::from_secs(180));
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    }
+    assert!(coord.wait().unwrap().success());
+    let log = rest(err);
+    let id_of = |name: &str| {
+        let line = log.lines().find(|l| l.contains(&format!("({name}) registered"))).expect("registered");
+        line.split("worker ").nth(1).unwrap().split(' ').next().unwrap().to_string()
+    };
+    let kept = log.lines().filter(|l| l.contains("rows kept to level 9:")).last().expect("a line of rows kept");
+    let small_kept = kept
+        .split(", ")
+        .find_map(|part| part.split_once(&format!("worker {} ", id_of(&small_name))).map(|(_, b)| b.to_string()))
+        .expect("the small worker keeps rows");
+    let (number, unit) = small_kept.trim().split_once(' ').unwrap();
+    let mib = number.parse::<f64>().unwrap() / if unit == "KiB" { 1024.0 } else { 1.0 };
+    assert!(unit == "KiB" || unit == "MiB", "{small_kept}");
+    assert!(mib <= 40.0, "the worker of --mem-limit 64M keeps {small_kept} ({kept})");
+    let bytes = std::fs::read(&out).unwrap();
+    let sha: String =
+        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(sha, H1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_killed() {
     let dir = scratch("cosets");
     let reps = ["", "R", "F", "R U", "F D", "L B"];

@@ -14,7 +14,7 @@ use super::owned::{OwnedRows, Report};
 use super::ClusterError;
 use shared::shard::{self, ShardKey};
 use shared::units::gib;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -98,8 +98,10 @@ pub(super) struct State {
     pub(super) done: bool,
     /// Why the job cannot go on (set by [`Hub::abort`]).
     pub(super) aborted: Option<String>,
-    /// Inputs of the whole job by name (an H48 build's levels), encoded as shards.
+    /// Inputs of the whole job by name (an H48 build's homes of its levels), encoded as shards.
     pub(super) named_inputs: HashMap<String, Arc<Vec<u8>>>,
+    /// Workers that take no task for now: they have no room for the rows they would keep.
+    pub(super) full: BTreeSet<u64>,
 }
 
 /// A condition variable that counts its notifications, so that a waiter can tell whether a
@@ -149,6 +151,7 @@ impl Hub {
                 done: false,
                 aborted: None,
                 named_inputs: HashMap::new(),
+                full: BTreeSet::new(),
             }),
             changed: Signal::default(),
             lease_time,
@@ -311,6 +314,9 @@ impl Hub {
             return Poll::OwnedRows;
         }
         let (job, spec) = (s.job, s.job_spec.clone());
+        if s.full.contains(&worker) {
+            return Poll::Wait;
+        }
         let Some(level) = s.level.as_mut() else { return Poll::Wait };
         let Some((i, task)) = level.tasks.iter_mut().enumerate().find(|(_, t)| t.state == TaskState::Pending)
         else {
@@ -339,6 +345,20 @@ impl Hub {
         let mut s = self.lock();
         self.tick(&mut s);
         s.members.live().map(|m| (m.id, m.peer_address.clone())).collect()
+    }
+
+    /// The most memory each live worker may use (0: unknown), as it registered.
+    pub fn mem_limits(&self) -> Vec<(u64, u64)> {
+        self.lock().members.live().map(|m| (m.id, m.mem_limit)).collect()
+    }
+
+    /// Workers that take no task until further notice (no room for the rows they would keep).
+    pub fn set_full(&self, workers: BTreeSet<u64>) {
+        let mut s = self.lock();
+        if s.full != workers {
+            s.full = workers;
+            self.changed.notify_all();
+        }
     }
 
     /// Whether worker `id` is live (registered and not lost).

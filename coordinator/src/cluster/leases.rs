@@ -251,6 +251,7 @@ impl Hub {
         s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes });
         self.changed.notify_all();
         let mut taken = 0usize;
+        let mut waiting: Option<Instant> = None;
         loop {
             self.tick(&mut s);
             if let Some(why) = s.aborted.clone() {
@@ -309,6 +310,18 @@ impl Hub {
             let st = &mut *s;
             let lvl = st.level.as_mut().expect("published");
             requeue(&mut lvl.tasks, &st.members, &self.changed);
+            let idle = lvl.tasks.iter().all(|t| !matches!(t.state, TaskState::Leased { .. }));
+            let live: Vec<u64> = st.members.live().map(|m| m.id).collect();
+            if idle && !live.is_empty() && live.iter().all(|w| st.full.contains(w)) {
+                if waiting.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30)) {
+                    tracing::warn!(
+                        "level {level}: {} tasks wait: none of the {} live workers has room for the rows it would keep (their --mem-limit); start a worker with room",
+                        lvl.remaining,
+                        live.len()
+                    );
+                    waiting = Some(Instant::now());
+                }
+            }
             s = self.changed.wait(s, Duration::from_millis(200));
         }
         s.level = None;
@@ -441,6 +454,28 @@ mod tests {
             };
             assert!(matches!(result, Err(ClusterError::InputsLost(w)) if w == keeper), "{result:?}");
             assert_eq!(taken, [first.rows], "the result that arrived before is taken");
+        });
+    }
+
+    #[test]
+    fn a_worker_without_room_takes_no_task_until_it_has_some() {
+        let hub = hub(Duration::from_secs(30));
+        let (full, roomy) = (hub.register("full", 1, (0, 0), "", 0), hub.register("roomy", 1, (0, 0), "", 0));
+        hub.set_full([full].into());
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let run =
+                scope.spawn(|| hub.run_h48_rows(1, &[0, 1, 2, 3], 4, 1, ("", &[]), &done, |_, _| Ok(())));
+            while hub.status().tasks == 0 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(matches!(hub.poll_wait(full, Duration::from_millis(20)), Poll::Wait));
+            let l = lease(&hub, roomy);
+            assert!(hub.complete(1, l.task, vec![1; l.rows.len()]).unwrap());
+            hub.set_full([].into());
+            let l = lease(&hub, full);
+            assert!(hub.complete(1, l.task, vec![1; l.rows.len()]).unwrap());
+            run.join().unwrap().unwrap();
         });
     }
 

@@ -9,6 +9,7 @@ use crate::progress::Reporter;
 use shared::report::thousands;
 use shared::units::gib;
 use shared::wire::h48::{decode_kept, Homes, KeptRow, KEPT_ROW_WORDS};
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -104,6 +105,12 @@ impl<'a> KeptLevels<'a> {
                         bytes as f64 * 8.0 / entries.max(1) as f64,
                         t.elapsed().as_secs_f64()
                     );
+                    let kept: Vec<String> = self
+                        .kept_bytes()
+                        .into_iter()
+                        .map(|(w, bytes)| format!("worker {w} {}", gib(bytes)))
+                        .collect();
+                    tracing::info!("rows kept to level {d}: {}", kept.join(", "));
                 }
                 Ok(()) => {}
                 Err(ClusterError::InputsLost(w)) => {
@@ -114,11 +121,48 @@ impl<'a> KeptLevels<'a> {
         }
     }
 
-    /// Level `d`'s rows `todo`, made and kept by workers.
+    /// Bytes of the rows each worker keeps.
+    fn kept_bytes(&self) -> BTreeMap<u64, u64> {
+        let mut kept = BTreeMap::new();
+        for (homes, sizes) in self.homes.iter().zip(&self.sizes) {
+            for (&home, size) in homes.iter().zip(sizes) {
+                if let (true, Some(size)) = (home != 0, size) {
+                    *kept.entry(home).or_insert(0) += size.bytes;
+                }
+            }
+        }
+        kept
+    }
+
+    /// The bytes a task of level `d` is expected to keep: the level taken to grow by the
+    /// factor the level before grew by (levels 1 and 2 are tiny).
+    fn task_estimate(&self, d: usize) -> u64 {
+        let bytes = |k: usize| self.sizes[k].iter().map(|s| s.map_or(0, |s| s.bytes)).sum::<u64>();
+        let prev = bytes(d - 1);
+        let level = match d {
+            3.. if bytes(d - 2) > 0 => prev as f64 * prev as f64 / bytes(d - 2) as f64,
+            _ => prev as f64,
+        };
+        let rows_per_task = (self.rows as usize).div_ceil(self.hub.tasks_per_level) as f64;
+        (level / self.rows as f64 * rows_per_task) as u64
+    }
+
+    /// Level `d`'s rows `todo`, made and kept by workers. A worker takes a task only while the
+    /// rows it keeps and the task's expected rows fit in half its `--mem-limit` (the other half
+    /// is for the rows it fetches and its buffers).
     fn make(&mut self, d: usize, todo: &[u32], reporter: &Reporter) -> Result<(), ClusterError> {
         let (name, readers) = self.publish(d);
+        let (hub, reserve, limits) = (self.hub, self.task_estimate(d), self.hub.mem_limits());
+        let mut kept = self.kept_bytes();
+        let room = |kept: &BTreeMap<u64, u64>| {
+            let full = limits
+                .iter()
+                .filter(|&&(w, limit)| limit > 0 && kept.get(&w).copied().unwrap_or(0) + reserve > limit / 2);
+            hub.set_full(full.map(|&(w, _)| w).collect());
+        };
+        room(&kept);
         let (homes, sizes) = (&mut self.homes[d], &mut self.sizes[d]);
-        self.hub.run_h48_rows(
+        let result = hub.run_h48_rows(
             d as u32,
             todo,
             self.rows,
@@ -126,8 +170,8 @@ impl<'a> KeptLevels<'a> {
             (&name, &readers),
             &reporter.progress.rows_done,
             |range, words| {
-                let kept = decode_kept(&words, range.len()).map_err(Refusal::Bad)?;
-                for (r, size) in range.zip(kept.rows) {
+                let made = decode_kept(&words, range.len()).map_err(Refusal::Bad)?;
+                for (r, size) in range.zip(made.rows) {
                     let was = sizes[r as usize].replace(size);
                     if was.is_some_and(|w| w.entries != size.entries) {
                         return Err(Refusal::Fatal(anyhow::anyhow!(
@@ -136,10 +180,14 @@ impl<'a> KeptLevels<'a> {
                             was.map_or(0, |w| w.entries)
                         )));
                     }
-                    homes[r as usize] = kept.worker;
+                    homes[r as usize] = made.worker;
+                    *kept.entry(made.worker).or_insert(0) += size.bytes;
                 }
+                room(&kept);
                 Ok(())
             },
-        )
+        );
+        hub.set_full(Default::default());
+        result
     }
 }
