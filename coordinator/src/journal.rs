@@ -13,6 +13,8 @@ const LEVELS: TableDefinition<u32, &[u8]> = TableDefinition::new("levels");
 const CHUNKS: TableDefinition<u32, &[u8]> = TableDefinition::new("coset-chunks");
 /// Finished rows of a table build, by (table key, row).
 const TABLE_ROWS: TableDefinition<(u8, u32), &[u8]> = TableDefinition::new("table-rows");
+/// A distributed H48 build's h11 levels, by depth: which worker keeps each row, and its size.
+const KEPT_LEVELS: TableDefinition<u32, &[u8]> = TableDefinition::new("h11-kept-levels");
 
 pub struct RedbJournal {
     db: Database,
@@ -48,6 +50,7 @@ impl RedbJournal {
             txn.open_table(LEVELS)?;
             txn.open_table(CHUNKS)?;
             txn.open_table(TABLE_ROWS)?;
+            txn.open_table(KEPT_LEVELS)?;
         }
         txn.commit()?;
         let levels = {
@@ -135,6 +138,28 @@ impl RedbJournal {
             let mut table = txn.open_table(TABLE_ROWS)?;
             table.retain_in::<(u8, u32), _>((h, 0)..=(h, u32::MAX), |_, _| false)?;
         }
+        txn.commit()?;
+        Ok(())
+    }
+}
+
+impl RedbJournal {
+    /// The journaled levels of a distributed H48 build (see `jobs::kept_levels`), by depth.
+    pub fn kept_levels(&self) -> Result<Vec<(u32, Vec<u8>)>> {
+        let read = self.db.begin_read()?;
+        let table = read.open_table(KEPT_LEVELS)?;
+        let mut levels = Vec::new();
+        for item in table.iter()? {
+            let (depth, value) = item?;
+            levels.push((depth.value(), value.value().to_vec()));
+        }
+        Ok(levels)
+    }
+
+    /// Records where the rows of level `depth` are kept (committed with fsync).
+    pub fn kept_level_done(&self, depth: u32, bytes: &[u8]) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(KEPT_LEVELS)?.insert(depth, bytes)?;
         txn.commit()?;
         Ok(())
     }

@@ -655,15 +655,68 @@ fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() 
         let line = log.lines().find(|l| l.contains(&format!("({name}) registered"))).expect("registered");
         line.split("worker ").nth(1).unwrap().split(' ').next().unwrap().to_string()
     };
-    let kept = log.lines().filter(|l| l.contains("rows kept to level 9:")).last().expect("a line of rows kept");
+    let kept =
+        log.lines().filter(|l| l.contains("rows kept to level 9:")).last().expect("a line of rows kept");
     let small_kept = kept
         .split(", ")
-        .find_map(|part| part.split_once(&format!("worker {} ", id_of(&small_name))).map(|(_, b)| b.to_string()))
+        .find_map(|part| {
+            part.split_once(&format!("worker {} ", id_of(&small_name))).map(|(_, b)| b.to_string())
+        })
         .expect("the small worker keeps rows");
     let (number, unit) = small_kept.trim().split_once(' ').unwrap();
     let mib = number.parse::<f64>().unwrap() / if unit == "KiB" { 1024.0 } else { 1.0 };
     assert!(unit == "KiB" || unit == "MiB", "{small_kept}");
     assert!(mib <= 40.0, "the worker of --mem-limit 64M keeps {small_kept} ({kept})");
+    let bytes = std::fs::read(&out).unwrap();
+    let sha: String =
+        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(sha, H1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+#[ignore = "full tier (scripts/test-full.sh): about 30 s"]
+fn a_killed_h48_coordinator_restarts_with_the_levels_its_workers_keep() {
+    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
+    let dir = scratch("h48-restart");
+    let (out, state, token) = (dir.join("h48h1"), dir.join("state"), dir.join("token"));
+    std::fs::write(&token, TOKEN).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let start = || {
+        let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+            .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
+            .args(["--listen", &addr, "--token-file", token.to_str().unwrap(), "--min-workers", "2"])
+            .args(["--state-dir", state.to_str().unwrap(), "--liveness-secs", "5"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = BufReader::new(coord.stderr.take().unwrap());
+        (coord, err)
+    };
+    let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
+    let (mut first, err) = start();
+    // A level's line is printed after the level is journaled.
+    for line in err.lines() {
+        if line.unwrap().starts_with("depth  9:") {
+            break;
+        }
+    }
+    first.kill().unwrap(); // SIGKILL, before the table rows
+    first.wait().unwrap();
+    let (mut second, err) = start();
+    let log = rest(err);
+    assert!(second.wait().unwrap().success(), "{log}");
+    assert!(
+        log.contains("(journaled; kept by the workers)")
+            && !log.contains("kept by lost workers are made again"),
+        "{log}"
+    );
+    for w in workers {
+        let done = wait_bounded(w, Duration::from_secs(60));
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    }
     let bytes = std::fs::read(&out).unwrap();
     let sha: String =
         <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();

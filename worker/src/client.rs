@@ -166,7 +166,7 @@ async fn session(
         peer_address: peer_address.to_string(),
         mem_limit_bytes: config.mem_limit,
         // A coordinator that restarted and resumes the job takes this worker back with its rows.
-        previous_worker_id: host.worker_id().unwrap_or(0),
+        previous_worker_id: host.previous_id(),
     };
     traffic.sent(request.encoded_len());
     let reply = client.register(request).await.map_err(|s| classify("registration failed", s))?.into_inner();
@@ -177,6 +177,10 @@ async fn session(
     let worker_id = reply.worker_id;
     if host.worker_id().is_some_and(|w| w != worker_id) {
         host.drop_job(); // its rows were given to others
+    }
+    host.registered_as(worker_id);
+    if let Ok(mut c) = cache.lock() {
+        c.forget_inputs();
     }
     let beat = Duration::from_millis(reply.heartbeat_ms.clamp(100, 60_000));
     let (lost_tx, mut lost) = tokio::sync::watch::channel(false);

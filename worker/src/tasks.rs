@@ -28,6 +28,16 @@ pub struct Cache {
     cosets: Option<CosetJob>,
 }
 
+impl Cache {
+    /// Forgets what came from the coordinator's inputs (the homes of H48 levels, a coset job's
+    /// representatives): a coordinator that restarted publishes them again, under the same
+    /// names, and they may differ.
+    pub fn forget_inputs(&mut self) {
+        self.homes = None;
+        self.cosets = None;
+    }
+}
+
 /// A coset job's solver and representatives, with the job's spec and id.
 #[derive(Clone)]
 struct CosetJob {

@@ -79,10 +79,10 @@ pub fn build(config: &BuildConfig) -> Result<()> {
         with_cluster(&config.cluster, spec, &reporter, |hub| {
             if state_dir.is_some_and(|d| d.join("h11-level-01.bin").exists()) {
                 tracing::info!(
-                    "the workers make the h11 levels again: they are not read from the state directory"
+                    "the workers make the h11 levels: the saved level files are for builds in one process"
                 );
             }
-            let mut kept = KeptLevels::new(hub, index.rows(), base + 1);
+            let mut kept = KeptLevels::new(hub, index.rows(), base + 1, journal.as_ref())?;
             kept.ensure(base + 1, &reporter)?;
             write_tables(Levels::Kept(hub, kept))?;
             eprintln!("{}", hub.traffic().summary());

@@ -5,7 +5,9 @@
 //! are made again, lowest level first, from the rows the others keep (docs/h48-tables.md).
 
 use crate::cluster::{ClusterError, Hub, Refusal};
+use crate::journal::RedbJournal;
 use crate::progress::Reporter;
+use anyhow::Context;
 use shared::report::thousands;
 use shared::units::gib;
 use shared::wire::h48::{decode_kept, Homes, KeptRow, KEPT_ROW_WORDS};
@@ -24,20 +26,74 @@ pub struct KeptLevels<'a> {
     reported: usize,
     /// Version of the last homes input published.
     version: u32,
+    /// Where each made level's homes are journaled (`--state-dir`).
+    journal: Option<&'a RedbJournal>,
 }
 
 impl<'a> KeptLevels<'a> {
-    /// No level made yet; `max` is the deepest level the build needs.
-    pub fn new(hub: &'a Hub, rows: u32, max: u8) -> Self {
+    /// The levels journaled by an earlier run in `journal` (their keepers are awaited until
+    /// they register again or are declared lost), or none; `max` is the deepest level the
+    /// build needs.
+    pub fn new(hub: &'a Hub, rows: u32, max: u8, journal: Option<&'a RedbJournal>) -> anyhow::Result<Self> {
         let n = max as usize + 1;
-        KeptLevels {
+        let mut kept = KeptLevels {
             hub,
             rows,
             homes: vec![vec![0; rows as usize]; n],
             sizes: vec![vec![None; rows as usize]; n],
             reported: 0,
             version: 0,
+            journal,
+        };
+        let Some(j) = journal else { return Ok(kept) };
+        for (depth, bytes) in j.kept_levels()? {
+            let d = depth as usize;
+            if d != kept.reported + 1 || d >= n {
+                break;
+            }
+            kept.decode_level(d, &bytes).context("corrupt journal record of an h11 level")?;
+            kept.reported = d;
+            eprintln!(
+                "depth {d:>2}: {:>15} h11 entries (journaled; kept by the workers)",
+                thousands(kept.entries(d))
+            );
         }
+        let mut ids: Vec<u64> = kept.homes.iter().flatten().copied().filter(|&w| w != 0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if !ids.is_empty() {
+            hub.expect_workers(&ids);
+            tracing::info!(
+                "waiting for the {} workers that keep the journaled levels (those silent for the liveness timeout are lost, and their rows made again)",
+                ids.len()
+            );
+            while hub.awaited(&ids) > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Level `d`'s homes and sizes, for the journal: per row its keeper, entries and bytes.
+    fn encode_level(&self, d: usize) -> Vec<u8> {
+        let mut b = Vec::with_capacity(24 * self.rows as usize);
+        for (home, size) in self.homes[d].iter().zip(&self.sizes[d]) {
+            let size = size.unwrap_or(KeptRow { entries: 0, bytes: 0 });
+            for w in [*home, size.entries, size.bytes] {
+                b.extend(w.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    fn decode_level(&mut self, d: usize, bytes: &[u8]) -> anyhow::Result<()> {
+        anyhow::ensure!(bytes.len() == 24 * self.rows as usize, "{} bytes for level {d}", bytes.len());
+        for (r, w) in bytes.chunks_exact(24).enumerate() {
+            let word = |k: usize| u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().expect("8 bytes"));
+            self.homes[d][r] = word(0);
+            self.sizes[d][r] = Some(KeptRow { entries: word(1), bytes: word(2) });
+        }
+        Ok(())
     }
 
     /// Entries of level `depth` (its rows' sizes, all made).
@@ -93,6 +149,9 @@ impl<'a> KeptLevels<'a> {
                 reporter.finish();
                 result
             });
+            if let (Ok(()), Some(j)) = (&result, self.journal) {
+                j.kept_level_done(d as u32, &self.encode_level(d))?;
+            }
             match result {
                 Ok(()) if d > self.reported => {
                     self.reported = d;

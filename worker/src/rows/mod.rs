@@ -49,6 +49,8 @@ pub struct Host {
     pub receiving: Semaphore,
     /// The h11 level rows of an H48 build that this worker made or fetched.
     pub kept: crate::kept::Kept,
+    /// The id the coordinator last gave this worker (0: none yet).
+    last_id: std::sync::atomic::AtomicU64,
 }
 
 impl Host {
@@ -62,6 +64,7 @@ impl Host {
             events: Arc::new(watch::channel(0).0),
             receiving: Semaphore::new(rayon::current_num_threads() + 1),
             kept: Default::default(),
+            last_id: Default::default(),
         }
     }
 
@@ -87,6 +90,21 @@ impl Host {
     /// The id the coordinator gave this worker for the job it holds.
     pub fn worker_id(&self) -> Option<u64> {
         self.current().map(|j| j.me)
+    }
+
+    /// The id to ask back from a coordinator that restarted: the one it gave this worker last
+    /// (0: none), under which it keeps its rows.
+    pub fn previous_id(&self) -> u64 {
+        self.worker_id().unwrap_or_else(|| self.last_id.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Takes the id a registration gave: under another id than before, the h11 rows this
+    /// worker kept are nobody's (the coordinator knows them by the old id) and are dropped.
+    pub fn registered_as(&self, id: u64) {
+        let last = self.last_id.swap(id, std::sync::atomic::Ordering::Relaxed);
+        if last != 0 && last != id {
+            self.kept.clear();
+        }
     }
 
     /// The longest message of job `id`, if it is this worker's job.
