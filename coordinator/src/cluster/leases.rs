@@ -312,15 +312,14 @@ impl Hub {
             requeue(&mut lvl.tasks, &st.members, &self.changed);
             let idle = lvl.tasks.iter().all(|t| !matches!(t.state, TaskState::Leased { .. }));
             let live: Vec<u64> = st.members.live().map(|m| m.id).collect();
-            if idle && !live.is_empty() && live.iter().all(|w| st.full.contains(w)) {
-                if waiting.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30)) {
-                    tracing::warn!(
-                        "level {level}: {} tasks wait: none of the {} live workers has room for the rows it would keep (their --mem-limit); start a worker with room",
-                        lvl.remaining,
-                        live.len()
-                    );
-                    waiting = Some(Instant::now());
-                }
+            let stuck = idle && !live.is_empty() && live.iter().all(|w| st.full.contains(w));
+            if stuck && waiting.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30)) {
+                tracing::warn!(
+                    "level {level}: {} tasks wait: none of the {} live workers has room for the rows it would keep (their --mem-limit); start a worker with room",
+                    lvl.remaining,
+                    live.len()
+                );
+                waiting = Some(Instant::now());
             }
             s = self.changed.wait(s, Duration::from_millis(200));
         }
