@@ -655,8 +655,7 @@ fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() 
         let line = log.lines().find(|l| l.contains(&format!("({name}) registered"))).expect("registered");
         line.split("worker ").nth(1).unwrap().split(' ').next().unwrap().to_string()
     };
-    let kept =
-        log.lines().filter(|l| l.contains("rows kept to level 9:")).last().expect("a line of rows kept");
+    let kept = log.lines().rfind(|l| l.contains("rows kept to level 9:")).expect("a line of rows kept");
     let small_kept = kept
         .split(", ")
         .find_map(|part| {
