@@ -83,13 +83,21 @@ fn start_job(
     job: &[&str],
     extra: &[&str],
 ) -> (Child, String, BufReader<std::process::ChildStderr>) {
+    let json = dir.join("cluster.json");
+    let mut args = job.to_vec();
+    args.extend(["--json", json.to_str().unwrap()]);
+    args.extend(extra);
+    start_with(dir, &args)
+}
+
+/// A coordinator started with `args` and the test's token; returns it, the address it serves
+/// workers on, and its stderr from the line after that.
+fn start_with(dir: &std::path::Path, args: &[&str]) -> (Child, String, BufReader<std::process::ChildStderr>) {
     let token = dir.join("token");
     std::fs::write(&token, TOKEN).unwrap();
-    let json = dir.join("cluster.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(job)
-        .args(["--token-file", token.to_str().unwrap(), "--json", json.to_str().unwrap()])
-        .args(extra)
+        .args(args)
+        .args(["--token-file", token.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -104,6 +112,14 @@ fn start_job(
         }
     };
     (child, addr, err)
+}
+
+/// The solver's own h48h1 (byte-identical to the one built embedded: tests/tables.rs).
+const H48H1_SHA256: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
+
+fn sha256_hex(path: &std::path::Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
@@ -582,62 +598,26 @@ fn a_product_job_runs_on_worker_processes_with_the_embedded_bytes() {
 
 #[test]
 fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker_is_killed() {
-    // h48h1 built embedded is byte-identical to the solver's own h48h1 (tests/tables.rs).
-    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
     let dir = scratch("h48-workers");
-    let token = dir.join("token");
-    std::fs::write(&token, TOKEN).unwrap();
     let out = dir.join("h48h1");
-    let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "--token-file", token.to_str().unwrap()])
-        .args(["--liveness-secs", "2", "--tasks-per-level", "24"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(coord.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
-        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
-            break a.to_string();
-        }
-    };
+    let build =
+        ["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap(), "--listen", "127.0.0.1:0"];
+    let (coord, addr, err) =
+        start_with(&dir, &[&build[..], &["--liveness-secs", "2", "--tasks-per-level", "24"]].concat());
     // The table rows (level 10 of an h48h1 build) take over a second a task on one thread.
     kill_a_worker_mid_task(coord, &addr, err, &dir, 10);
-    let bytes = std::fs::read(&out).unwrap();
-    let sha: String =
-        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(sha, H1, "the distributed h48h1 differs from the embedded one");
+    assert_eq!(sha256_hex(&out), H48H1_SHA256, "the distributed h48h1 differs from the embedded one");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 #[ignore = "full tier (scripts/test-full.sh): about 25 s"]
 fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() {
-    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
     let dir = scratch("h48-room");
     let out = dir.join("h48h1");
-    let token = dir.join("token");
-    std::fs::write(&token, TOKEN).unwrap();
-    let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "--token-file", token.to_str().unwrap(), "--min-workers", "2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(coord.stderr.take().unwrap());
-    let mut line = String::new();
-    let addr = loop {
-        line.clear();
-        assert!(err.read_line(&mut line).unwrap() > 0, "coordinator exited before listening");
-        if let Some((_, a)) = line.trim().split_once("serving workers on ") {
-            break a.to_string();
-        }
-    };
+    let build = ["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()];
+    let (mut coord, addr, err) =
+        start_with(&dir, &[&build[..], &["--listen", "127.0.0.1:0", "--min-workers", "2"]].concat());
     let url = format!("http://{addr}");
     // Level 9 of h48h1 is 135 MiB of rows, which two workers would share about equally; a
     // worker takes tasks while its rows and a task's fit in half its --mem-limit, so this one
@@ -666,32 +646,23 @@ fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() 
     let mib = number.parse::<f64>().unwrap() / if unit == "KiB" { 1024.0 } else { 1.0 };
     assert!(unit == "KiB" || unit == "MiB", "{small_kept}");
     assert!(mib <= 40.0, "the worker of --mem-limit 64M keeps {small_kept} ({kept})");
-    let bytes = std::fs::read(&out).unwrap();
-    let sha: String =
-        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(sha, H1);
+    assert_eq!(sha256_hex(&out), H48H1_SHA256);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 #[ignore = "full tier (scripts/test-full.sh): about 30 s"]
 fn a_killed_h48_coordinator_restarts_with_the_levels_its_workers_keep() {
-    const H1: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
     let dir = scratch("h48-restart");
-    let (out, state, token) = (dir.join("h48h1"), dir.join("state"), dir.join("token"));
-    std::fs::write(&token, TOKEN).unwrap();
+    let (out, state) = (dir.join("h48h1"), dir.join("state"));
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let addr = format!("127.0.0.1:{port}");
+    let build = ["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap(), "--listen", &addr];
+    let args =
+        [&build[..], &["--min-workers", "2", "--state-dir", state.to_str().unwrap(), "--liveness-secs", "5"]]
+            .concat();
     let start = || {
-        let mut coord = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-            .args(["build", "h48h1", "--format", "h48", "--out", out.to_str().unwrap()])
-            .args(["--listen", &addr, "--token-file", token.to_str().unwrap(), "--min-workers", "2"])
-            .args(["--state-dir", state.to_str().unwrap(), "--liveness-secs", "5"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let err = BufReader::new(coord.stderr.take().unwrap());
+        let (coord, _, err) = start_with(&dir, &args);
         (coord, err)
     };
     let workers = [worker(&addr, TOKEN, &dir), worker(&addr, TOKEN, &dir)];
@@ -716,10 +687,7 @@ fn a_killed_h48_coordinator_restarts_with_the_levels_its_workers_keep() {
         let done = wait_bounded(w, Duration::from_secs(60));
         assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     }
-    let bytes = std::fs::read(&out).unwrap();
-    let sha: String =
-        <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
-    assert_eq!(sha, H1);
+    assert_eq!(sha256_hex(&out), H48H1_SHA256);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
