@@ -119,11 +119,6 @@ impl<'a> WordPart<'a> {
     pub fn count_ones(&self) -> u64 {
         self.words.iter().map(|w| w.count_ones() as u64).sum()
     }
-
-    /// Writes the part's words as little-endian bytes.
-    fn write_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        out.write_all(as_bytes(self.words))
-    }
 }
 
 /// [`encode_words`] of the concatenation of `parts`, which is never built: the parts are cut
@@ -143,19 +138,24 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
         groups.last_mut().expect("non-empty").push(part);
         in_group += part.words.len();
     }
-    // Each frame is written into room for its worst case, and the frames are copied once,
-    // after the header: fresh memory is expensive on a virtual machine, and growing a
-    // buffer or concatenating twice would touch twice as much.
+    // A group is compressed from one contiguous input (its parts copied together when it has
+    // several): fed part by part, zstd's stream goes through its window buffer and a slower
+    // path (measured on `h` with two workers: 15 % of the workers' CPU). The frames are copied
+    // once, after the header.
     let frames: Vec<Vec<u8>> = groups
         .par_iter()
         .map(|group| {
-            let bytes = group.iter().map(|p| p.words.len() * 8).sum();
-            let room = Vec::with_capacity(zstd::zstd_safe::compress_bound(bytes) + 64);
-            let mut encoder = zstd::stream::Encoder::new(room, 1).expect("a zstd encoder context");
-            for part in group {
-                part.write_to(&mut encoder).expect("writing to memory");
-            }
-            encoder.finish().expect("writing to memory")
+            let joined: Vec<u8>;
+            let input = match group.as_slice() {
+                [one] => as_bytes(one.words),
+                parts => {
+                    let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.words.len() * 8).sum());
+                    parts.iter().for_each(|p| bytes.extend_from_slice(as_bytes(p.words)));
+                    joined = bytes;
+                    &joined
+                }
+            };
+            zstd::bulk::compress(input, 1).expect("zstd compresses any input")
         })
         .collect();
     let mut crc = crate::checksum::Crc32::default();
