@@ -101,9 +101,8 @@ fn search_on<I: RowIndex>(
         positions_only: config.positions_only,
     };
     let distributed = config.cluster.distributed();
-    std::thread::scope(|scope| {
-        scope.spawn(|| reporter.display_loop());
-        let result = if distributed {
+    reporter.showing(|| {
+        if distributed {
             run_distributed(
                 space,
                 moves,
@@ -120,9 +119,7 @@ fn search_on<I: RowIndex>(
             })
             .map(|depths| Searched { depths, traffic: None })
             .map_err(anyhow::Error::from)
-        };
-        reporter.finish();
-        result
+        }
     })
 }
 

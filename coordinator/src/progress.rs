@@ -149,8 +149,20 @@ impl Reporter {
         }
     }
 
-    /// Makes the reporter ready for another display loop after [`Self::finish`] (a job of
-    /// several phases shows each with its own loop). Call it before spawning the loop.
+    /// Runs `work` on this thread while the display loop shows its progress on another, and
+    /// stops the loop when it returns (a job of several phases shows each so).
+    pub fn showing<T>(&self, work: impl FnOnce() -> T) -> T {
+        std::thread::scope(|scope| {
+            self.restart();
+            scope.spawn(|| self.display_loop());
+            let result = work();
+            self.finish();
+            result
+        })
+    }
+
+    /// Makes the reporter ready for another display loop after [`Self::finish`]. Call it
+    /// before spawning the loop.
     pub fn restart(&self) {
         self.done.store(false, Ordering::Relaxed);
     }

@@ -102,9 +102,8 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         }
         Ok(())
     };
-    let traffic = std::thread::scope(|scope| {
-        scope.spawn(|| reporter.display_loop());
-        let result = match &solver {
+    let traffic = reporter.showing(|| {
+        match &solver {
             Some(solver) => run_chunks(&mut |_, range| {
                 let mut words = Vec::new();
                 // The display counts cosets; the levels of one coset are not shown.
@@ -127,9 +126,7 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 })?;
                 Ok(Some(hub.traffic()))
             }),
-        };
-        reporter.finish();
-        result
+        }
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
     let found = wire::coset::decode(&words, spec, n)?;

@@ -5,7 +5,7 @@
 
 use super::check_disk;
 use super::kept_levels::KeptLevels;
-use crate::cluster::{with_cluster, ClusterError, Hub, Refusal};
+use crate::cluster::{with_cluster, ClusterError, Refusal};
 use crate::config::{BuildConfig, Target};
 use crate::journal::RedbJournal;
 use crate::output::peak_rss_bytes;
@@ -36,7 +36,7 @@ const BATCH: usize = 48;
 /// them (and where table rows are made: here, or by those workers).
 enum Levels<'a> {
     Here(Vec<Level>),
-    Kept(&'a Hub, KeptLevels<'a>),
+    Kept(KeptLevels<'a>),
 }
 
 /// Builds the tables of `config` (of one base, h >= 1): embedded, or on workers (one table per
@@ -84,7 +84,7 @@ pub fn build(config: &BuildConfig) -> Result<()> {
             }
             let mut kept = KeptLevels::new(hub, index.rows(), base + 1, journal.as_ref())?;
             kept.ensure(base + 1, &reporter)?;
-            write_tables(Levels::Kept(hub, kept))?;
+            write_tables(Levels::Kept(kept))?;
             eprintln!("{}", hub.traffic().summary());
             Ok(())
         })
@@ -142,13 +142,9 @@ fn make_levels(
         reporter.progress.rows_done.store(0, Ordering::Relaxed);
         let t = Instant::now();
         let n = levels.len();
-        let next = std::thread::scope(|scope| {
-            reporter.restart();
-            scope.spawn(|| reporter.display_loop());
+        let next = reporter.showing(|| {
             let (prev, before) = (&levels[n - 1], n.checked_sub(2).map(|k| &levels[k]));
-            let next = index.next_level(prev, before, &reporter.progress.rows_done);
-            reporter.finish();
-            next
+            index.next_level(prev, before, &reporter.progress.rows_done)
         });
         if let Some(p) = &path {
             next.save(p).with_context(|| format!("cannot save level {d} to {}", p.display()))?;
@@ -388,10 +384,8 @@ fn fill_rows(
     match levels {
         Levels::Here(levels) => {
             let levels = &levels[..base as usize + 2];
-            std::thread::scope(|scope| -> Result<()> {
-                reporter.restart();
-                scope.spawn(|| reporter.display_loop());
-                let result = todo.chunks(BATCH).try_for_each(|batch| {
+            reporter.showing(|| {
+                todo.chunks(BATCH).try_for_each(|batch| {
                     let made: Vec<(u32, RowLines)> = batch
                         .par_iter()
                         .with_max_len(1)
@@ -402,12 +396,10 @@ fn fill_rows(
                         })
                         .collect();
                     accept(done, made)
-                });
-                reporter.finish();
-                result
+                })
             })?;
         }
-        Levels::Kept(hub, kept) => loop {
+        Levels::Kept(kept) => loop {
             // Rows kept by workers lost meanwhile are made again first.
             kept.ensure(base + 1, reporter)?;
             let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
@@ -417,10 +409,8 @@ fn fill_rows(
             let (homes, readers) = kept.publish(base as usize + 2);
             reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
             reporter.progress.rows_done.store(done.len() as u64, Ordering::Relaxed);
-            let result = std::thread::scope(|scope| {
-                reporter.restart();
-                scope.spawn(|| reporter.display_loop());
-                let result = hub.run_h48_rows(
+            let result = reporter.showing(|| {
+                kept.hub().run_h48_rows(
                     base as u32 + 2,
                     &todo,
                     index.rows(),
@@ -431,9 +421,7 @@ fn fill_rows(
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
                         accept(done, made).map_err(Refusal::Fatal)
                     },
-                );
-                reporter.finish();
-                result
+                )
             });
             match result {
                 Ok(()) => break,

@@ -96,6 +96,11 @@ impl<'a> KeptLevels<'a> {
         Ok(())
     }
 
+    /// The job's hub, where the levels' and table rows' tasks run.
+    pub fn hub(&self) -> &'a Hub {
+        self.hub
+    }
+
     /// Entries of level `depth` (its rows' sizes, all made).
     pub fn entries(&self, depth: usize) -> u64 {
         self.sizes[depth].iter().map(|s| s.map_or(0, |s| s.entries)).sum()
@@ -142,13 +147,7 @@ impl<'a> KeptLevels<'a> {
             let t = Instant::now();
             reporter.progress.depth.store(d as u32, Ordering::Relaxed);
             reporter.progress.rows_done.store((self.rows as usize - todo.len()) as u64, Ordering::Relaxed);
-            let result = std::thread::scope(|scope| {
-                reporter.restart();
-                scope.spawn(|| reporter.display_loop());
-                let result = self.make(d, &todo, reporter);
-                reporter.finish();
-                result
-            });
+            let result = reporter.showing(|| self.make(d, &todo, reporter));
             if let (Ok(()), Some(j)) = (&result, self.journal) {
                 j.kept_level_done(d as u32, &self.encode_level(d))?;
             }

@@ -160,9 +160,8 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         }
         Ok(())
     };
-    let traffic = std::thread::scope(|scope| {
-        scope.spawn(|| reporter.display_loop());
-        let result = if cluster.distributed() {
+    let traffic = reporter.showing(|| {
+        if cluster.distributed() {
             with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
@@ -173,9 +172,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
         } else {
             run_chunks(&mut |_, range| Ok(wire::product::encode_counts(&job.run(range, Some(done)))))
                 .map(|()| None)
-        };
-        reporter.finish();
-        result
+        }
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
     let counts = job.merge(&wire::product::decode_counts(&job, 0..job.task_count(), &words)?);

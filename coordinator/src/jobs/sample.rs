@@ -93,9 +93,8 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result<()
     reporter.progress.depth.store(spec.max_depth, Ordering::Relaxed);
     let done = &reporter.progress.rows_done;
     let max_depth = spec.max_depth as usize;
-    let sampled: Vec<SampledTask> = std::thread::scope(|scope| {
-        scope.spawn(|| reporter.display_loop());
-        let sampled = chosen
+    let sampled: Vec<SampledTask> = reporter.showing(|| {
+        chosen
             .par_iter()
             .with_max_len(1)
             .map(|&task| {
@@ -117,9 +116,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig, count: u32) -> Result<()
                     bytes,
                 }
             })
-            .collect();
-        reporter.finish();
-        sampled
+            .collect()
     });
     let seconds: Vec<f64> = sampled.iter().map(|t| t.seconds).collect();
     let positions: Vec<f64> = sampled.iter().map(|t| (t.weight * t.positions) as f64).collect();
