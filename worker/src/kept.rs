@@ -84,11 +84,6 @@ impl Kept {
         }
     }
 
-    /// Bytes of the rows this worker made.
-    pub fn own_bytes(&self) -> u64 {
-        self.store().own_bytes
-    }
-
     /// Forgets everything (the job is over, or this worker was declared lost).
     pub fn clear(&self) {
         *self.store() = Store::default();
@@ -108,7 +103,7 @@ mod tests {
         assert_eq!(kept.get(7, 1, 3).unwrap().to_vec(), [1]);
         assert!(kept.get(8, 1, 3).is_none() && kept.get(7, 2, 3).is_none());
         assert!(kept.own_rows(7, 1, &[3, 4]).is_some() && kept.own_rows(7, 1, &[3, 5]).is_none());
-        let own = kept.own_bytes();
+        let own = (set(1).bytes() + set(2).bytes()) as u64;
         let fetched = vec![(9, Arc::new(set(5)))];
         kept.remember(7, 0, &fetched, own + 1000);
         assert_eq!(kept.get(7, 0, 9).unwrap().to_vec(), [5]);

@@ -264,7 +264,7 @@ impl Level {
 
     /// The level's bytes: magic, version, depth, rows, universe, the rows, and a CRC-32 of
     /// everything before it.
-    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         let mut out = CrcWriter { inner: out, crc: Crc32::default() };
         out.write_all(&LEVEL_MAGIC)?;
         out.write_all(&LEVEL_VERSION.to_le_bytes())?;
@@ -280,7 +280,7 @@ impl Level {
     }
 
     /// Reads the bytes of [`Level::write_to`], checking the header and the CRC-32.
-    pub fn read_from(input: &mut impl Read) -> std::io::Result<Level> {
+    fn read_from(input: &mut impl Read) -> std::io::Result<Level> {
         let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
         let mut input = CrcReader { inner: input, crc: Crc32::default() };
         let mut head = [0u8; 8 + 4 + 1 + 4 + 4];
@@ -303,12 +303,6 @@ impl Level {
             return Err(bad("checksum mismatch, the level is corrupt"));
         }
         Ok(Level { depth, rows })
-    }
-
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.bytes() as usize + 64 + 32 * self.rows.len());
-        self.write_to(&mut out).expect("writing to memory");
-        out
     }
 }
 

@@ -145,7 +145,8 @@ pub fn decode_kept(words: &[u64], n: usize) -> Result<KeptRows, Malformed> {
     if rest.len() != KEPT_ROW_WORDS * n || worker == 0 {
         return Err(malformed!("a level result of {} words for {n} rows from worker {worker}", words.len()));
     }
-    let rows: Vec<KeptRow> = rest.chunks_exact(2).map(|w| KeptRow { entries: w[0], bytes: w[1] }).collect();
+    let rows: Vec<KeptRow> =
+        rest.chunks_exact(KEPT_ROW_WORDS).map(|w| KeptRow { entries: w[0], bytes: w[1] }).collect();
     if let Some(r) = rows.iter().find(|r| r.entries > H11_COLUMNS as u64) {
         return Err(malformed!("a level row of {} entries (a row has {H11_COLUMNS} columns)", r.entries));
     }

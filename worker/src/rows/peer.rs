@@ -3,7 +3,7 @@
 //! a replica is fetched as the stored messages, one after another.
 
 use super::Host;
-use crate::connection::TokenInterceptor;
+use crate::connection::{TokenInterceptor, Traffic};
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use prost::Message;
@@ -137,8 +137,7 @@ impl v1::peer_server::Peer for PeerService {
         Ok(Response::new(reply))
     }
 
-    type FetchReplicaStream =
-        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::PeerChunk, Status>> + Send>>;
+    type FetchReplicaStream = ChunkStream;
 
     async fn fetch_replica(
         &self,
@@ -149,21 +148,14 @@ impl v1::peer_server::Peer for PeerService {
         let job = self.host.job_for(r.job_id).await?;
         let stored = job.replica_for(&r).await?;
         let me = job.me;
-        let traffic = self.host.traffic.clone();
-        let chunks: Vec<Result<v1::PeerChunk, Status>> = stored
-            .into_iter()
-            .flat_map(|(kind, depth, bytes)| {
-                let meta = Meta { job: r.job_id, epoch: r.epoch, level: depth, from: me, part: r.part, kind };
-                meta.chunks(&bytes)
-            })
-            .inspect(|c| traffic.sent(c.encoded_len()))
-            .map(Ok)
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let chunks = stored.into_iter().flat_map(|(kind, depth, bytes)| {
+            let meta = Meta { job: r.job_id, epoch: r.epoch, level: depth, from: me, part: r.part, kind };
+            meta.chunks(&bytes)
+        });
+        Ok(Response::new(counted_stream(chunks, &self.host.traffic)))
     }
 
-    type FetchRowsStream =
-        std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::PeerChunk, Status>> + Send>>;
+    type FetchRowsStream = ChunkStream;
 
     async fn fetch_rows(
         &self,
@@ -185,11 +177,18 @@ impl v1::peer_server::Peer for PeerService {
         .await
         .map_err(|e| Status::internal(e.to_string()))?;
         let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Rows };
-        let traffic = self.host.traffic.clone();
-        let chunks: Vec<Result<v1::PeerChunk, Status>> =
-            meta.chunks(&bytes).into_iter().inspect(|c| traffic.sent(c.encoded_len())).map(Ok).collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        Ok(Response::new(counted_stream(meta.chunks(&bytes), &self.host.traffic)))
     }
+}
+
+/// The chunks a `Peer` call streams back.
+type ChunkStream = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<v1::PeerChunk, Status>> + Send>>;
+
+/// `chunks` as a reply stream, counted as sent.
+fn counted_stream(chunks: impl IntoIterator<Item = v1::PeerChunk>, traffic: &Traffic) -> ChunkStream {
+    let chunks: Vec<Result<v1::PeerChunk, Status>> =
+        chunks.into_iter().inspect(|c| traffic.sent(c.encoded_len())).map(Ok).collect();
+    Box::pin(tokio_stream::iter(chunks))
 }
 
 /// The shard key of a `FetchRows` message.
