@@ -247,7 +247,12 @@ async fn poll_loop(
         let mut renewer = {
             let mut client = client.clone();
             let period = Duration::from_millis((task.lease_ms / 3).max(100));
-            let request = v1::RenewLeaseRequest { worker_id, task_id: task.task_id, attempt: task.attempt };
+            let request = v1::RenewLeaseRequest {
+                worker_id,
+                task_id: task.task_id,
+                attempt: task.attempt,
+                release: false,
+            };
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(period).await;
@@ -264,15 +269,33 @@ async fn poll_loop(
             _ = &mut renewer => Err(TaskError::Gone),
         };
         renewer.abort();
-        let output = match result {
-            Ok(output) => output,
-            Err(TaskError::Gone) => continue,
-            Err(TaskError::Rpc(s)) => return Err(classify("a task's input download failed", s)),
-            Err(TaskError::Other(e)) => return Err(Fault::Fatal(e)),
+        let error = match result {
+            Ok(output) => {
+                finish_upload(&mut uploading).await?;
+                uploading = Some(tokio::spawn(upload(
+                    client.clone(),
+                    task.task_id,
+                    task.attempt,
+                    output,
+                    traffic.clone(),
+                )));
+                continue;
+            }
+            Err(e) => e,
         };
-        finish_upload(&mut uploading).await?;
-        uploading =
-            Some(tokio::spawn(upload(client.clone(), task.task_id, task.attempt, output, traffic.clone())));
+        // A task this worker cannot finish is given back, so that it is handed out again now
+        // rather than when its lease ends (nothing happens if the lease is gone already).
+        let release =
+            v1::RenewLeaseRequest { worker_id, task_id: task.task_id, attempt: task.attempt, release: true };
+        traffic.sent(release.encoded_len());
+        if let Ok(reply) = client.renew_lease(release).await {
+            traffic.received(reply.get_ref().encoded_len());
+        }
+        match error {
+            TaskError::Gone => continue,
+            TaskError::Rpc(s) => return Err(classify("a task's input download failed", s)),
+            TaskError::Other(e) => return Err(Fault::Fatal(e)),
+        }
     }
 }
 
@@ -293,7 +316,7 @@ async fn run_task(
             shared::units::gib(spec.state_bytes()),
             shared::units::gib(mem_limit)
         ))),
-        JobSpec::Cosets(spec) => run_coset_task(client, cache, task, spec).await,
+        JobSpec::Cosets(spec) => run_coset_task(client, cache, &host.traffic, task, spec).await,
         spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),
     }
 }

@@ -1,10 +1,11 @@
 //! Independent tasks leased from the coordinator: a product job's cosets and an H48 table
 //! build's rows. Each is computed on rayon (never on tokio's threads) and returned as a shard.
 
-use crate::connection::Client;
+use crate::connection::{Client, Traffic};
 use crate::rows::Host;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
+use prost::Message;
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
 use shared::h48::{base_for, ColumnSet, H11Rows, Level, RowScratch, H11_COLUMNS};
@@ -134,11 +135,12 @@ pub async fn run_h48_task(
     if rows.start > rows.end || rows.end > index.rows() {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{}", index.rows())));
     }
-    let homes = homes_of(client, cache, task).await?;
+    let homes = homes_of(client, cache, &host.traffic, task).await?;
     let targets: BTreeSet<u32> = rows.clone().collect();
     let with_sources: BTreeSet<u32> =
         rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
-    let lease = v1::RenewLeaseRequest { worker_id: me, task_id: task.task_id, attempt: task.attempt };
+    let lease =
+        v1::RenewLeaseRequest { worker_id: me, task_id: task.task_id, attempt: task.attempt, release: false };
     let source = Source {
         host,
         homes: &homes,
@@ -265,6 +267,7 @@ impl Source<'_> {
 async fn homes_of(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
+    traffic: &Traffic,
     task: &v1::Task,
 ) -> Result<Arc<Homes>, TaskError> {
     let name = &task.homes;
@@ -278,7 +281,7 @@ async fn homes_of(
         .rsplit_once('/')
         .and_then(|(_, v)| v.parse().ok())
         .ok_or_else(|| anyhow!("an H48 task without the homes of its levels ({name:?})"))?;
-    let bytes = download_bytes(client, task, name, version).await?;
+    let bytes = download_bytes(client, traffic, task, name, version).await?;
     let homes = Arc::new(Homes::decode(&bytes).map_err(|e| anyhow!("the homes from the coordinator: {e}"))?);
     if let Ok(mut c) = cache.lock() {
         c.homes = Some((task.job_id, name.clone(), homes.clone()));
@@ -292,6 +295,7 @@ async fn homes_of(
 pub async fn run_coset_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
+    traffic: &Traffic,
     task: &v1::Task,
     spec: CosetSpec,
 ) -> Result<Vec<u8>, TaskError> {
@@ -303,7 +307,7 @@ pub async fn run_coset_task(
     let (solver, reps) = match cached {
         Some(c) => (c.solver, c.reps),
         None => {
-            let bytes = download_bytes(client, task, "cosets/0", 0).await?;
+            let bytes = download_bytes(client, traffic, task, "cosets/0", 0).await?;
             let text = String::from_utf8(bytes).map_err(|_| anyhow!("the coset list is not text"))?;
             let reps = text
                 .lines()
@@ -346,12 +350,14 @@ pub async fn run_coset_task(
 /// Downloads the job-wide input `name` (an encoded shard keyed by `level`) as bytes.
 async fn download_bytes(
     client: &mut Client,
+    traffic: &Traffic,
     task: &v1::Task,
     name: &str,
     level: u32,
 ) -> Result<Vec<u8>, TaskError> {
     let request =
         v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.to_string(), offset: 0 };
+    traffic.sent(request.encoded_len());
     let rpc = |s: tonic::Status| {
         if s.code() == tonic::Code::NotFound {
             TaskError::Gone
@@ -362,6 +368,7 @@ async fn download_bytes(
     let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
     let mut bytes = Vec::new();
     while let Some(chunk) = stream.message().await.map_err(rpc)? {
+        traffic.received(chunk.encoded_len());
         if chunk.offset != bytes.len() as u64 || chunk.total_bytes > 1 << 40 {
             return Err(TaskError::Other(anyhow!("input {name} arrived out of order")));
         }

@@ -98,15 +98,34 @@ pub struct Lease {
 impl Hub {
     /// Extends the lease of `task` if `worker` still holds its attempt `attempt`.
     pub fn renew(&self, worker: u64, task: u64, attempt: u32) -> bool {
+        let lease_time = self.lease_time;
+        self.held(worker, task, attempt, |t| {
+            t.state = TaskState::Leased { worker, deadline: Instant::now() + lease_time }
+        })
+    }
+
+    /// Hands `task` out again at once if `worker` holds its attempt `attempt` and gives it up
+    /// (it cannot finish it, e.g. the rows it reads are out of its reach): the task does not wait
+    /// for the lease to end. Returns whether it did.
+    pub fn release(&self, worker: u64, task: u64, attempt: u32) -> bool {
+        let released = self.held(worker, task, attempt, |t| t.state = TaskState::Pending);
+        if released {
+            tracing::warn!("task {task} (attempt {attempt}) given up by worker {worker}: handed out again");
+            self.changed.notify_all();
+        }
+        released
+    }
+
+    /// Applies `change` to `task` if `worker` (a member) holds its attempt `attempt`.
+    fn held(&self, worker: u64, task: u64, attempt: u32, change: impl FnOnce(&mut Task)) -> bool {
         let mut s = self.lock();
         if !s.members.seen(worker) {
             return false;
         }
-        let lease_time = self.lease_time;
         let Some(t) = s.level.as_mut().and_then(|l| l.tasks.get_mut(task as usize)) else { return false };
         match t.state {
             TaskState::Leased { worker: holder, .. } if holder == worker && t.attempt == attempt => {
-                t.state = TaskState::Leased { worker, deadline: Instant::now() + lease_time };
+                change(t);
                 true
             }
             _ => false,
@@ -422,6 +441,29 @@ mod tests {
             assert!(hub.complete(1, l.task, vec![5]).unwrap());
             assert!(!hub.complete(1, again.task, vec![5]).unwrap());
             assert_eq!(run.join().unwrap().unwrap(), [5]);
+        });
+    }
+
+    #[test]
+    fn a_task_given_up_by_its_holder_is_handed_out_again_at_once() {
+        let hub = hub(Duration::from_secs(30));
+        let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, 1, &done));
+            let l = lease(&hub, a);
+            // Only the holder of the current attempt can give it up.
+            assert!(!hub.release(b, l.task, l.attempt), "b does not hold the task");
+            assert!(!hub.release(a, l.task, l.attempt + 1), "no such attempt");
+            assert!(matches!(hub.poll_wait(b, Duration::from_millis(1)), Poll::Wait));
+            let started = Instant::now();
+            assert!(hub.release(a, l.task, l.attempt));
+            let again = lease(&hub, b);
+            assert!(started.elapsed() < Duration::from_secs(5), "well before the 600 s lease");
+            assert_eq!((again.task, again.attempt), (l.task, 2));
+            assert!(!hub.renew(a, l.task, l.attempt) && !hub.release(a, l.task, l.attempt));
+            assert!(hub.complete(1, again.task, vec![3]).unwrap());
+            assert_eq!(run.join().unwrap().unwrap(), [3]);
         });
     }
 

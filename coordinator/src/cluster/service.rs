@@ -139,7 +139,11 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::RenewLeaseRequest>,
     ) -> Result<Response<v1::RenewLeaseReply>, Status> {
         let r = request.into_inner();
-        let ok = self.hub.renew(r.worker_id, r.task_id, r.attempt);
+        let ok = if r.release {
+            self.hub.release(r.worker_id, r.task_id, r.attempt)
+        } else {
+            self.hub.renew(r.worker_id, r.task_id, r.attempt)
+        };
         let reply = v1::RenewLeaseReply { ok, lease_ms: self.hub.lease_time.as_millis() as u64 };
         self.reply(r.worker_id, r.encoded_len(), reply)
     }
