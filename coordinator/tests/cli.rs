@@ -231,8 +231,8 @@ fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
 #[test]
 fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
     let dir = scratch("parts");
-    let whole = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "9"], &dir, "whole.json");
-    let cut = ["--threads", "16", "enumerate", "cube", "--max-depth", "9", "--mem-limit", "200M"];
+    let whole = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "8"], &dir, "whole.json");
+    let cut = ["--threads", "16", "enumerate", "cube", "--max-depth", "8", "--mem-limit", "30M"];
     let (log, v) = run_json(&cut, &dir, "cut.json");
     assert!(!log.contains(", 1 part(s) each") && log.contains(" part(s) each"), "{log}");
     assert_eq!(v["depths"], whole);

@@ -114,14 +114,6 @@ fn start_with(dir: &std::path::Path, args: &[&str]) -> (Child, String, BufReader
     (child, addr, err)
 }
 
-/// The solver's own h48h1 (byte-identical to the one built embedded: tests/tables.rs).
-const H48H1_SHA256: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
-
-fn sha256_hex(path: &std::path::Path) -> String {
-    let bytes = std::fs::read(path).unwrap();
-    <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn worker(addr: &str, token: &str, dir: &std::path::Path) -> Child {
     worker_at(&format!("http://{addr}"), token, dir, &[])
 }
@@ -606,7 +598,7 @@ fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker
         start_with(&dir, &[&build[..], &["--liveness-secs", "2", "--tasks-per-level", "24"]].concat());
     // The table rows (level 10 of an h48h1 build) take over a second a task on one thread.
     kill_a_worker_mid_task(coord, &addr, err, &dir, 10);
-    assert_eq!(sha256_hex(&out), H48H1_SHA256, "the distributed h48h1 differs from the embedded one");
+    assert_eq!(sha256(&out), H48H1_SHA256, "the distributed h48h1 differs from the embedded one");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -646,7 +638,7 @@ fn an_h48_worker_with_little_memory_keeps_few_rows_and_the_bytes_are_the_same() 
     let mib = number.parse::<f64>().unwrap() / if unit == "KiB" { 1024.0 } else { 1.0 };
     assert!(unit == "KiB" || unit == "MiB", "{small_kept}");
     assert!(mib <= 40.0, "the worker of --mem-limit 64M keeps {small_kept} ({kept})");
-    assert_eq!(sha256_hex(&out), H48H1_SHA256);
+    assert_eq!(sha256(&out), H48H1_SHA256);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -687,7 +679,7 @@ fn a_killed_h48_coordinator_restarts_with_the_levels_its_workers_keep() {
         let done = wait_bounded(w, Duration::from_secs(60));
         assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     }
-    assert_eq!(sha256_hex(&out), H48H1_SHA256);
+    assert_eq!(sha256(&out), H48H1_SHA256);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

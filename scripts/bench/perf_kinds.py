@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sorts the samples of a `perf record -g` file into kinds by their leaf symbol, per process
-(the coordinator and each worker), as in docs/distribution.md ("Stop 32"):
+(the coordinator and each worker), as in docs/distribution.md:
 
+    cargo build --profile profiling -p coordinator -p worker    # target/profiling/: line tables
     perf record -F 499 -g -a -o cluster.data -- <coordinator and workers ...>
     python3 scripts/bench/perf_kinds.py cluster.data
 

@@ -154,24 +154,21 @@ fn agrees_with_engine<I: RowIndex>(space: &I, moves: &[Move], counting: Counting
     .unwrap();
     let rows = space.row_count();
     let words = (space.column_count() as usize).div_ceil(64);
-    for (parts, workers) in [(1, 1), (5, 2), (7, 3), (16, 4)] {
+    // Parts interleaved among the workers or in runs: the owner of a part changes nothing.
+    for (parts, workers, interleaved) in [(1, 1, true), (5, 2, false), (7, 3, true), (16, 4, false)] {
         let cut = PartCut::new(rows, rows.div_ceil(parts));
-        // Interleaved, then in runs: the owner of a part changes nothing.
-        for owner in [
-            (0..cut.parts() as usize).map(|k| k % workers).collect::<Vec<_>>(),
-            (0..cut.parts() as usize).map(|k| k * workers / cut.parts() as usize).collect(),
-        ] {
-            let levels = owned_search(space, moves, cut, &owner, workers, counting);
-            assert_eq!(levels.len(), expected.len(), "{workers} workers: depth");
-            for (d, ((dir, counts, bits), (e_dir, e_entries, e_bits))) in
-                levels.iter().zip(&expected).enumerate()
-            {
-                assert_eq!((dir, counts.entries), (e_dir, *e_entries), "{workers} workers, depth {d}");
-                let (a, b) = (FullRows::new(bits, words), FullRows::new(e_bits, words));
-                for r in 0..rows {
-                    use shared::bfs::task::RowBits;
-                    assert_eq!(a.row(r), b.row(r), "{workers} workers, depth {d}, row {r}");
-                }
+        let n = cut.parts() as usize;
+        let owner: Vec<usize> =
+            (0..n).map(|k| if interleaved { k % workers } else { k * workers / n }).collect();
+        let levels = owned_search(space, moves, cut, &owner, workers, counting);
+        assert_eq!(levels.len(), expected.len(), "{workers} workers: depth");
+        for (d, ((dir, counts, bits), (e_dir, e_entries, e_bits))) in levels.iter().zip(&expected).enumerate()
+        {
+            assert_eq!((dir, counts.entries), (e_dir, *e_entries), "{workers} workers, depth {d}");
+            let (a, b) = (FullRows::new(bits, words), FullRows::new(e_bits, words));
+            for r in 0..rows {
+                use shared::bfs::task::RowBits;
+                assert_eq!(a.row(r), b.row(r), "{workers} workers, depth {d}, row {r}");
             }
         }
     }

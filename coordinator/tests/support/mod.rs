@@ -6,6 +6,16 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// The SHA-256 of h48h1 as the H48 solver's own generator (nissy-core, run outside this
+/// project on this project's machine) writes its 61,307,240 bytes (results/h48h1.md).
+pub const H48H1_SHA256: &str = "194a9fa4e41ebbd3f6fb773d1575ad0b0c0e248cae4dbcaef811d0d32887bfe2";
+
+/// The SHA-256 of a file, in hex.
+pub fn sha256(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    <sha2::Sha256 as sha2::Digest>::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Runs the `coordinator` binary with `args` to completion.
 pub fn coordinator(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_coordinator")).args(args).output().expect("run coordinator")
