@@ -450,7 +450,7 @@ fn a_killed_coordinator_restarts_resumes_and_its_workers_come_back_with_their_ro
 }
 
 #[test]
-fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
+fn a_tls_coordinator_serves_https_workers_that_exchange_rows_over_tls_and_refuses_plain_http_at_once() {
     let dir = scratch("tls");
     let expected = embedded(&dir);
     let pair =
@@ -458,9 +458,9 @@ fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, pair.cert.pem()).unwrap();
     std::fs::write(&key, pair.signing_key.serialize_pem()).unwrap();
-    let cert = cert.to_str().unwrap();
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
     let (mut coord, addr, err) =
-        start_coordinator(&dir, &["--tls-cert", cert, "--tls-key", key.to_str().unwrap()]);
+        start_coordinator(&dir, &["--tls-cert", cert, "--tls-key", key, "--min-workers", "2"]);
     // Plain HTTP to a TLS port: a clear refusal, not retries.
     let plain = wait_bounded(worker(&addr, TOKEN, &dir), Duration::from_secs(20));
     let msg = String::from_utf8_lossy(&plain.stderr);
@@ -479,12 +479,27 @@ fn a_tls_coordinator_serves_an_https_worker_and_refuses_plain_http_at_once() {
         .unwrap();
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(status.status.success() && text.contains("workers connected"), "{text}{status:?}");
-    let w = wait_bounded(
-        worker_at(&format!("https://{addr}"), TOKEN, &dir, &["--ca", cert]),
-        Duration::from_secs(60),
-    );
-    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    // Two workers that own rows and serve each other the Peer service over TLS too (the same
+    // certificate, trusted through --ca): the rows they exchange cross TLS links.
+    let tls_worker = || {
+        worker_at(
+            &format!("https://{addr}"),
+            TOKEN,
+            &dir,
+            &["--ca", cert, "--tls-cert", cert, "--tls-key", key],
+        )
+    };
+    let workers = [tls_worker(), tls_worker()];
+    for w in workers {
+        let out = wait_bounded(w, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
     assert!(coord.wait().unwrap().success(), "{}", rest(err));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cluster.json")).unwrap()).unwrap();
+    let rows: Vec<u64> =
+        v["traffic"]["workers"].as_array().unwrap().iter().map(|w| w["rows"].as_u64().unwrap()).collect();
+    assert!(rows.len() == 2 && rows.iter().all(|&r| r > 0), "both workers own rows: {rows:?}");
     assert_eq!(depths(&dir.join("cluster.json")), expected);
     std::fs::remove_dir_all(dir).unwrap();
 }
