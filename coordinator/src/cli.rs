@@ -262,6 +262,12 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub liveness_secs: u64,
 
+    /// Replicas of each part of a row search's rows, kept by another worker: 1 survives any
+    /// lost worker (one at a time) at the price of sending every committed level once more
+    /// (about half of what workers exchange); 0 sends none, and a lost worker stops the job.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub replicas: u32,
+
     /// Serve Prometheus metrics of the job at http://ADDR/metrics (depth, pace and ETA, tasks,
     /// live workers, bytes); a job with a token wants it from scrapers too, as
     /// `Authorization: Bearer TOKEN` (beyond loopback a token is required).
@@ -284,7 +290,7 @@ impl ClusterArgs {
 impl TryFrom<ClusterArgs> for ClusterConfig {
     type Error = anyhow::Error;
     fn try_from(a: ClusterArgs) -> Result<Self> {
-        let metrics = a.metrics;
+        let (metrics, replicas) = (a.metrics, a.replicas);
         let config = ClusterConfig::new(
             a.listen,
             a.workers,
@@ -301,7 +307,7 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
             );
             crate::cluster::refuse_open_listener(addr, config.token_file.as_deref())?;
         }
-        Ok(ClusterConfig { metrics, ..config })
+        Ok(ClusterConfig { metrics, replicas: replicas > 0, ..config })
     }
 }
 

@@ -360,25 +360,29 @@ fn worker_config(url: &str, name: &str) -> worker::client::WorkerConfig {
 }
 
 #[test]
-fn in_process_workers_give_the_embedded_result() {
+fn in_process_workers_give_the_embedded_result_with_or_without_replicas() {
     let dir = scratch("inproc");
     let expected = embedded(&dir);
-    let path = dir.join("inproc.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args([
-            "enumerate",
-            "hprime",
-            "--max-depth",
-            "14",
-            "--workers",
-            "2",
-            "--json",
-            path.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(depths(&path), expected);
+    let run = |replicas: &str| {
+        let path = dir.join(format!("inproc-{replicas}.json"));
+        let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+            .args(["enumerate", "hprime", "--max-depth", "14", "--workers", "2", "--replicas", replicas])
+            .args(["--json", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(depths(&path), expected);
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v["traffic"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["received_bytes"].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    // Without replicas no committed level travels a second time.
+    let (with, without) = (run("1"), run("0"));
+    assert!(without < with, "{without} bytes received without replicas, {with} with");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -131,6 +131,8 @@ pub struct Hub {
     /// How often workers call `Heartbeat`.
     pub heartbeat: Duration,
     pub tasks_per_level: usize,
+    /// Whether the parts of a row search get replicas (see [`super::owned::OwnedRows`]).
+    pub replicas: bool,
 }
 
 impl Hub {
@@ -157,6 +159,7 @@ impl Hub {
             lease_time,
             heartbeat: (liveness / 6).clamp(Duration::from_millis(100), Duration::from_secs(5)),
             tasks_per_level: tasks_per_level.max(1),
+            replicas: true,
         }
     }
 

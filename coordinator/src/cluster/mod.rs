@@ -50,6 +50,8 @@ pub struct ClusterConfig {
     pub min_workers: u32,
     /// Serve Prometheus metrics of the job here ([`metrics`]).
     pub metrics: Option<SocketAddr>,
+    /// Whether each part of a row search has a replica on another worker.
+    pub replicas: bool,
 }
 
 impl ClusterConfig {
@@ -92,6 +94,7 @@ impl ClusterConfig {
             liveness_secs,
             min_workers: min_workers.unwrap_or(workers.max(1)),
             metrics: None,
+            replicas: true,
         })
     }
 
@@ -107,6 +110,7 @@ impl ClusterConfig {
             liveness_secs: 30,
             min_workers: 1,
             metrics: None,
+            replicas: true,
         }
     }
 
@@ -158,13 +162,15 @@ pub fn with_cluster<T>(
     let runtime = tokio::runtime::Runtime::new()?;
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(bind(addr, token.as_ref()))?;
-    let hub = Arc::new(Hub::new(
+    let mut hub = Hub::new(
         1,
         job_spec,
         std::time::Duration::from_secs(cluster.lease_secs),
         std::time::Duration::from_secs(cluster.liveness_secs),
         cluster.tasks_per_level as usize,
-    ));
+    );
+    hub.replicas = cluster.replicas;
+    let hub = Arc::new(hub);
     let status = hub.clone();
     reporter.set_extra(move || {
         let s = status.status();

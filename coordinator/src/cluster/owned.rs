@@ -46,7 +46,11 @@ pub struct OwnedRows {
     /// The assignment: 0 before the first.
     pub epoch: u64,
     pub owner: Vec<u64>,
+    /// Each part's replica holder (0: none); all 0 unless `replicas`.
     pub replica: Vec<u64>,
+    /// Whether parts get replicas (`--replicas 1`, the default): without them a lost owner's
+    /// parts are gone and the job stops.
+    pub replicas: bool,
     pub committed: u32,
     pub committed_epoch: u64,
     /// Depth + 1 of the level to make (0: none), and its direction.
@@ -111,6 +115,7 @@ impl OwnedRows {
             epoch: 0,
             owner: Vec::new(),
             replica: Vec::new(),
+            replicas: true,
             committed: 0,
             committed_epoch: 0,
             level: 0,
@@ -172,7 +177,10 @@ impl OwnedRows {
             })
             .collect();
         let ring: Vec<u64> = workers.iter().map(|w| w.0).collect();
-        self.replica = self.owner.iter().map(|&o| next_in_ring(&ring, o)).collect();
+        self.replica = match self.replicas {
+            true => self.owner.iter().map(|&o| next_in_ring(&ring, o)).collect(),
+            false => vec![0; parts],
+        };
         self.epoch += 1;
         Some(())
     }
@@ -188,7 +196,7 @@ impl OwnedRows {
         let orphans: Vec<usize> = (0..self.owner.len()).filter(|&k| !live(self.owner[k])).collect();
         let lost_replicas = (0..self.replica.len()).any(|k| self.replica[k] != 0 && !live(self.replica[k]));
         let ring: Vec<u64> = self.ready(members).map(|m| m.id).collect();
-        let unreplicated = ring.len() > 1 && self.replica.contains(&0);
+        let unreplicated = self.replicas && ring.len() > 1 && self.replica.contains(&0);
         if orphans.is_empty() && !lost_replicas && !unreplicated {
             return Ok(Recovery::Nothing);
         }
@@ -204,6 +212,9 @@ impl OwnedRows {
         let mut owner = self.owner.clone();
         for &k in &orphans {
             let holder = self.replica[k];
+            if !self.replicas {
+                return Err(ClusterError::Unreplicated { part: k, owner: self.owner[k] });
+            }
             if !live(holder) {
                 return Err(ClusterError::PartLost { part: k, owner: self.owner[k], holder });
             }
@@ -222,7 +233,7 @@ impl OwnedRows {
         self.owner = owner;
         for k in 0..self.replica.len() {
             let r = self.replica[k];
-            if ring.len() < 2 {
+            if ring.len() < 2 || !self.replicas {
                 self.replica[k] = 0;
             } else if !live(r) || r == self.owner[k] {
                 self.replica[k] = next_in_ring(&ring, self.owner[k]);
@@ -359,6 +370,19 @@ mod tests {
             }
         }
         assert_eq!(rows.recover(&members).unwrap(), Recovery::Nothing);
+    }
+
+    #[test]
+    fn without_replicas_no_part_has_a_holder_and_a_lost_owner_stops_the_job() {
+        let (mut members, mut rows) = setup(&[(1, room(64, 1)), (1, room(64, 1))]);
+        rows.replicas = false;
+        rows.assign(&members).unwrap();
+        assert!(rows.replica.iter().all(|&r| r == 0));
+        assert!(rows.owner.contains(&1) && rows.owner.contains(&2));
+        assert_eq!(rows.recover(&members).unwrap(), Recovery::Nothing, "no holder is missing");
+        members.get_mut(2).unwrap().lost = true;
+        let err = rows.recover(&members).unwrap_err().to_string();
+        assert!(err.contains("worker 2") && err.contains("--replicas 0"), "{err}");
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub fn search<I: RowIndex>(
     let positions_only = run.counting == Counting::Positions;
     let mut owned =
         OwnedRows::new(job_id, run.spec.clone(), positions_only, cut, (words, run.moves), run.level_bits);
+    owned.replicas = hub.replicas;
     let (mut out, mut visited, mut last_entries) = (Vec::new(), 0u64, 0u64);
     let mut expected = Vec::new();
     if let (Some(s), Some(d)) = (&saved, &run.durable) {
@@ -81,7 +82,7 @@ pub fn search<I: RowIndex>(
         // the last journaled one is dropped.
         owned.epoch = s.epoch + 1;
         owned.owner = s.owner.clone();
-        owned.replica = s.replica.clone();
+        owned.replica = if hub.replicas { s.replica.clone() } else { vec![0; s.replica.len()] };
         owned.committed = last.counts.depth + 1;
         owned.committed_epoch = s.committed_epoch;
         out = counts;
