@@ -53,11 +53,12 @@ for run in $(seq 1 "$runs"); do
         --min-workers "$workers" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
         | tee "$out/$space-cluster.row"
     wait
-    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" <<'PY'
+    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" "$*" <<'PY'
 import datetime, json, os, subprocess, sys
 sys.path.insert(0, "scripts/bench")
 import measure
 space, out, workers, embedded, threads, mem = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
+job = " ".join([space] + sys.argv[7].split())
 worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "")
 b = json.load(open(f"{out}/{space}-cluster.json"))
 reference = f"{out}/{space}-embedded.json" if embedded else f"results/{space}-{b['metric']}.json"
@@ -77,7 +78,7 @@ for i in range(1, workers + 1):
     cpu = float(user) + float(system)
     worker_cpu += cpu
     peaks.append(int(rss_kib) / 1024)
-    measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {space}, worker process {i} of {workers} | "
+    measure.insert_row(f"| {day} | {commit} | {measure.machine()} | enumerate {job}, worker process {i} of {workers} | "
                        f"{float(wall):.2f} | {cpu:.2f} | {int(rss_kib) / 1024:.1f} | `{worker_command}` |\n")
 t = b["traffic"]
 received = [w["received_bytes"] for w in t["workers"]]
