@@ -68,16 +68,8 @@ impl std::str::FromStr for JobSpec {
         if s.starts_with("product/") {
             return Ok(JobSpec::Product(s.parse()?));
         }
-        if let Some(rest) = s.strip_prefix("coset/") {
-            let (space, depth) = rest.split_once('/').ok_or_else(|| BadJobSpec::Unknown(s.to_string()))?;
-            let slice_edges_alike = match space {
-                "h" => false,
-                "hprime" => true,
-                _ => return Err(BadJobSpec::Unknown(s.to_string())),
-            };
-            let exact_to =
-                depth.parse().ok().filter(|&d| d <= 20).ok_or_else(|| BadJobSpec::Unknown(s.to_string()))?;
-            return Ok(JobSpec::Cosets(CosetSpec { exact_to, slice_edges_alike }));
+        if s.starts_with("coset/") {
+            return s.parse().map(JobSpec::Cosets).map_err(|_| BadJobSpec::Unknown(s.to_string()));
         }
         if !s.contains('/') {
             return s

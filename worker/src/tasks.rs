@@ -314,8 +314,7 @@ pub async fn run_coset_task(
                 .map(|line| parse_moves(line).map(|m| apply_moves(&m)))
                 .collect::<Result<Vec<Cube>, _>>()
                 .map_err(|e| anyhow!("the coset list from the coordinator: {e}"))?;
-            let alike = spec.slice_edges_alike;
-            let solver = Arc::new(tokio::task::spawn_blocking(move || CosetSolver::new(!alike)).await?);
+            let solver = Arc::new(tokio::task::spawn_blocking(CosetSolver::new).await?);
             let reps = Arc::new(reps);
             if let Ok(mut c) = cache.lock() {
                 c.cosets = Some(CosetJob {
@@ -335,10 +334,10 @@ pub async fn run_coset_task(
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let words = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<u64>> {
         let progress = shared::bfs::Progress::default();
-        let mut words = Vec::with_capacity(range.len() * spec.words_per_coset());
+        let mut words = Vec::new();
         for rep in &reps[range] {
             let start = std::time::Instant::now();
-            let found = solver.exact(rep, spec.exact_to, &progress)?;
+            let found = solver.solve(rep, spec, &progress)?;
             words.extend(wire::coset::encode(&found, spec, start.elapsed().as_millis() as u64));
         }
         Ok(words)

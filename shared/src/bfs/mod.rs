@@ -14,5 +14,4 @@ pub use engine::{
     level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, JournalError, LevelRecord,
     LevelReport, Progress,
 };
-pub(crate) use engine::{or_into, Expander, LevelInput};
 pub use levels::{run_levels, LevelMaker, Standing};

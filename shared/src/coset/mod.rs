@@ -6,166 +6,211 @@
 //! The coset of a representative `r` is `H r`: the positions `g = h r` (h in H, then r). A
 //! sequence `u` of face turns that makes `g` gives `y = r u^-1 = r g^-1`, an element of H, and
 //! `g = y^-1 r`; so the coset's positions are held as the elements `y = r v` of H (`v = u^-1`),
-//! one bit each, in an index of H with a row per corner permutation ([`KociembaSpace::unreduced`]: a
-//! coset is not closed under symmetry). `T_d`, the elements for the positions within `d`
-//! moves, grows as
+//! one bit each ([`pages`]). `T_d`, the elements for the positions within `d` moves, grows as
 //!
-//! `T_d = T_{d-1}  U  T_{d-1} . M_H  U  { r v : |v| = d, r v in H, v's last move not in M_H }`
+//! `T_d = T_{d-1} . M_H  U  { r v : |v| = d, r v in H, v's last move not in M_H }`
 //!
-//! (a sequence whose last move is a move `m` of H reaches `(r v') m` with `r v'` in H already),
-//! so each depth is one level of the row BFS over H's ten moves (the engine's kernels, forward
-//! or backward by its rule) plus the phase-1 solutions of that length ([`phase1`]). The
-//! positions new at depth `d` are exactly those at distance `d`.
+//! (a sequence whose last move is a move `m` of H reaches `(r v') m` with `r v'` in H already;
+//! `T_{d-1}` is inside `T_{d-1} . M_H` from depth 2 on, see [`Pages::extend_from`]), so each
+//! depth is one pass of H's ten moves over the pages plus the phase-1 solutions of that length
+//! ([`phase1`]). The positions new at depth `d` are exactly those at distance `d`. A bound run
+//! searches phase 1 only to a smaller length and lets the passes carry on to the bound, as the
+//! proof of 20 did: what it reaches is within the bound, and what it lists as unreached may be.
 
+pub mod pages;
 pub mod phase1;
 
-use crate::bfs::task::Counting;
-use crate::bfs::{or_into, BfsError, BitStore, Direction, Expander, LevelInput, Progress};
-use crate::cube::{Cube, Move, MoveSet};
-use crate::space::{KociembaSpace, RowIndex};
+use crate::bfs::Progress;
+use crate::cube::Cube;
+use pages::{Layout, Pages, Place, PAGE_BITS, PAGES};
 use phase1::Phase1;
-use rayon::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
-/// What a coset's exact run found.
+/// Positions a bound run lists as unreached before it gives up: a bound that leaves more of a
+/// coset than this is an exact run's question (`--exact-to`), not a proof's.
+pub const MAX_UNREACHED: u64 = 10_000_000;
+
+/// Why a coset's run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CosetError {
+    #[error("the coset's bit arrays: {0}")]
+    State(#[from] std::io::Error),
+    #[error(
+        "{unreached} positions of the coset are not reached within {bound} moves (phase 1 searched to \
+         {search_to}): more than the {MAX_UNREACHED} a bound run lists; an exact run (--exact-to) counts them"
+    )]
+    TooManyUnreached { unreached: u64, bound: u32, search_to: u32 },
+}
+
+/// What a coset's run found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CosetDistances {
-    /// Positions at distance exactly d, for d = 0 ..= the depth asked for (or to the depth
-    /// that reached every position, when that came sooner).
+    /// Positions first reached at depth d, for d = 0 ..= the last depth (or to the depth that
+    /// reached every position, when that came sooner). With the phase-1 search run to every
+    /// depth these are the positions at distance exactly d.
     pub counts: Vec<u64>,
-    /// Positions farther than the depth asked for.
+    /// Positions not reached by the last depth.
     pub beyond: u64,
+    /// A bound run's unreached positions, as indices of their elements of H (see
+    /// [`CosetSolver::unreached_position`]); empty for an exact run.
+    pub unreached: Vec<u64>,
 }
 
 /// The index of H and the phase-1 tables, built once for any number of cosets.
 pub struct CosetSolver {
-    space: KociembaSpace,
+    layout: Layout,
     phase1: Phase1,
-    moves: Vec<Move>,
 }
 
 impl CosetSolver {
-    /// A solver for cosets of H, or with `with_slice` false of H' (the middle-slice edges
-    /// indistinguishable: 12 times fewer positions and 24 times smaller bit arrays, for checks).
-    pub fn new(with_slice: bool) -> Self {
-        CosetSolver {
-            space: KociembaSpace::unreduced(with_slice),
-            phase1: Phase1::new(),
-            moves: MoveSet::KociembaH.moves(),
-        }
-    }
-
-    /// Rows of the index (the progress of a level counts them).
-    pub fn row_count(&self) -> u32 {
-        self.space.row_count()
+    pub fn new() -> Self {
+        CosetSolver { layout: Layout::new(), phase1: Phase1::new() }
     }
 
     /// Positions in a coset.
     pub fn coset_size(&self) -> u64 {
-        self.space.entry_count()
+        PAGES as u64 * PAGE_BITS as u64
     }
 
-    /// Bytes of the bit arrays a run holds: three bits per element of H (its positions so far,
-    /// the last depth's and the next one's), rows padded to whole words.
+    /// Bytes of the bit arrays a run holds: two bits per element of H (the last depth's set and
+    /// the next one's).
     pub fn state_bytes(&self) -> u64 {
-        crate::bfs::state_bytes(self.space.row_count() as u64, self.space.column_count() as u64)
+        2 * Pages::BYTES
     }
 
-    /// The exact distance of every position of the coset of `rep` up to `max_depth`, and how
-    /// many lie farther. `progress` shows the depth being made.
-    pub fn exact(&self, rep: &Cube, max_depth: u32, progress: &Progress) -> Result<CosetDistances, BfsError> {
-        let space = &self.space;
-        let rows = space.row_count() as usize;
-        let words = (space.column_count() as usize).div_ceil(64);
-        let total = space.entry_count();
-        let mut visited = BitStore::anonymous(rows * words)?;
-        let mut frontier = BitStore::anonymous(rows * words)?;
-        let mut next = BitStore::anonymous(rows * words)?;
-        let expander = Expander::default();
-        let (mut counts, mut seen, mut last) = (Vec::new(), 0u64, 0u64);
-        for depth in 0..=max_depth {
+    /// Runs the coset of `rep` as `spec` asks: to `spec.depth`, with phase-1 solutions searched
+    /// up to `spec.search_to` moves (every depth for an exact run). `progress` shows the depth
+    /// being made.
+    pub fn solve(&self, rep: &Cube, spec: CosetSpec, progress: &Progress) -> Result<CosetDistances, CosetError> {
+        let size = self.coset_size();
+        let (mut last, mut next) = (Pages::new()?, Pages::new()?);
+        let (mut counts, mut seen) = (Vec::new(), 0u64);
+        for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
-            progress.rows_done.store(0, Ordering::Relaxed);
-            next.clear()?;
-            if last > 0 {
-                let level = LevelInput {
-                    visited: visited.words(),
-                    frontier: frontier.words(),
-                    words_per_row: words,
-                    counting: Counting::Positions,
-                    progress,
-                };
-                let direction = Direction::choose(total - seen, last);
-                expander.expand(space, &self.moves, direction, &level, &mut next);
+            if depth > 0 {
+                // Depth 0 holds at most the representative, which no move of H keeps in place.
+                next.extend_from(&last, &self.layout, depth == 1);
             }
-            self.add_phase1(rep, depth, visited.words(), next.words_mut(), words);
-            let new: u64 = next.words().par_iter().map(|w| w.count_ones() as u64).sum();
-            or_into(visited.words_mut(), next.words());
-            std::mem::swap(&mut frontier, &mut next);
-            seen += new;
-            last = new;
-            counts.push(new);
-            if seen == total {
+            if depth <= spec.search_to {
+                self.add_phase1(rep, depth, &mut next);
+            }
+            let total = next.count();
+            counts.push(total - seen);
+            seen = total;
+            std::mem::swap(&mut last, &mut next);
+            if seen == size {
                 break;
             }
         }
-        Ok(CosetDistances { counts, beyond: total - seen })
+        let mut unreached = Vec::new();
+        if spec.is_bound() && seen < size {
+            if size - seen > MAX_UNREACHED {
+                return Err(CosetError::TooManyUnreached {
+                    unreached: size - seen,
+                    bound: spec.depth,
+                    search_to: spec.search_to,
+                });
+            }
+            last.for_each_missing(|index| unreached.push(index));
+        }
+        Ok(CosetDistances { counts, beyond: size - seen, unreached })
     }
 
-    /// Sets in `next` the unvisited elements `rep . v` of H for the phase-1 sequences `v` of
-    /// `length` moves.
-    fn add_phase1(&self, rep: &Cube, length: u32, visited: &[u64], next: &mut [u64], words: usize) {
+    /// The position of the coset of `rep` whose element of H has index `index` (as in
+    /// [`CosetDistances::unreached`]).
+    pub fn unreached_position(&self, rep: &Cube, index: u64) -> Cube {
+        let y = self.layout.element((index / PAGE_BITS as u64) as u16, (index % PAGE_BITS as u64) as u32);
+        y.inverse().compose(rep)
+    }
+
+    /// Adds to `next` the elements `rep . v` of H for the phase-1 sequences `v` of `length`
+    /// moves.
+    fn add_phase1(&self, rep: &Cube, length: u32, next: &mut Pages) {
         let next = Mutex::new(next);
         self.phase1.solutions(rep, length, &|batch: &[Cube]| {
-            let located: Vec<(u32, u32)> = batch.iter().map(|y| self.space.locate(y)).collect();
-            let mut next = next.lock().unwrap_or_else(|e| e.into_inner());
-            for (row, column) in located {
-                let i = row as usize * words + column as usize / 64;
-                let bit = 1u64 << (column % 64);
-                if visited[i] & bit == 0 {
-                    next[i] |= bit;
-                }
-            }
+            let places: Vec<Place> = batch.iter().map(|y| self.layout.place(y)).collect();
+            next.lock().unwrap_or_else(|e| e.into_inner()).insert(&places);
         });
     }
 }
 
-/// A coset job: cosets of H (or H') solved to an exact depth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CosetSpec {
-    pub exact_to: u32,
-    pub slice_edges_alike: bool,
+impl Default for CosetSolver {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
+/// A coset job: cosets of H run to a depth, with phase-1 solutions searched to `search_to`
+/// moves. When `search_to` is the depth every count is exact (`--exact-to`); a smaller one is a
+/// bound run (`--bound`): depths past it are reached by H's moves only, as in the proof of 20.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CosetSpec {
+    pub depth: u32,
+    pub search_to: u32,
+    /// Whether positions left unreached are listed (a bound run).
+    pub list_unreached: bool,
+}
+
+/// The deepest depth a coset run takes: God's number.
+pub const MAX_DEPTH: u32 = 20;
+
 impl CosetSpec {
-    /// Words of one coset's result: its counts to `exact_to`, the count beyond, its milliseconds.
-    pub fn words_per_coset(&self) -> usize {
-        self.exact_to as usize + 3
+    /// Every position within `depth` counted at its exact distance.
+    pub fn exact(depth: u32) -> Self {
+        CosetSpec { depth, search_to: depth, list_unreached: false }
+    }
+
+    /// Every position within `bound` moves found, with phase-1 solutions searched to
+    /// `search_to` moves; the rest listed.
+    pub fn bound(bound: u32, search_to: u32) -> Self {
+        CosetSpec { depth: bound, search_to: search_to.min(bound), list_unreached: true }
+    }
+
+    pub fn is_bound(&self) -> bool {
+        self.list_unreached
     }
 
     /// Bytes of the bit arrays a run of one coset holds (see [`CosetSolver::state_bytes`]),
     /// known without building the solver.
     pub fn state_bytes(&self) -> u64 {
-        let f8 = crate::coord::rank::factorial(8) as u64;
-        let per_ud = if self.slice_edges_alike { 1 } else { crate::coord::rank::factorial(4) as u64 };
-        crate::bfs::state_bytes(f8, f8 * per_ud)
+        2 * Pages::BYTES
     }
 
-    /// Positions in a coset: |H| = 8!·8!·4!/2, or |H'| = 8!·8!.
+    /// Positions in a coset: |H| = 8!·8!·4!/2.
     pub fn coset_size(&self) -> u64 {
-        let f8 = crate::coord::rank::factorial(8) as u64;
-        if self.slice_edges_alike {
-            f8 * f8
-        } else {
-            f8 * f8 * crate::coord::rank::factorial(4) as u64 / 2
-        }
+        PAGES as u64 * PAGE_BITS as u64
     }
 }
 
 impl std::fmt::Display for CosetSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let space = if self.slice_edges_alike { "hprime" } else { "h" };
-        write!(f, "coset/{space}/{}", self.exact_to)
+        if self.list_unreached {
+            write!(f, "coset/bound/{}/search/{}", self.depth, self.search_to)
+        } else {
+            write!(f, "coset/exact/{}", self.depth)
+        }
+    }
+}
+
+/// A job spec that is not a coset job's.
+#[derive(Debug, thiserror::Error)]
+#[error("not a coset job: {0}")]
+pub struct BadCosetSpec(String);
+
+impl std::str::FromStr for CosetSpec {
+    type Err = BadCosetSpec;
+    fn from_str(s: &str) -> Result<Self, BadCosetSpec> {
+        let bad = || BadCosetSpec(s.to_string());
+        let depth = |t: &str| t.parse::<u32>().ok().filter(|&d| d <= MAX_DEPTH).ok_or_else(bad);
+        let parts: Vec<&str> = s.split('/').collect();
+        match parts[..] {
+            ["coset", "exact", d] => Ok(CosetSpec::exact(depth(d)?)),
+            ["coset", "bound", d, "search", t] => {
+                let (d, t) = (depth(d)?, depth(t)?);
+                (t <= d).then(|| CosetSpec::bound(d, t)).ok_or_else(bad)
+            }
+            _ => Err(bad()),
+        }
     }
 }

@@ -1,0 +1,510 @@
+//! One bit per element of H, laid out so that one pass over memory extends a whole set by H's
+//! ten moves (the layout of Rokicki's coset solver, derived here from the group's structure).
+//!
+//! An element of H is a corner permutation `c`, a permutation `e` of the eight U/D-layer edges
+//! and a permutation `s` of the four middle-slice edges, with parity(c) = parity(e) xor
+//! parity(s). A *page* holds one corner permutation: 20,160 *groups* of 24 bits (3 bytes each,
+//! 60,480 bytes a page, 2.44 GB a coset). A group is a pair {e, t e} of U/D-edge permutations
+//! that differ by exchanging cubies 6 and 7, so one member is even and one odd; its low 12 bits
+//! are the even member with the 12 slice permutations of the parity the page asks for, its high
+//! 12 bits the odd member. The 12 slice permutations of a parity are numbered by *slots*; an odd
+//! permutation takes the slot of its product with F2's slice exchange.
+//!
+//! Right-multiplying by a move commutes with relabelling cubies, so every move of H maps groups
+//! to groups. Within a group, a move that is odd on the U/D edges exchanges the two halves, and
+//! R2, L2 and B2 also permute the slots (a 12-bit table per move and parity); U, D and F2 leave
+//! the slots alone. Extending a set by the ten moves is therefore, for each group of each page,
+//! ten 3-byte reads from the ten neighbouring pages, three table lookups and a few shifts.
+//!
+//! Pages are stored orbit by orbit of <U, D> (16 corner permutations joined by U and D turns),
+//! so the pages one thread works on share most of their sources.
+
+use crate::coord::rank::{perm_rank, perm_unrank};
+use crate::cube::{Cube, Move, MoveSet};
+use memmap2::MmapMut;
+use rayon::prelude::*;
+use std::io;
+
+/// Corner permutations: pages.
+pub const PAGES: usize = 40320;
+/// Groups of a page: pairs of U/D-edge permutations.
+pub const GROUPS: usize = 20160;
+/// Bytes of a page's bits.
+pub const PAGE_BYTES: usize = 3 * GROUPS;
+/// Elements of H in a page.
+pub const PAGE_BITS: u32 = 24 * GROUPS as u32;
+/// Bytes from one page to the next: the bits and a zero tail, so a 4-byte read or write of the
+/// last group stays inside the page.
+const STRIDE: usize = PAGE_BYTES + 8;
+/// Pages in an orbit of <U, D>.
+const ORBIT: usize = 16;
+const LOW: u32 = 0xfff;
+
+/// The index of H as pages, groups and bits, and what H's moves do to it.
+pub struct Layout {
+    /// Page of each corner permutation rank, and the rank of each page.
+    page_of_corner: Vec<u16>,
+    corner_of_page: Vec<u16>,
+    /// Per page: whether its corner permutation is odd.
+    page_odd: Vec<bool>,
+    /// Per page, per move (in [`Layout::moves`] order): the page of its corner permutation
+    /// times the move.
+    neighbours: Vec<[u16; 10]>,
+    /// Per group, per move: the byte offset of the group of its members times the move.
+    sources: Vec<[u16; 10]>,
+    /// Per U/D-edge permutation rank: its group, and whether it is the odd member.
+    group_of: Vec<u16>,
+    edge_odd: Vec<bool>,
+    /// Per group: the ranks of its even and its odd member.
+    members: Vec<[u16; 2]>,
+    /// Slot of each slice permutation rank, and the rank in each slot of each parity.
+    slot_of: [u8; 24],
+    slice_in_slot: [[u8; 12]; 2],
+    /// For the three moves that permute slots: per parity of the source half, the 12 slot bits
+    /// of a source half mapped to the destination's.
+    slot_maps: Vec<[Vec<u16>; 2]>,
+    /// The moves of H in the order the pass reads them: five that exchange the halves and keep
+    /// the slots, two that keep both, three that exchange the halves and permute the slots.
+    moves: [Move; 10],
+}
+
+/// Where an element of H is: page, byte within the page, bit within the byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub page: u16,
+    pub byte: u16,
+    pub bit: u8,
+}
+
+fn slice_rank(x: &Cube) -> usize {
+    let s: [u8; 4] = std::array::from_fn(|i| x.edges.perm[8 + i] - 8);
+    perm_rank(&s) as usize
+}
+
+fn ud_rank(x: &Cube) -> usize {
+    perm_rank(&x.edges.perm[..8]) as usize
+}
+
+fn corner_rank(x: &Cube) -> usize {
+    perm_rank(&x.corners.perm) as usize
+}
+
+/// The element of H with these ranks (every piece oriented).
+fn element(corners: usize, ud: usize, slice: usize) -> Cube {
+    let mut x = Cube::SOLVED;
+    perm_unrank(corners as u32, &mut x.corners.perm);
+    perm_unrank(ud as u32, &mut x.edges.perm[..8]);
+    let mut s = [0u8; 4];
+    perm_unrank(slice as u32, &mut s);
+    for (slot, v) in x.edges.perm[8..].iter_mut().zip(s) {
+        *slot = 8 + v;
+    }
+    x
+}
+
+impl Layout {
+    pub fn new() -> Self {
+        let h = MoveSet::KociembaH.moves();
+        let parity8 = |rank: usize| element(rank, 0, 0).corners.parity();
+        let slice_odd: Vec<bool> = (0..24).map(|s| element(0, 0, s).edges.parity()).collect();
+        // Whether a move of H is odd on the U/D edges (it keeps them among themselves).
+        let ud_odd = |m: Move| parity8(perm_rank(&m.cube().edges.perm[..8]) as usize);
+
+        // Slots: even slice permutations in rank order; an odd one shares the slot of its
+        // product with F2.
+        let f2 = Move::from_index(Move::all().position(|m| m.face() == 2 && m.turns() == 2).expect("F2"));
+        let mut slot_of = [0u8; 24];
+        let mut slice_in_slot = [[0u8; 12]; 2];
+        let mut next = 0u8;
+        for s in (0..24).filter(|&s| !slice_odd[s]) {
+            slot_of[s] = next;
+            slice_in_slot[0][next as usize] = s as u8;
+            next += 1;
+        }
+        for s in (0..24).filter(|&s| slice_odd[s]) {
+            let partner = slice_rank(&element(0, 0, s).compose(f2.cube()));
+            slot_of[s] = slot_of[partner];
+            slice_in_slot[1][slot_of[s] as usize] = s as u8;
+        }
+
+        // The moves by what they do to a group (see the module's documentation).
+        let slice_after = |s: usize, m: Move| slice_rank(&element(0, 0, s).compose(m.cube()));
+        let keeps_slots = |m: Move| (0..24).all(|s| slot_of[slice_after(s, m)] == slot_of[s]);
+        let mut order: Vec<Move> = h.iter().copied().filter(|&m| ud_odd(m) && keeps_slots(m)).collect();
+        order.extend(h.iter().copied().filter(|&m| !ud_odd(m)));
+        order.extend(h.iter().copied().filter(|&m| ud_odd(m) && !keeps_slots(m)));
+        let moves: [Move; 10] = order.try_into().expect("ten moves of H");
+        assert!(
+            moves[..5].iter().all(|&m| ud_odd(m) && keeps_slots(m))
+                && moves[5..7].iter().all(|&m| !ud_odd(m) && keeps_slots(m))
+                && moves[7..].iter().all(|&m| ud_odd(m)),
+            "H's moves act on groups as the layout expects"
+        );
+        // A destination bit (slot of s') is read from the source bit of s' . m; per source
+        // parity, map each source slot to its destination slot (m is its own inverse on slices).
+        let slot_maps = moves[7..]
+            .iter()
+            .map(|&m| {
+                std::array::from_fn(|parity| {
+                    let single: Vec<u16> = (0..12)
+                        .map(|b| 1u16 << slot_of[slice_after(slice_in_slot[parity][b] as usize, m)])
+                        .collect();
+                    (0..4096u32)
+                        .map(|v| (0..12).filter(|b| v >> b & 1 == 1).fold(0u16, |acc, b| acc | single[b]))
+                        .collect()
+                })
+            })
+            .collect();
+
+        // Groups: an edge permutation and its exchange of cubies 6 and 7.
+        let mut group_of = vec![u16::MAX; PAGES];
+        let mut edge_odd = vec![false; PAGES];
+        let mut members = Vec::with_capacity(GROUPS);
+        for e in 0..PAGES {
+            edge_odd[e] = parity8(e);
+            if group_of[e] != u16::MAX {
+                continue;
+            }
+            let mut p = element(0, e, 0).edges.perm;
+            for v in &mut p[..8] {
+                *v = match *v {
+                    6 => 7,
+                    7 => 6,
+                    v => v,
+                };
+            }
+            let partner = perm_rank(&p[..8]) as usize;
+            let g = members.len() as u16;
+            group_of[e] = g;
+            group_of[partner] = g;
+            let (even, odd) = if parity8(e) { (partner, e) } else { (e, partner) };
+            members.push([even as u16, odd as u16]);
+        }
+        assert_eq!(members.len(), GROUPS);
+        let sources = members
+            .iter()
+            .map(|&[even, _]| {
+                let x = element(0, even as usize, 0);
+                std::array::from_fn(|i| 3 * group_of[ud_rank(&x.compose(moves[i].cube()))])
+            })
+            .collect();
+
+        // Pages: orbits of <U, D> in order of their smallest member.
+        let corner_after = |c: usize, m: Move| corner_rank(&element(c, 0, 0).compose(m.cube()));
+        let quarter = |face: usize| *h.iter().find(|m| m.face() == face && m.turns() == 1).expect("U and D");
+        let (u, d) = (quarter(0), quarter(3));
+        let mut page_of_corner = vec![u16::MAX; PAGES];
+        let mut corner_of_page = Vec::with_capacity(PAGES);
+        for c in 0..PAGES {
+            if page_of_corner[c] != u16::MAX {
+                continue;
+            }
+            let mut x = c;
+            for i in 0..4 {
+                let mut y = x;
+                for _ in 0..4 {
+                    page_of_corner[y] = corner_of_page.len() as u16;
+                    corner_of_page.push(y as u16);
+                    y = corner_after(y, u);
+                }
+                debug_assert_eq!(y, x, "U four times is the identity (orbit step {i})");
+                x = corner_after(x, d);
+            }
+        }
+        assert!(corner_of_page.len() == PAGES && corner_of_page.len() % ORBIT == 0);
+        let page_odd = corner_of_page.iter().map(|&c| parity8(c as usize)).collect();
+        let neighbours = corner_of_page
+            .iter()
+            .map(|&c| std::array::from_fn(|i| page_of_corner[corner_after(c as usize, moves[i])]))
+            .collect();
+        Layout {
+            page_of_corner,
+            corner_of_page,
+            page_odd,
+            neighbours,
+            sources,
+            group_of,
+            edge_odd,
+            members,
+            slot_of,
+            slice_in_slot,
+            slot_maps,
+            moves,
+        }
+    }
+
+    /// The moves of H.
+    pub fn moves(&self) -> &[Move; 10] {
+        &self.moves
+    }
+
+    /// Where an element of H is held.
+    pub fn place(&self, y: &Cube) -> Place {
+        let (c, e, s) = (corner_rank(y), ud_rank(y), slice_rank(y));
+        let half = self.edge_odd[e] as u32;
+        debug_assert_eq!(
+            self.page_odd[self.page_of_corner[c] as usize] ^ self.edge_odd[e],
+            element(0, 0, s).edges.parity(),
+            "an element of H has equal corner and edge parity"
+        );
+        let bit = 12 * half + self.slot_of[s] as u32;
+        Place { page: self.page_of_corner[c], byte: (3 * self.group_of[e] as u32 + bit / 8) as u16, bit: (bit % 8) as u8 }
+    }
+
+    /// The element of H held at bit `index` (0 .. 483,840) of `page`.
+    pub fn element(&self, page: u16, index: u32) -> Cube {
+        let (group, bit) = ((index / 24) as usize, index % 24);
+        let half = (bit / 12) as usize;
+        let parity = (self.page_odd[page as usize] as usize) ^ half;
+        element(
+            self.corner_of_page[page as usize] as usize,
+            self.members[group][half] as usize,
+            self.slice_in_slot[parity][(bit % 12) as usize] as usize,
+        )
+    }
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A set of elements of H: one bit each, and each page's count of set bits.
+pub struct Pages {
+    bits: MmapMut,
+    counts: Vec<u32>,
+}
+
+/// Reads the 24 bits of a group (and one byte past it, which callers mask off).
+#[inline(always)]
+fn read(page: &[u8], offset: u16) -> u32 {
+    debug_assert!(offset as usize + 4 <= page.len());
+    // SAFETY: offsets come from `Layout::sources` (3 x group < PAGE_BYTES) and every page slice
+    // is STRIDE = PAGE_BYTES + 8 bytes long, so the four bytes are inside it.
+    unsafe { std::ptr::read_unaligned(page.as_ptr().add(offset as usize) as *const u32) }
+}
+
+fn count_page(page: &[u8]) -> u32 {
+    page[..PAGE_BYTES]
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")).count_ones())
+        .sum()
+}
+
+impl Pages {
+    /// An empty set. The memory is mapped lazily: pages never written cost nothing.
+    pub fn new() -> io::Result<Self> {
+        Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
+    }
+
+    /// Bytes of the bit array.
+    pub const BYTES: u64 = (PAGES * STRIDE) as u64;
+
+    /// Elements in the set.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().map(|&c| c as u64).sum()
+    }
+
+    fn page(&self, p: usize) -> &[u8] {
+        &self.bits[p * STRIDE..(p + 1) * STRIDE]
+    }
+
+    /// Empties the set (only the pages that hold something are written).
+    pub fn clear(&mut self) {
+        let counts = &mut self.counts;
+        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter_mut()).for_each(|(page, count)| {
+            if *count != 0 {
+                page.fill(0);
+                *count = 0;
+            }
+        });
+    }
+
+    /// Adds elements given by their places; returns how many were new. Pages are recounted at
+    /// the end of a batch by [`Pages::recount`].
+    pub fn insert(&mut self, places: &[Place]) -> u64 {
+        let mut new = 0;
+        for p in places {
+            let byte = &mut self.bits[p.page as usize * STRIDE + p.byte as usize];
+            let mask = 1u8 << p.bit;
+            if *byte & mask == 0 {
+                *byte |= mask;
+                self.counts[p.page as usize] += 1;
+                new += 1;
+            }
+        }
+        new
+    }
+
+    /// Whether an element is in the set.
+    pub fn contains(&self, p: Place) -> bool {
+        self.bits[p.page as usize * STRIDE + p.byte as usize] >> p.bit & 1 == 1
+    }
+
+    /// Makes `self` the set `source . M_H` (every element of `source` times each of H's ten
+    /// moves), and with `keep` also `source` itself. Without `keep` the result still holds
+    /// `source` whenever every element of `source` has a neighbour in it by R2, L2, F2 or B2,
+    /// which holds for a coset's sets after depth 0 (a phase-1 solution ending in a quarter
+    /// turn of R, L, F or B has a twin ending in the opposite turn). Pages whose ten sources are
+    /// all empty or all full are written without reading them.
+    pub fn extend_from(&mut self, source: &Pages, layout: &Layout, keep: bool) {
+        let src_counts = &source.counts;
+        let src_bits = &source.bits[..];
+        self.bits.par_chunks_mut(ORBIT * STRIDE).zip(self.counts.par_chunks_mut(ORBIT)).enumerate().for_each(
+            |(orbit, (chunk, counts))| {
+                for (k, (dst, count)) in chunk.chunks_mut(STRIDE).zip(counts.iter_mut()).enumerate() {
+                    let p = orbit * ORBIT + k;
+                    let from = &layout.neighbours[p];
+                    let empty = from.iter().all(|&q| src_counts[q as usize] == 0);
+                    if empty && !(keep && src_counts[p] != 0) {
+                        if *count != 0 {
+                            dst[..PAGE_BYTES].fill(0);
+                            *count = 0;
+                        }
+                    } else if from.iter().all(|&q| src_counts[q as usize] == PAGE_BITS) {
+                        dst[..PAGE_BYTES].fill(u8::MAX);
+                        *count = PAGE_BITS;
+                    } else {
+                        let pages: [&[u8]; 10] =
+                            from.map(|q| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE]);
+                        let own = keep.then(|| &src_bits[p * STRIDE..(p + 1) * STRIDE]);
+                        extend_page(dst, &pages, own, layout, layout.page_odd[p]);
+                        *count = count_page(dst);
+                    }
+                }
+            },
+        );
+    }
+
+    /// Recounts every page (after [`Pages::insert`] is bypassed by a caller writing bits).
+    pub fn recount(&mut self) {
+        let bits = &self.bits;
+        self.counts.par_iter_mut().enumerate().for_each(|(p, c)| *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]));
+    }
+
+    /// Calls `f` with the index (page x 483,840 + bit) of every element of H not in the set, in
+    /// index order ([`Layout::element`] makes the element).
+    pub fn for_each_missing(&self, mut f: impl FnMut(u64)) {
+        for p in 0..PAGES {
+            if self.counts[p] == PAGE_BITS {
+                continue;
+            }
+            let page = self.page(p);
+            for (w, chunk) in page[..PAGE_BYTES].chunks_exact(8).enumerate() {
+                let mut missing = !u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                while missing != 0 {
+                    let b = missing.trailing_zeros();
+                    missing &= missing - 1;
+                    f(p as u64 * PAGE_BITS as u64 + 64 * w as u64 + b as u64);
+                }
+            }
+        }
+    }
+}
+
+/// One destination page of [`Pages::extend_from`]: for each group, the ten source groups, each
+/// moved into place.
+fn extend_page(dst: &mut [u8], src: &[&[u8]; 10], own: Option<&[u8]>, layout: &Layout, odd: bool) {
+    // The slot tables by the parity of the source half: the low half of a destination group
+    // (slots of the page's parity) comes from the source's high half, of the other parity.
+    let (to_low, to_high) = (odd as usize ^ 1, odd as usize);
+    let maps: [(&[u16], &[u16]); 3] =
+        std::array::from_fn(|k| (&layout.slot_maps[k][to_low][..], &layout.slot_maps[k][to_high][..]));
+    for (g, o) in layout.sources.iter().enumerate() {
+        let swapped = read(src[0], o[0])
+            | read(src[1], o[1])
+            | read(src[2], o[2])
+            | read(src[3], o[3])
+            | read(src[4], o[4]);
+        let mut w = (swapped >> 12 & LOW) | (swapped & LOW) << 12 | read(src[5], o[5]) | read(src[6], o[6]);
+        for (k, (low, high)) in maps.iter().enumerate() {
+            let v = read(src[7 + k], o[7 + k]);
+            w |= low[(v >> 12 & LOW) as usize] as u32 | (high[(v & LOW) as usize] as u32) << 12;
+        }
+        if let Some(own) = own {
+            w |= read(own, 3 * g as u16);
+        }
+        dst[3 * g..3 * g + 4].copy_from_slice(&(w & 0xff_ffff).to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cube::SplitMix64;
+    use std::collections::HashSet;
+
+    fn random_element(layout: &Layout, rng: &mut SplitMix64) -> Cube {
+        let mut y = Cube::SOLVED;
+        for _ in 0..40 {
+            y = y.compose(layout.moves()[rng.below(10) as usize].cube());
+        }
+        y
+    }
+
+    #[test]
+    fn places_and_elements_round_trip() {
+        let layout = Layout::new();
+        let mut rng = SplitMix64::new(7);
+        let mut seen = HashSet::new();
+        for _ in 0..3000 {
+            let y = random_element(&layout, &mut rng);
+            let p = layout.place(&y);
+            assert!((p.byte as usize) < PAGE_BYTES);
+            let index = 8 * p.byte as u32 + p.bit as u32;
+            assert_eq!(layout.element(p.page, index), y);
+            seen.insert((p.page, p.byte, p.bit));
+        }
+        // Every bit of a page is an element: the page's bits are a bijection.
+        for index in (0..PAGE_BITS).step_by(997) {
+            let y = layout.element(123, index);
+            let p = layout.place(&y);
+            assert_eq!((p.page, 8 * p.byte as u32 + p.bit as u32), (123, index));
+        }
+        assert!(seen.len() > 2900);
+    }
+
+    #[test]
+    fn a_pass_is_every_element_times_every_move() {
+        let layout = Layout::new();
+        let mut rng = SplitMix64::new(11);
+        let elements: Vec<Cube> = (0..2000).map(|_| random_element(&layout, &mut rng)).collect();
+        let mut source = Pages::new().unwrap();
+        source.insert(&elements.iter().map(|y| layout.place(y)).collect::<Vec<_>>());
+        for keep in [false, true] {
+            let mut expected: HashSet<Cube> =
+                elements.iter().flat_map(|y| layout.moves().map(|m| y.compose(m.cube()))).collect();
+            if keep {
+                expected.extend(&elements);
+            }
+            let mut next = Pages::new().unwrap();
+            next.extend_from(&source, &layout, keep);
+            assert_eq!(next.count(), expected.len() as u64, "keep {keep}");
+            assert!(expected.iter().all(|y| next.contains(layout.place(y))));
+        }
+    }
+
+    #[test]
+    fn missing_elements_are_listed_by_index() {
+        let layout = Layout::new();
+        let mut pages = Pages::new().unwrap();
+        pages.bits.par_chunks_mut(STRIDE).for_each(|page| page[..PAGE_BYTES].fill(u8::MAX));
+        pages.recount();
+        let holes = [(5u16, 0u32), (5, 483_839), (40_000, 77)];
+        for &(page, index) in &holes {
+            let p = layout.place(&layout.element(page, index));
+            pages.bits[p.page as usize * STRIDE + p.byte as usize] &= !(1 << p.bit);
+        }
+        pages.recount();
+        let mut listed = Vec::new();
+        pages.for_each_missing(|i| listed.push(i));
+        let expected: Vec<u64> = holes.iter().map(|&(p, i)| p as u64 * PAGE_BITS as u64 + i as u64).collect();
+        assert_eq!(listed, expected);
+        assert_eq!(pages.count(), PAGES as u64 * PAGE_BITS as u64 - 3);
+        // A pass over full pages makes full pages without reading them.
+        let mut next = Pages::new().unwrap();
+        next.extend_from(&pages, &layout, false);
+        assert!(next.count() >= pages.count());
+    }
+}
