@@ -2,12 +2,16 @@
 //! validated requests ([`crate::config`]) to the jobs.
 
 use crate::cluster::ClusterConfig;
-use crate::config::{BuildConfig, BuildJob, CosetConfig, EnumerateConfig, Method, NxoptBuild, Phase2Build};
+use crate::config::{
+    BuildConfig, BuildJob, CosetConfig, EnumerateConfig, Method, NxoptBuild, Phase2Build, DEFAULT_SEARCH_TO,
+    MAX_COSET_DEPTH,
+};
 use crate::jobs;
-use anyhow::Result;
+use anyhow::{ensure, Result};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use shared::container::TableFormat;
+use shared::coset::CosetSpec;
 use shared::cube::MoveSet;
 use shared::space::Space;
 use std::path::PathBuf;
@@ -151,13 +155,24 @@ pub struct CosetArgs {
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
 
-    /// Count every position at its exact distance up to this depth (0 to 20).
-    #[arg(long, value_name = "D", value_parser = parse_depth)]
-    pub exact_to: u32,
+    /// Count every position at its exact distance up to this depth (0 to 20): phase 1 is
+    /// searched to every depth.
+    #[arg(long, value_name = "D", value_parser = parse_depth, conflicts_with_all = ["bound", "search_to", "unreached"])]
+    pub exact_to: Option<u32>,
 
-    /// Cosets of H' instead, the middle-slice edges alike (24 times smaller bit arrays; for checks).
-    #[arg(long)]
-    pub slice_edges_alike: bool,
+    /// Prove every position of each coset within D moves (the default, with D = 20): phase 1 is
+    /// searched to --search-to moves and H's moves carry on to D, as in the proof of 20.
+    #[arg(long, value_name = "D", value_parser = parse_depth)]
+    pub bound: Option<u32>,
+
+    /// Bound runs: search phase 1 to this many moves (at most the bound).
+    #[arg(long, value_name = "S", value_parser = parse_depth, default_value_t = DEFAULT_SEARCH_TO)]
+    pub search_to: u32,
+
+    /// Bound runs: write the positions left unreached here, one a line ("SING" and Singmaster's
+    /// notation, as cube20src's hcoset writes them; written under a temporary name, then renamed).
+    #[arg(long, value_name = "FILE", default_value = "unreached.txt")]
+    pub unreached: PathBuf,
 
     /// Also write the results as JSON to this file (written under a temporary name, then
     /// renamed).
@@ -175,9 +190,21 @@ impl TryFrom<CosetArgs> for CosetConfig {
     type Error = anyhow::Error;
     fn try_from(a: CosetArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
-        let config = CosetConfig::new(&a.cosets, a.file.as_deref(), a.exact_to, cluster)?;
+        let spec = match a.exact_to {
+            Some(depth) => CosetSpec::exact(depth),
+            None => {
+                let bound = a.bound.unwrap_or(MAX_COSET_DEPTH);
+                ensure!(
+                    a.search_to <= bound,
+                    "--search-to {} is deeper than the bound {bound}: phase 1 is searched at most to the bound",
+                    a.search_to
+                );
+                CosetSpec::bound(bound, a.search_to)
+            }
+        };
+        let config = CosetConfig::new(&a.cosets, a.file.as_deref(), spec, cluster)?;
         Ok(CosetConfig {
-            slice_edges_alike: a.slice_edges_alike,
+            unreached: spec.is_bound().then_some(a.unreached),
             json: a.json,
             mem_limit: a.limits.mem_limit,
             state_dir: a.limits.state_dir,

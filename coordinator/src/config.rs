@@ -234,8 +234,12 @@ impl BuildConfig {
     }
 }
 
-/// The deepest `coset --exact-to` accepts: every position is within 20 face turns.
-pub const MAX_COSET_DEPTH: u32 = 20;
+/// The deepest `coset --exact-to` or `--bound` accepts: every position is within 20 face turns.
+pub const MAX_COSET_DEPTH: u32 = shared::coset::MAX_DEPTH;
+
+/// How far a bound run searches phase 1 unless told: as the proof of 20 did (cube20src's
+/// `hcoset -F`).
+pub const DEFAULT_SEARCH_TO: u32 = 16;
 
 /// A validated coset request: the cosets (each by its representative's moves, as given), the
 /// depth, and where the JSON goes.
@@ -243,10 +247,9 @@ pub const MAX_COSET_DEPTH: u32 = 20;
 pub struct CosetConfig {
     /// Each coset's representative: its text and its moves.
     pub cosets: Vec<(String, Vec<shared::cube::Move>)>,
-    pub exact_to: u32,
-    /// Solve cosets of H' (the middle-slice edges alike) instead of H: 24 times smaller bit arrays, for
-    /// checks.
-    pub slice_edges_alike: bool,
+    pub spec: shared::coset::CosetSpec,
+    /// A bound run's list of the positions it left unreached.
+    pub unreached: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub mem_limit: Option<u64>,
     /// Journal finished chunks of cosets here, so that a killed job resumes.
@@ -259,10 +262,16 @@ impl CosetConfig {
     /// lines and `#` comments skipped), refusing a malformed one, none at all, a coset given
     /// twice (two representatives of one coset have the same phase-1 coordinate) and a depth
     /// beyond 20.
-    pub fn new(given: &[String], file: Option<&Path>, exact_to: u32, cluster: ClusterConfig) -> Result<Self> {
+    pub fn new(
+        given: &[String],
+        file: Option<&Path>,
+        spec: shared::coset::CosetSpec,
+        cluster: ClusterConfig,
+    ) -> Result<Self> {
         ensure!(
-            exact_to <= MAX_COSET_DEPTH,
-            "--exact-to {exact_to}: every position is within {MAX_COSET_DEPTH} moves, so at most {MAX_COSET_DEPTH}"
+            spec.depth <= MAX_COSET_DEPTH,
+            "depth {}: every position is within {MAX_COSET_DEPTH} moves, so at most {MAX_COSET_DEPTH}",
+            spec.depth
         );
         let mut texts: Vec<(String, String)> =
             given.iter().map(|t| (t.clone(), "the command line".into())).collect();
@@ -295,8 +304,8 @@ impl CosetConfig {
         }
         Ok(CosetConfig {
             cosets,
-            exact_to,
-            slice_edges_alike: false,
+            spec,
+            unreached: None,
             json: None,
             mem_limit: None,
             state_dir: None,

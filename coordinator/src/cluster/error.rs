@@ -13,8 +13,8 @@ pub enum ClusterError {
     NoSearch,
     #[error("no task {0}")]
     NoTask(u64),
-    #[error("counts of {words} words for {cosets} cosets (expected {per_coset} each)")]
-    WrongCounts { words: usize, cosets: usize, per_coset: usize },
+    #[error("counts of {words} words for {cosets} cosets (expected {per_coset:?} each)")]
+    WrongCounts { words: usize, cosets: usize, per_coset: super::leases::CosetWords },
     #[error(
         "part {part} of the rows is lost: its owner (worker {owner}) and the holder of its replica \
          (worker {holder}) are both gone"

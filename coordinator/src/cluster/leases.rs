@@ -35,12 +35,28 @@ pub(super) struct Level {
 
 /// What a level's tasks compute and where their results go.
 pub(super) enum Work {
-    /// Independent coset tasks of a product job: each result is `words_per_task` words per
+    /// Independent coset tasks (of a product job or a coset job): each result is `words` per
     /// coset of the task, kept until the level ends.
-    Cosets { words_per_task: usize, results: Vec<Vec<u64>> },
+    Cosets { words: CosetWords, results: Vec<Vec<u64>> },
     /// Row tasks of an H48 build: each result waits here until the job's thread takes it
     /// (see [`Hub::run_h48_rows`]); a row's result takes at most `max_words_per_row` words.
     H48Rows { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
+}
+
+/// How many words a coset's result takes: always the same (a product job's counters), or at
+/// most a number (a coset job's counts and the positions it left unreached).
+#[derive(Clone, Copy, Debug)]
+pub enum CosetWords {
+    Exactly(usize),
+    AtMost(usize),
+}
+
+impl CosetWords {
+    fn limit(self) -> usize {
+        match self {
+            CosetWords::Exactly(n) | CosetWords::AtMost(n) => n,
+        }
+    }
 }
 
 /// Hands out again the tasks whose lease has expired or whose holder is lost; tells waiting
@@ -139,7 +155,7 @@ impl Hub {
         let level = s.level.as_ref()?;
         let rows = level.tasks.get(task as usize)?.rows.len();
         let max_words = match &level.work {
-            Work::Cosets { words_per_task, .. } => rows * words_per_task,
+            Work::Cosets { words, .. } => rows.saturating_mul(words.limit()),
             Work::H48Rows { max_words_per_row, .. } => {
                 shared::wire::h48::max_task_words(rows, *max_words_per_row)
             }
@@ -171,13 +187,14 @@ impl Hub {
         let rows = t.rows.clone();
         match &mut level.work {
             Work::H48Rows { results, .. } => results[task as usize] = Some(words),
-            Work::Cosets { words_per_task, results } => {
-                if words.len() != rows.len() * *words_per_task {
-                    return Err(ClusterError::WrongCounts {
-                        words: words.len(),
-                        cosets: rows.len(),
-                        per_coset: *words_per_task,
-                    });
+            Work::Cosets { words: per_coset, results } => {
+                let cosets = rows.len();
+                let fits = match *per_coset {
+                    CosetWords::Exactly(n) => words.len() == cosets * n,
+                    CosetWords::AtMost(n) => words.len() <= cosets.saturating_mul(n),
+                };
+                if !fits {
+                    return Err(ClusterError::WrongCounts { words: words.len(), cosets, per_coset: *per_coset });
                 }
                 results[task as usize] = words;
             }
@@ -189,14 +206,14 @@ impl Hub {
     }
 
     /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
-    /// level and returns their counters in task order, `words_per_task` words per coset;
+    /// level and returns their results in task order, `words` per coset;
     /// `done` counts finished cosets on top of `cosets.start`. `level` must differ between the
     /// calls of one job: it tells a late result of an earlier call from one of this call.
     pub fn run_cosets(
         &self,
         level: u32,
         cosets: Range<u32>,
-        words_per_task: usize,
+        words: CosetWords,
         done: &AtomicU64,
     ) -> Result<Vec<u64>, ClusterError> {
         let per_task = cosets.len().div_ceil(self.tasks_per_level).max(1) as u32;
@@ -206,7 +223,7 @@ impl Hub {
             .map(|a| Task { rows: a..(a + per_task).min(cosets.end), state: TaskState::Pending, attempt: 0 })
             .collect();
         let results = vec![Vec::new(); tasks.len()];
-        let work = Work::Cosets { words_per_task, results };
+        let work = Work::Cosets { words, results };
         let mut s = self.lock();
         s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes: String::new() });
         self.changed.notify_all();
@@ -373,7 +390,7 @@ mod tests {
         let worker = hub.register("test", 1, (0, 0), "", 0);
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(7, 10..14, 3, &done));
+            let run = scope.spawn(|| hub.run_cosets(7, 10..14, CosetWords::Exactly(3), &done));
             let mut seen = Vec::new();
             for _ in 0..2 {
                 let l = lease(&hub, worker);
@@ -402,7 +419,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..2, 1, &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..2, CosetWords::Exactly(1), &done));
             let first = lease(&hub, a);
             let second = lease(&hub, b);
             assert!(hub.complete(1, second.task, vec![2]).unwrap());
@@ -426,7 +443,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..1, 1, &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), &done));
             let l = lease(&hub, a);
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(100));
@@ -450,7 +467,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..1, 1, &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), &done));
             let l = lease(&hub, a);
             // Only the holder of the current attempt can give it up.
             assert!(!hub.release(b, l.task, l.attempt), "b does not hold the task");

@@ -17,7 +17,7 @@ pub mod error;
 
 pub use error::ClusterError;
 pub use hub::{Hub, Traffic};
-pub use leases::Refusal;
+pub use leases::{CosetWords, Refusal};
 pub use service::{print_status, Tls};
 
 use crate::progress::Reporter;

@@ -1,10 +1,10 @@
-//! `coset`: cosets of H solved whole, each position at its exact distance up to a depth
-//! (docs/coset.md): embedded, one coset after another on this process's threads, or as leased
+//! `coset`: cosets of H solved whole (docs/coset.md), each position at its exact distance up to
+//! a depth, or every position proven within a bound and the rest listed: embedded, one coset after another on this process's threads, or as leased
 //! tasks of workers (a range of cosets each; the representatives are the job's input). Cosets
 //! run in chunks; with `--state-dir` each finished chunk's results are journaled, and the same
 //! command run again computes only the chunks still missing.
 
-use crate::cluster::{with_cluster, Traffic};
+use crate::cluster::{with_cluster, CosetWords, Traffic};
 use crate::config::CosetConfig;
 use crate::journal::RedbJournal;
 use crate::output::{peak_rss_bytes, OutputFile};
@@ -13,8 +13,9 @@ use crate::resources::check_memory;
 use anyhow::{Context, Result};
 use shared::bfs::Progress;
 use shared::checksum::crc32;
-use shared::coset::{CosetDistances, CosetSolver, CosetSpec};
-use shared::cube::{apply_moves, format_moves};
+use shared::coset::pages::Layout;
+use shared::coset::{unreached_position, CosetDistances, CosetSolver, CosetSpec, MAX_UNREACHED};
+use shared::cube::{apply_moves, format_moves, Singmaster};
 use shared::job::JobSpec;
 use shared::report::thousands;
 use shared::units::gib;
@@ -39,8 +40,10 @@ struct CosetResult {
 /// The JSON of `--json`.
 #[derive(serde::Serialize)]
 struct CosetsJson<'a> {
-    space: &'static str,
-    exact_to: u32,
+    /// "exact" (counts by exact distance) or "bound" (counts by the depth first reached).
+    mode: &'static str,
+    depth: u32,
+    search_to: u32,
     cosets: &'a [CosetResult],
     /// Sums over the cosets, per depth.
     counts: Vec<u64>,
@@ -51,16 +54,16 @@ struct CosetsJson<'a> {
 
 pub fn run(config: &CosetConfig) -> Result<()> {
     let json = config.json.as_deref().map(OutputFile::prepare).transpose()?;
+    let unreached_file = config.unreached.as_deref().map(OutputFile::prepare).transpose()?;
     let start = Instant::now();
-    let spec = CosetSpec { exact_to: config.exact_to, slice_edges_alike: config.slice_edges_alike };
+    let spec = config.spec;
     let distributed = config.cluster.distributed();
-    let solver = (!distributed).then(|| CosetSolver::new(!config.slice_edges_alike));
+    let solver = (!distributed).then(CosetSolver::new);
     if let Some(solver) = &solver {
         check_memory(solver.state_bytes(), config.mem_limit, "")
-            .context("a coset's run holds three bits per position of H")?;
+            .context("a coset's run holds two bits per position of H")?;
         eprintln!(
-            "cosets of {}: {} positions each, {} of bit arrays",
-            if spec.slice_edges_alike { "H'" } else { "H" },
+            "cosets of H: {} positions each, {} of bit arrays",
             thousands(spec.coset_size()),
             gib(solver.state_bytes())
         );
@@ -110,7 +113,7 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 let levels = Progress::default();
                 for (_, moves) in &config.cosets[range] {
                     let t = Instant::now();
-                    let found = solver.exact(&apply_moves(moves), spec.exact_to, &levels)?;
+                    let found = solver.solve(&apply_moves(moves), spec, &levels)?;
                     words.extend(wire::coset::encode(&found, spec, t.elapsed().as_millis() as u64));
                     done.fetch_add(1, Ordering::Relaxed);
                 }
@@ -122,7 +125,7 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
                     let range = range.start as u32..range.end as u32;
-                    Ok(hub.run_cosets(chunk, range, spec.words_per_coset(), done)?)
+                    Ok(hub.run_cosets(chunk, range, words_per_coset(spec), done)?)
                 })?;
                 Ok(Some(hub.traffic()))
             }),
@@ -133,38 +136,74 @@ pub fn run(config: &CosetConfig) -> Result<()> {
     let results: Vec<CosetResult> = config
         .cosets
         .iter()
-        .zip(found)
-        .map(|((text, _), (CosetDistances { counts, beyond }, millis))| CosetResult {
+        .zip(&found)
+        .map(|((text, _), (CosetDistances { counts, beyond, .. }, millis))| CosetResult {
             representative: text.clone(),
-            counts,
-            beyond,
-            seconds: millis as f64 / 1000.0,
+            counts: counts.clone(),
+            beyond: *beyond,
+            seconds: *millis as f64 / 1000.0,
         })
         .collect();
-    let depth = spec.exact_to as usize;
+    let depth = spec.depth as usize;
+    let heading = if spec.is_bound() { "first reached at" } else { "distance" };
     for r in &results {
         println!("coset of {:?} ({:.1} s)", r.representative, r.seconds);
-        print_counts(&r.counts, r.beyond, depth);
+        print_counts(&r.counts, r.beyond, depth, heading);
     }
     let sums: Vec<u64> = (0..=depth).map(|d| results.iter().map(|r| r.counts[d]).sum()).collect();
     let beyond = results.iter().map(|r| r.beyond).sum();
     if results.len() > 1 {
         println!("all {} cosets", results.len());
-        print_counts(&sums, beyond, depth);
+        print_counts(&sums, beyond, depth, heading);
+    }
+    if let (Some(out), Some(path)) = (unreached_file, &config.unreached) {
+        // The positions in coset order, each coset's in the order of its elements of H.
+        let layout = Layout::new();
+        let mut text = String::new();
+        for ((_, moves), (found, _)) in config.cosets.iter().zip(&found) {
+            let rep = apply_moves(moves);
+            for &index in &found.unreached {
+                text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(&layout, &rep, index))));
+            }
+        }
+        out.write(text.as_bytes()).with_context(|| format!("writing the unreached positions to {}", path.display()))?;
+        eprintln!(
+            "{} position(s) not reached within {} moves written to {}",
+            thousands(beyond),
+            spec.depth,
+            path.display()
+        );
     }
     eprintln!("{n} coset(s) in {:.1} s, peak RSS {}", start.elapsed().as_secs_f64(), gib(peak_rss_bytes()));
     if let Some(out) = json {
-        let space = if spec.slice_edges_alike { "hprime" } else { "h" };
-        let value =
-            CosetsJson { space, exact_to: spec.exact_to, cosets: &results, counts: sums, beyond, traffic };
+        let mode = if spec.is_bound() { "bound" } else { "exact" };
+        let value = CosetsJson {
+            mode,
+            depth: spec.depth,
+            search_to: spec.search_to,
+            cosets: &results,
+            counts: sums,
+            beyond,
+            traffic,
+        };
         out.write(serde_json::to_string_pretty(&value)?.as_bytes())?;
     }
     Ok(())
 }
 
-fn print_counts(counts: &[u64], beyond: u64, depth: usize) {
+/// The most words one coset's result takes (see `shared::wire::coset`).
+fn words_per_coset(spec: CosetSpec) -> CosetWords {
+    let fixed = spec.depth as usize + 4;
+    if spec.is_bound() {
+        CosetWords::AtMost(fixed + MAX_UNREACHED as usize)
+    } else {
+        CosetWords::Exactly(fixed)
+    }
+}
+
+fn print_counts(counts: &[u64], beyond: u64, depth: usize, heading: &str) {
     for (d, &n) in counts.iter().enumerate() {
-        println!("  distance {d:>2}: {:>15}", thousands(n));
+        println!("  {heading} {d:>2}: {:>15}", thousands(n));
     }
     println!("  beyond {depth:>3}: {:>15}", thousands(beyond));
 }

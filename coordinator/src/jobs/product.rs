@@ -8,7 +8,7 @@
 //! run again after a kill computes only the chunks still missing. (`--sample-tasks` runs a
 //! sample of the tasks instead: [`super::sample`].)
 
-use crate::cluster::{with_cluster, Traffic};
+use crate::cluster::{with_cluster, CosetWords, Traffic};
 use crate::config::EnumerateConfig;
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
@@ -165,7 +165,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
             with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    Ok(hub.run_cosets(chunk, range, wire::product::words_per_task(&job), done)?)
+                    Ok(hub.run_cosets(chunk, range, CosetWords::Exactly(wire::product::words_per_task(&job)), done)?)
                 })?;
                 Ok(Some(hub.traffic()))
             })

@@ -53,7 +53,7 @@ pub struct CosetDistances {
     /// Positions not reached by the last depth.
     pub beyond: u64,
     /// A bound run's unreached positions, as indices of their elements of H (see
-    /// [`CosetSolver::unreached_position`]); empty for an exact run.
+    /// [`unreached_position`]); empty for an exact run.
     pub unreached: Vec<u64>,
 }
 
@@ -117,13 +117,6 @@ impl CosetSolver {
         Ok(CosetDistances { counts, beyond: size - seen, unreached })
     }
 
-    /// The position of the coset of `rep` whose element of H has index `index` (as in
-    /// [`CosetDistances::unreached`]).
-    pub fn unreached_position(&self, rep: &Cube, index: u64) -> Cube {
-        let y = self.layout.element((index / PAGE_BITS as u64) as u16, (index % PAGE_BITS as u64) as u32);
-        y.inverse().compose(rep)
-    }
-
     /// Adds to `next` the elements `rep . v` of H for the phase-1 sequences `v` of `length`
     /// moves.
     fn add_phase1(&self, rep: &Cube, length: u32, next: &mut Pages) {
@@ -133,6 +126,13 @@ impl CosetSolver {
             next.lock().unwrap_or_else(|e| e.into_inner()).insert(&places);
         });
     }
+}
+
+/// The position of the coset of `rep` whose element of H has index `index` (as in
+/// [`CosetDistances::unreached`]).
+pub fn unreached_position(layout: &Layout, rep: &Cube, index: u64) -> Cube {
+    let y = layout.element((index / PAGE_BITS as u64) as u16, (index % PAGE_BITS as u64) as u32);
+    y.inverse().compose(rep)
 }
 
 impl Default for CosetSolver {

@@ -16,7 +16,7 @@ mod word;
 pub use moves::{apply_moves, format_moves, parse_moves, Move, MoveSet, ParseMovesError, UnknownMoveSet};
 pub use pieces::{compose_stickers, invert_stickers, Corners, Edges, Pieces};
 pub use random::{random_cube, SplitMix64};
-pub use state::Cube;
+pub use state::{Cube, Singmaster};
 pub use symmetry::{Symmetry, SymmetryGroup, SYMMETRY_COUNT, UD_SYMMETRY_COUNT};
 pub use word::WordError;
 

@@ -55,6 +55,44 @@ impl fmt::Display for Cube {
     }
 }
 
+/// Singmaster's position notation, as Rokicki's programs print and read it: for the places UF UR
+/// UB UL DF DR DB DL FR FL BR BL UFR URB UBL ULF DRF DFL DLB DBR in that order, the cubie there,
+/// named by the home faces of the stickers on the faces the place's name lists, in its order.
+/// Solved prints the list of places itself.
+pub struct Singmaster<'a>(pub &'a Cube);
+
+const SINGMASTER_PLACES: [&str; 20] = [
+    "UF", "UR", "UB", "UL", "DF", "DR", "DB", "DL", "FR", "FL", "BR", "BL", "UFR", "URB", "UBL", "ULF", "DRF",
+    "DFL", "DLB", "DBR",
+];
+
+impl fmt::Display for Singmaster<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let normal = |c: char| FACE_NORMALS[FACE_LETTERS.iter().position(|&l| l == c).expect("a face letter")];
+        let (edges, corners) = (self.0.edges.to_stickers(), self.0.corners.to_stickers());
+        for (i, place) in SINGMASTER_PLACES.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            let faces: Vec<[i8; 3]> = place.chars().map(normal).collect();
+            let same_place = |p: &[[i8; 3]]| faces.iter().all(|n| p.contains(n));
+            for n in &faces {
+                let letter = if faces.len() == 2 {
+                    let pos = EDGE_FACES.iter().position(|p| same_place(p)).expect("an edge place");
+                    let k = EDGE_FACES[pos].iter().position(|m| m == n).expect("its face");
+                    edge_sticker_letter(edges[2 * pos + k])
+                } else {
+                    let pos = CORNER_FACES.iter().position(|p| same_place(p)).expect("a corner place");
+                    let k = CORNER_FACES[pos].iter().position(|m| m == n).expect("its face");
+                    corner_sticker_letter(corners[3 * pos + k])
+                };
+                write!(f, "{letter}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for Cube {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Cube({self})")

@@ -203,3 +203,16 @@ fn word_round_trips() {
     // One flipped edge: the twists do not sum to zero.
     assert!(matches!(Cube::from_words("bcegikmoqsuw", "adgjmpsv"), Err(WordError::NotAPosition { .. })));
 }
+
+#[test]
+fn singmaster_positions_name_the_cubie_in_each_place() {
+    use super::Singmaster;
+    let solved = "UF UR UB UL DF DR DB DL FR FL BR BL UFR URB UBL ULF DRF DFL DLB DBR";
+    assert_eq!(Singmaster(&Cube::SOLVED).to_string(), solved);
+    // R moves the cubies of the R face only: every other place keeps its cubie.
+    let r = apply_moves(&parse_moves("R").unwrap());
+    let text = Singmaster(&r).to_string();
+    for (place, cubie) in solved.split(' ').zip(text.split(' ')) {
+        assert_eq!(place == cubie, !place.contains('R'), "{place}: {cubie} in {text}");
+    }
+}
