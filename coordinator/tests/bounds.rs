@@ -4,7 +4,7 @@
 //! and the job still ends with the embedded result. The cluster runtime runs in this process
 //! ([`serve`] returns the bound address).
 
-use coordinator::cluster::{serve, Hub, ServeConfig};
+use coordinator::cluster::{serve, CosetWords, Hub, ServeConfig};
 use cubefarm_proto::v1;
 use cubefarm_proto::CoordinatorClient;
 use shared::cube::MoveSet;
@@ -40,7 +40,12 @@ fn start() -> (
     let level = {
         let shared = shared.clone();
         std::thread::spawn(move || {
-            shared.run_cosets(0, 0..job.task_count(), wire::product::words_per_task(&job), &AtomicU64::new(0))
+            shared.run_cosets(
+                0,
+                0..job.task_count(),
+                CosetWords::Exactly(wire::product::words_per_task(&job)),
+                &AtomicU64::new(0),
+            )
         })
     };
     (runtime, addr, shared, level)

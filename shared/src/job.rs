@@ -6,8 +6,9 @@
 //! - a product enumeration, `product/SPACE/METRIC/DEPTH` ([`ProductSpec`]): one task per range
 //!   of representative cosets;
 //! - an H48 table, `h48hN` (N = 1..11): one task per range of table rows, from the h11 levels;
-//! - cosets of H solved exactly, `coset/h/D` (or `coset/hprime/D`, the middle-slice edges
-//!   alike): one task per range of the job's cosets, whose representatives are its input.
+//! - cosets of H, `coset/exact/D` (every position at its exact distance to D) or
+//!   `coset/bound/D/search/S` (proved within D, phase 1 searched to S; [`CosetSpec`]): one task
+//!   per range of the job's cosets, whose representatives are its input.
 
 use crate::bfs::owned::PartCut;
 use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
@@ -356,8 +357,8 @@ mod tests {
             "product/edges/qtm/8",
             "h48h1",
             "h48h11",
-            "coset/h/10",
-            "coset/hprime/0",
+            "coset/exact/10",
+            "coset/bound/20/search/16",
         ] {
             assert_eq!(s.parse::<JobSpec>().unwrap().to_string(), s);
         }
@@ -368,6 +369,9 @@ mod tests {
             "h48h12",
             "product/cube/htm",
             "product/teapot/htm/3",
+            "coset/h/10",
+            "coset/exact/21",
+            "coset/bound/15/search/16",
             "nxopt-eo4ep1/htm",
             "coset/h/21",
             "coset/g/3",

@@ -194,7 +194,11 @@ impl Hub {
                     CosetWords::AtMost(n) => words.len() <= cosets.saturating_mul(n),
                 };
                 if !fits {
-                    return Err(ClusterError::WrongCounts { words: words.len(), cosets, per_coset: *per_coset });
+                    return Err(ClusterError::WrongCounts {
+                        words: words.len(),
+                        cosets,
+                        per_coset: *per_coset,
+                    });
                 }
                 results[task as usize] = words;
             }

@@ -166,7 +166,8 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(&layout, &rep, index))));
             }
         }
-        out.write(text.as_bytes()).with_context(|| format!("writing the unreached positions to {}", path.display()))?;
+        out.write(text.as_bytes())
+            .with_context(|| format!("writing the unreached positions to {}", path.display()))?;
         eprintln!(
             "{} position(s) not reached within {} moves written to {}",
             thousands(beyond),

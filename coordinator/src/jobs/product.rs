@@ -165,7 +165,12 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
             with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    Ok(hub.run_cosets(chunk, range, CosetWords::Exactly(wire::product::words_per_task(&job)), done)?)
+                    Ok(hub.run_cosets(
+                        chunk,
+                        range,
+                        CosetWords::Exactly(wire::product::words_per_task(&job)),
+                        done,
+                    )?)
                 })?;
                 Ok(Some(hub.traffic()))
             })

@@ -22,7 +22,7 @@ pub mod phase1;
 
 use crate::bfs::Progress;
 use crate::cube::Cube;
-use pages::{Layout, Pages, Place, PAGE_BITS, PAGES};
+use pages::{Layout, Pages, Place, PAGES, PAGE_BITS};
 use phase1::Phase1;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -82,12 +82,23 @@ impl CosetSolver {
     /// Runs the coset of `rep` as `spec` asks: to `spec.depth`, with phase-1 solutions searched
     /// up to `spec.search_to` moves (every depth for an exact run). `progress` shows the depth
     /// being made.
-    pub fn solve(&self, rep: &Cube, spec: CosetSpec, progress: &Progress) -> Result<CosetDistances, CosetError> {
+    pub fn solve(
+        &self,
+        rep: &Cube,
+        spec: CosetSpec,
+        progress: &Progress,
+    ) -> Result<CosetDistances, CosetError> {
         let size = self.coset_size();
         let (mut last, mut next) = (Pages::new()?, Pages::new()?);
-        let (mut counts, mut seen) = (Vec::new(), 0u64);
+        let (mut counts, mut seen, mut huge) = (Vec::new(), 0u64, false);
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
+            if seen > PAGES as u64 && !huge {
+                // Dense from here on (about an element a page).
+                huge = true;
+                last.prefer_huge_pages();
+                next.prefer_huge_pages();
+            }
             if depth > 0 {
                 // Depth 0 holds at most the representative, which no move of H keeps in place.
                 next.extend_from(&last, &self.layout, depth == 1);

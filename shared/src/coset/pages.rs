@@ -248,7 +248,11 @@ impl Layout {
             "an element of H has equal corner and edge parity"
         );
         let bit = 12 * half + self.slot_of[s] as u32;
-        Place { page: self.page_of_corner[c], byte: (3 * self.group_of[e] as u32 + bit / 8) as u16, bit: (bit % 8) as u8 }
+        Place {
+            page: self.page_of_corner[c],
+            byte: (3 * self.group_of[e] as u32 + bit / 8) as u16,
+            bit: (bit % 8) as u8,
+        }
     }
 
     /// The element of H held at bit `index` (0 .. 483,840) of `page`.
@@ -293,14 +297,17 @@ fn count_page(page: &[u8]) -> u32 {
 }
 
 impl Pages {
-    /// An empty set. The memory is mapped lazily (pages never written cost nothing), in huge
-    /// pages where the system allows: a pass touches all of it, and small pages would cost a
-    /// fault and a TLB flush every 4 KiB.
+    /// An empty set. The memory is mapped lazily: pages never written cost nothing.
     pub fn new() -> io::Result<Self> {
-        let bits = MmapMut::map_anon(PAGES * STRIDE)?;
+        Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
+    }
+
+    /// Asks for huge pages from here on (where the system allows): once a set is dense a pass
+    /// touches all of it, and small pages cost a fault and a TLB flush every 4 KiB. Not asked
+    /// for at the start, where a huge page would commit 2 MiB for one element.
+    pub fn prefer_huge_pages(&self) {
         #[cfg(target_os = "linux")]
-        let _ = bits.advise(memmap2::Advice::HugePage);
-        Ok(Pages { bits, counts: vec![0; PAGES] })
+        let _ = self.bits.advise(memmap2::Advice::HugePage);
     }
 
     /// Bytes of the bit array.
@@ -385,7 +392,10 @@ impl Pages {
     /// Recounts every page (after [`Pages::insert`] is bypassed by a caller writing bits).
     pub fn recount(&mut self) {
         let bits = &self.bits;
-        self.counts.par_iter_mut().enumerate().for_each(|(p, c)| *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]));
+        self.counts
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(p, c)| *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]));
     }
 
     /// Calls `f` with the index (page x 483,840 + bit) of every element of H not in the set, in

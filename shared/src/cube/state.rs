@@ -62,13 +62,14 @@ impl fmt::Display for Cube {
 pub struct Singmaster<'a>(pub &'a Cube);
 
 const SINGMASTER_PLACES: [&str; 20] = [
-    "UF", "UR", "UB", "UL", "DF", "DR", "DB", "DL", "FR", "FL", "BR", "BL", "UFR", "URB", "UBL", "ULF", "DRF",
-    "DFL", "DLB", "DBR",
+    "UF", "UR", "UB", "UL", "DF", "DR", "DB", "DL", "FR", "FL", "BR", "BL", "UFR", "URB", "UBL", "ULF",
+    "DRF", "DFL", "DLB", "DBR",
 ];
 
 impl fmt::Display for Singmaster<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let normal = |c: char| FACE_NORMALS[FACE_LETTERS.iter().position(|&l| l == c).expect("a face letter")];
+        let normal =
+            |c: char| FACE_NORMALS[FACE_LETTERS.iter().position(|&l| l == c).expect("a face letter")];
         let (edges, corners) = (self.0.edges.to_stickers(), self.0.corners.to_stickers());
         for (i, place) in SINGMASTER_PLACES.iter().enumerate() {
             if i > 0 {
