@@ -5,6 +5,12 @@
 # column, the positions new at each depth).
 #
 #   scripts/bench/hcoset.sh SOLVER_DIR [DEPTH] [COSET ...]
+#   SEARCH_TO=S scripts/bench/hcoset.sh SOLVER_DIR [BOUND] [COSET ...]
+#
+# With SEARCH_TO set, both run as a proof does instead: every position within BOUND moves found,
+# phase 1 searched to S moves (`hcoset -S S -d BOUND -L BOUND+1 -f SING` against `coordinator
+# coset --bound BOUND --search-to S --unreached FILE`), and the positions each leaves unreached
+# are compared as well as the per-depth counts.
 #
 # SOLVER_DIR holds cube20src's sources (https://github.com/rokicki/cube20src, outside this
 # repository); hcoset is built there with its makefile (ctangle from texlive-binaries, a C++
@@ -26,18 +32,40 @@ cargo build --release --locked -q -p coordinator
 [ -f "$dir/p1p1h.dat" ] || (cd "$dir" && ./hcoset -t "$threads" -d 0 U2U2 > /dev/null)
 mkdir -p results/logs
 status=0
+search=${SEARCH_TO:-}
 for coset in "${cosets[@]}"; do
-    log="results/logs/hcoset-$coset-$depth.log"
-    (cd "$dir" && python3 "$OLDPWD/scripts/bench/measure.py" "hcoset -d $depth $coset" -- \
-        ./hcoset -t "$threads" -d "$depth" "$coset") > "$log"
+    if [ -n "$search" ]; then
+        name="$coset-$depth-S$search"
+        log="results/logs/hcoset-$name.log"
+        (cd "$dir" && python3 "$OLDPWD/scripts/bench/measure.py" "hcoset -S $search -d $depth $coset" -- \
+            ./hcoset -t "$threads" -S "$search" -d "$depth" -L $((depth + 1)) -f "/tmp/hcoset-sing-$name.txt" \
+            "$coset") > "$log"
+        json="results/coset-$name.json"
+        python3 scripts/bench/measure.py "coset --bound $depth --search-to $search $coset" -- \
+            target/release/coordinator --threads "$threads" coset --bound "$depth" --search-to "$search" "$coset" \
+            --json "$json" --unreached "/tmp/coset-sing-$name.txt" > /dev/null 2> "results/logs/coset-$name.log"
+        if cmp -s <(sort "/tmp/hcoset-sing-$name.txt") <(sort "/tmp/coset-sing-$name.txt"); then
+            echo "$coset, bound $depth, phase 1 to $search: the same $(wc -l < "/tmp/coset-sing-$name.txt") unreached position(s)"
+        else
+            echo "$coset, bound $depth, phase 1 to $search: DIFFERENT unreached positions" >&2
+            status=1
+        fi
+        rm -f "/tmp/hcoset-sing-$name.txt" "/tmp/coset-sing-$name.txt"
+    else
+        log="results/logs/hcoset-$coset-$depth.log"
+        (cd "$dir" && python3 "$OLDPWD/scripts/bench/measure.py" "hcoset -d $depth $coset" -- \
+            ./hcoset -t "$threads" -d "$depth" "$coset") > "$log"
+    fi
     # "Tests at D N in T uniq U lev L ...": L positions new at depth D (depths before the first
     # position found are not printed: zero).
     theirs=$(awk -v max="$depth" '$1 == "Tests" && $2 == "at" { for (i = 1; i <= NF; i++) if ($i == "lev") c[$3] = $(i + 1) }
         END { for (d = 0; d <= max; d++) printf "%s ", (d in c) ? c[d] : 0 }' "$log")
-    json="results/coset-$coset-$depth.json"
-    python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
-        target/release/coordinator --threads "$threads" coset --exact-to "$depth" "$coset" --json "$json" \
-        > /dev/null 2> "results/logs/coset-$coset-$depth.log"
+    if [ -z "$search" ]; then
+        json="results/coset-$coset-$depth.json"
+        python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
+            target/release/coordinator --threads "$threads" coset --exact-to "$depth" "$coset" --json "$json" \
+            > /dev/null 2> "results/logs/coset-$coset-$depth.log"
+    fi
     ours=$(python3 -c "import json,sys; print(' '.join(map(str, json.load(open(sys.argv[1]))['cosets'][0]['counts'])))" "$json")
     if [ "${theirs% }" = "$ours" ]; then
         echo "$coset to $depth: the same counts ($ours)"
@@ -46,5 +74,5 @@ for coset in "${cosets[@]}"; do
         status=1
     fi
 done
-grep -F -e "hcoset -d $depth" -e "coset --exact-to $depth" results/BENCHMARKS.md | tail -n $(( 2 * ${#cosets[@]} ))
+grep -F -e "hcoset -" -e "coset --" results/BENCHMARKS.md | tail -n $(( 2 * ${#cosets[@]} ))
 exit $status
