@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The full test tier: the CI suite (the README's test command), then the long checks it leaves
 # out (`#[ignore]`d tests: whole edges distributions in both metrics against Bryan's tables,
-# 5 minutes and 8.7 GiB each on 2 cores; cosets of the whole of H against a search over
-# positions and against Rokicki's published distributions, 13.6 GiB), one at a time so their
+# 5 minutes and 8.7 GiB each on 2 cores; cosets of H against Rokicki's published distributions
+# and a bound run against hcoset's counts and unreached position, 4.6 GiB), one at a time so their
 # memory does not add up.
 # Run it before recording benchmarks.
 set -euo pipefail

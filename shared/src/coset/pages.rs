@@ -115,11 +115,9 @@ impl Layout {
         let f2 = Move::from_index(Move::all().position(|m| m.face() == 2 && m.turns() == 2).expect("F2"));
         let mut slot_of = [0u8; 24];
         let mut slice_in_slot = [[0u8; 12]; 2];
-        let mut next = 0u8;
-        for s in (0..24).filter(|&s| !slice_odd[s]) {
-            slot_of[s] = next;
-            slice_in_slot[0][next as usize] = s as u8;
-            next += 1;
+        for (slot, s) in (0..24).filter(|&s| !slice_odd[s]).enumerate() {
+            slot_of[s] = slot as u8;
+            slice_in_slot[0][slot] = s as u8;
         }
         for s in (0..24).filter(|&s| slice_odd[s]) {
             let partner = slice_rank(&element(0, 0, s).compose(f2.cube()));
