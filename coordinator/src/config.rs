@@ -289,13 +289,12 @@ impl CosetConfig {
             !texts.is_empty(),
             "no coset given: name each by a representative move sequence, or give --file FILE"
         );
-        let phase1 = shared::coset::phase1::Phase1::new();
         let mut seen: Vec<(shared::coset::phase1::Coord, String)> = Vec::new();
         let mut cosets = Vec::new();
         for (text, from) in texts {
             let moves = shared::cube::parse_moves(&text)
                 .with_context(|| format!("coset representative {text:?} ({from})"))?;
-            let coord = phase1.coord(&shared::cube::apply_moves(&moves));
+            let coord = shared::coset::phase1::coord_of(&shared::cube::apply_moves(&moves));
             if let Some((_, first)) = seen.iter().find(|(c, _)| *c == coord) {
                 bail!("{text:?} ({from}) names the coset of {first:?} again");
             }

@@ -42,7 +42,7 @@ fn cosets_are_solved_and_written_as_json() {
     for c in cosets {
         assert_eq!(counts(c).len(), 5);
         assert_eq!(counts(c).iter().sum::<u64>() + c["beyond"].as_u64().unwrap(), 19_508_428_800);
-        assert!(c["seconds"].as_f64().unwrap() > 0.0);
+        assert!(c["seconds"].as_f64().unwrap() >= 0.0, "a duration");
     }
     let sums: Vec<u64> = (0..5).map(|d| cosets.iter().map(|c| counts(c)[d]).sum()).collect();
     assert_eq!(counts(&v), sums, "the top-level counts are the sums");

@@ -56,7 +56,7 @@ fn coset_distances_equal_a_search_over_positions() {
     let texts = ["", "U R2 D'", "R", "F", "R U F", "L' B2 R D F'", "R U F L B D R' F2 U' L"];
     let reps = reps(&texts);
     let expected = brute_force(&reps, DEPTH as usize);
-    let solver = CosetSolver::new();
+    let solver = CosetSolver::new().unwrap();
     let progress = Progress::default();
     for ((text, rep), expected) in texts.iter().zip(&reps).zip(&expected) {
         let found = solver.solve(rep, CosetSpec::exact(DEPTH), &progress).unwrap();
@@ -79,7 +79,7 @@ fn the_identity_and_flip8_cosets_have_rokickis_published_distances() {
     let flip8: [u64; 11] = [0, 0, 0, 0, 0, 0, 128, 2_480, 29_616, 275_072, 2_025_588];
     let mut flipped = Cube::SOLVED;
     flipped.edges.ori[..8].fill(1);
-    let solver = CosetSolver::new();
+    let solver = CosetSolver::new().unwrap();
     let progress = Progress::default();
     for (rep, published) in [(Cube::SOLVED, identity), (flipped, flip8)] {
         let found = solver.solve(&rep, CosetSpec::exact(10), &progress).unwrap();
@@ -90,7 +90,7 @@ fn the_identity_and_flip8_cosets_have_rokickis_published_distances() {
 
 #[test]
 fn a_coset_jobs_size_and_memory_are_its_solvers() {
-    let solver = CosetSolver::new();
+    let solver = CosetSolver::new().unwrap();
     for spec in [CosetSpec::exact(3), CosetSpec::bound(20, 16)] {
         assert_eq!(spec.state_bytes(), solver.state_bytes());
         assert_eq!(spec.coset_size(), solver.coset_size());

@@ -314,7 +314,8 @@ pub async fn run_coset_task(
                 .map(|line| parse_moves(line).map(|m| apply_moves(&m)))
                 .collect::<Result<Vec<Cube>, _>>()
                 .map_err(|e| anyhow!("the coset list from the coordinator: {e}"))?;
-            let solver = Arc::new(tokio::task::spawn_blocking(CosetSolver::new).await?);
+            let solver =
+                Arc::new(tokio::task::spawn_blocking(CosetSolver::new).await?.map_err(anyhow::Error::from)?);
             let reps = Arc::new(reps);
             if let Ok(mut c) = cache.lock() {
                 c.cosets = Some(CosetJob {

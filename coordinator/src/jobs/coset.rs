@@ -58,7 +58,7 @@ pub fn run(config: &CosetConfig) -> Result<()> {
     let start = Instant::now();
     let spec = config.spec;
     let distributed = config.cluster.distributed();
-    let solver = (!distributed).then(CosetSolver::new);
+    let solver = (!distributed).then(CosetSolver::new).transpose()?;
     if let Some(solver) = &solver {
         check_memory(solver.state_bytes(), config.mem_limit, "")
             .context("a coset's run holds two bits per position of H")?;

@@ -8,12 +8,11 @@
 //! `g = y^-1 r`; so the coset's positions are held as the elements `y = r v` of H (`v = u^-1`),
 //! one bit each ([`pages`]). `T_d`, the elements for the positions within `d` moves, grows as
 //!
-//! `T_d = T_{d-1} . M_H  U  { r v : |v| = d, r v in H, v's last move not in M_H }`
+//! `T_d = T_{d-1}  U  T_{d-1} . M_H  U  { r v : |v| = d, r v in H, v's last move not in M_H }`
 //!
-//! (a sequence whose last move is a move `m` of H reaches `(r v') m` with `r v'` in H already;
-//! `T_{d-1}` is inside `T_{d-1} . M_H` from depth 2 on, see [`Pages::extend_from`]), so each
-//! depth is one pass of H's ten moves over the pages plus the phase-1 solutions of that length
-//! ([`phase1`]). The positions new at depth `d` are exactly those at distance `d`. A bound run
+//! (a sequence whose last move is a move `m` of H reaches `(r v') m` with `r v'` in H already),
+//! so each depth is one pass of H's ten moves over the pages (element by element while the set
+//! is small) plus the phase-1 solutions of that length ([`phase1`]). The positions new at depth `d` are exactly those at distance `d`. A bound run
 //! searches phase 1 only to a smaller length and lets the passes carry on to the bound, as the
 //! proof of 20 did: what it reaches is within the bound, and what it lists as unreached may be.
 
@@ -25,7 +24,10 @@ use crate::cube::Cube;
 use pages::{Layout, Pages, Place, PAGES, PAGE_BITS};
 use phase1::Phase1;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+
+/// Sets of at most this many elements are extended element by element (about a microsecond of
+/// CPU each) rather than by a pass over every page (about 10 CPU seconds).
+const SPARSE_LIMIT: u64 = 4_000_000;
 
 /// Positions a bound run lists as unreached before it gives up: a bound that leaves more of a
 /// coset than this is an exact run's question (`--exact-to`), not a proof's.
@@ -36,6 +38,8 @@ pub const MAX_UNREACHED: u64 = 10_000_000;
 pub enum CosetError {
     #[error("the coset's bit arrays: {0}")]
     State(#[from] std::io::Error),
+    #[error("phase 1's distance table: {0}")]
+    Phase1(#[from] crate::bfs::BfsError),
     #[error(
         "{unreached} positions of the coset are not reached within {bound} moves (phase 1 searched to \
          {search_to}): more than the {MAX_UNREACHED} a bound run lists; an exact run (--exact-to) counts them"
@@ -64,8 +68,9 @@ pub struct CosetSolver {
 }
 
 impl CosetSolver {
-    pub fn new() -> Self {
-        CosetSolver { layout: Layout::new(), phase1: Phase1::new() }
+    /// The layout's tables and phase 1's (its distance table is a row search of a few seconds).
+    pub fn new() -> Result<Self, CosetError> {
+        Ok(CosetSolver { layout: Layout::new(), phase1: Phase1::new()? })
     }
 
     /// Positions in a coset.
@@ -90,26 +95,25 @@ impl CosetSolver {
     ) -> Result<CosetDistances, CosetError> {
         let size = self.coset_size();
         let (mut last, mut next) = (Pages::new()?, Pages::new()?);
-        let (mut counts, mut seen, mut huge) = (Vec::new(), 0u64, false);
+        let (mut counts, mut seen, mut dense) = (Vec::new(), 0u64, false);
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
-            if seen > PAGES as u64 && !huge {
-                // Dense from here on (about an element a page).
-                huge = true;
-                last.prefer_huge_pages();
-                next.prefer_huge_pages();
-            }
-            if depth > 0 {
-                // Depth 0 holds at most the representative, which no move of H keeps in place.
-                next.extend_from(&last, &self.layout, depth == 1);
+            if depth > 0 && !last.extend_sparse(&self.layout, SPARSE_LIMIT) {
+                if !dense {
+                    // From here on every pass touches every page.
+                    dense = true;
+                    last.commit();
+                    next.commit();
+                }
+                next.extend_from(&last, &self.layout);
+                std::mem::swap(&mut last, &mut next);
             }
             if depth <= spec.search_to {
-                self.add_phase1(rep, depth, &mut next);
+                self.add_phase1(rep, depth, &mut last);
             }
-            let total = next.count();
+            let total = last.count();
             counts.push(total - seen);
             seen = total;
-            std::mem::swap(&mut last, &mut next);
             if seen == size {
                 break;
             }
@@ -131,10 +135,10 @@ impl CosetSolver {
     /// Adds to `next` the elements `rep . v` of H for the phase-1 sequences `v` of `length`
     /// moves.
     fn add_phase1(&self, rep: &Cube, length: u32, next: &mut Pages) {
-        let next = Mutex::new(next);
+        let next = next.shared();
         self.phase1.solutions(rep, length, &|batch: &[Cube]| {
             let places: Vec<Place> = batch.iter().map(|y| self.layout.place(y)).collect();
-            next.lock().unwrap_or_else(|e| e.into_inner()).insert(&places);
+            next.insert(&places);
         });
     }
 }
@@ -144,12 +148,6 @@ impl CosetSolver {
 pub fn unreached_position(layout: &Layout, rep: &Cube, index: u64) -> Cube {
     let y = layout.element((index / PAGE_BITS as u64) as u16, (index % PAGE_BITS as u64) as u32);
     y.inverse().compose(rep)
-}
-
-impl Default for CosetSolver {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// A coset job: cosets of H run to a depth, with phase-1 solutions searched to `search_to`

@@ -24,6 +24,7 @@ use crate::cube::{Cube, Move, MoveSet};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::io;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 
 /// Corner permutations: pages.
 pub const PAGES: usize = 40320;
@@ -278,6 +279,25 @@ pub struct Pages {
     counts: Vec<u32>,
 }
 
+/// A set that several threads add elements to (see [`Pages::shared`]).
+pub struct SharedPages<'a> {
+    bits: &'a [AtomicU8],
+    counts: &'a [AtomicU32],
+}
+
+impl SharedPages<'_> {
+    /// Adds elements given by their places.
+    pub fn insert(&self, places: &[Place]) {
+        for p in places {
+            let mask = 1u8 << p.bit;
+            let old = self.bits[p.page as usize * STRIDE + p.byte as usize].fetch_or(mask, Ordering::Relaxed);
+            if old & mask == 0 {
+                self.counts[p.page as usize].fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
 /// Reads the 24 bits of a group (and one byte past it, which callers mask off).
 #[inline(always)]
 fn read(page: &[u8], offset: u16) -> u32 {
@@ -300,12 +320,55 @@ impl Pages {
         Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
     }
 
-    /// Asks for huge pages from here on (where the system allows): once a set is dense a pass
-    /// touches all of it, and small pages cost a fault and a TLB flush every 4 KiB. Not asked
-    /// for at the start, where a huge page would commit 2 MiB for one element.
-    pub fn prefer_huge_pages(&self) {
+    /// Commits the whole array, in huge pages where the system allows, for a set about to be
+    /// dense: a pass then touches all of it, and faulting it in 4 KiB at a time (a read maps the
+    /// shared zero page, the first write copies it and flushes the TLB of every core) costs more
+    /// than the pass. Not done at the start, where a sparse set touches a few pages.
+    pub fn commit(&mut self) {
         #[cfg(target_os = "linux")]
-        let _ = self.bits.advise(memmap2::Advice::HugePage);
+        {
+            let _ = self.bits.advise(memmap2::Advice::HugePage);
+        }
+        let counts = &self.counts;
+        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter()).for_each(|(page, &count)| {
+            if count == 0 {
+                page.fill(0);
+            }
+        });
+    }
+
+    /// Adds to the set every element times each of H's moves, in place, for a set small enough
+    /// that visiting its elements one by one costs less than a pass over every page. Returns
+    /// whether it did (false: the set is too big, nothing changed).
+    pub fn extend_sparse(&mut self, layout: &Layout, limit: u64) -> bool {
+        if self.count() > limit {
+            return false;
+        }
+        let mut elements = Vec::with_capacity(self.count() as usize);
+        for (p, &count) in self.counts.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let page = self.page(p);
+            for (w, chunk) in page[..PAGE_BYTES].chunks_exact(8).enumerate() {
+                let mut bits = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                while bits != 0 {
+                    elements.push((p as u16, 64 * w as u32 + bits.trailing_zeros()));
+                    bits &= bits - 1;
+                }
+            }
+        }
+        let places: Vec<Place> = elements
+            .par_chunks(4096)
+            .flat_map_iter(|chunk| {
+                chunk.iter().flat_map(|&(p, i)| {
+                    let y = layout.element(p, i);
+                    layout.moves().map(|m| layout.place(&y.compose(m.cube())))
+                })
+            })
+            .collect();
+        self.insert(&places);
+        true
     }
 
     /// Bytes of the bit array.
@@ -331,8 +394,20 @@ impl Pages {
         });
     }
 
-    /// Adds elements given by their places; returns how many were new. Pages are recounted at
-    /// the end of a batch by [`Pages::recount`].
+    /// A view through which several threads add elements at once.
+    pub fn shared(&mut self) -> SharedPages<'_> {
+        let bytes: &mut [u8] = &mut self.bits;
+        // SAFETY: the exclusive borrows are turned into shared atomic views of the same memory
+        // for the view's lifetime (atomics of u8 and u32 have the layout of u8 and u32), so no
+        // other access exists meanwhile.
+        let bits = unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr() as *const AtomicU8, bytes.len()) };
+        let counts = unsafe {
+            std::slice::from_raw_parts(self.counts.as_mut_ptr() as *const AtomicU32, self.counts.len())
+        };
+        SharedPages { bits, counts }
+    }
+
+    /// Adds elements given by their places; returns how many were new.
     pub fn insert(&mut self, places: &[Place]) -> u64 {
         let mut new = 0;
         for p in places {
@@ -352,13 +427,10 @@ impl Pages {
         self.bits[p.page as usize * STRIDE + p.byte as usize] >> p.bit & 1 == 1
     }
 
-    /// Makes `self` the set `source . M_H` (every element of `source` times each of H's ten
-    /// moves), and with `keep` also `source` itself. Without `keep` the result still holds
-    /// `source` whenever every element of `source` has a neighbour in it by R2, L2, F2 or B2,
-    /// which holds for a coset's sets after depth 0 (a phase-1 solution ending in a quarter
-    /// turn of R, L, F or B has a twin ending in the opposite turn). Pages whose ten sources are
-    /// all empty or all full are written without reading them.
-    pub fn extend_from(&mut self, source: &Pages, layout: &Layout, keep: bool) {
+    /// Makes `self` the set `source U source . M_H` (every element of `source`, and each times
+    /// each of H's ten moves). Pages whose sources are all empty or all full, and groups full in
+    /// `source`, are written without reading the rest.
+    pub fn extend_from(&mut self, source: &Pages, layout: &Layout) {
         let src_counts = &source.counts;
         let src_bits = &source.bits[..];
         self.bits.par_chunks_mut(ORBIT * STRIDE).zip(self.counts.par_chunks_mut(ORBIT)).enumerate().for_each(
@@ -367,7 +439,11 @@ impl Pages {
                     let p = orbit * ORBIT + k;
                     let from = &layout.neighbours[p];
                     let empty = from.iter().all(|&q| src_counts[q as usize] == 0);
-                    if empty && !(keep && src_counts[p] != 0) {
+                    if src_counts[p] == PAGE_BITS {
+                        // A set grows: what was full stays full.
+                        dst[..PAGE_BYTES].fill(u8::MAX);
+                        *count = PAGE_BITS;
+                    } else if empty && src_counts[p] == 0 {
                         if *count != 0 {
                             dst[..PAGE_BYTES].fill(0);
                             *count = 0;
@@ -378,7 +454,7 @@ impl Pages {
                     } else {
                         let pages: [&[u8]; 10] =
                             from.map(|q| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE]);
-                        let own = keep.then(|| &src_bits[p * STRIDE..(p + 1) * STRIDE]);
+                        let own = &src_bits[p * STRIDE..(p + 1) * STRIDE];
                         extend_page(dst, &pages, own, layout, layout.page_odd[p]);
                         *count = count_page(dst);
                     }
@@ -417,26 +493,30 @@ impl Pages {
 }
 
 /// One destination page of [`Pages::extend_from`]: for each group, the ten source groups, each
-/// moved into place.
-fn extend_page(dst: &mut [u8], src: &[&[u8]; 10], own: Option<&[u8]>, layout: &Layout, odd: bool) {
+/// moved into place, and the group's own bits in the source (a group already full is not
+/// recomputed: near the end of a run most are).
+fn extend_page(dst: &mut [u8], src: &[&[u8]; 10], own: &[u8], layout: &Layout, odd: bool) {
     // The slot tables by the parity of the source half: the low half of a destination group
     // (slots of the page's parity) comes from the source's high half, of the other parity.
     let (to_low, to_high) = (odd as usize ^ 1, odd as usize);
     let maps: [(&[u16], &[u16]); 3] =
         std::array::from_fn(|k| (&layout.slot_maps[k][to_low][..], &layout.slot_maps[k][to_high][..]));
     for (g, o) in layout.sources.iter().enumerate() {
+        let mine = read(own, 3 * g as u16) & 0xff_ffff;
+        if mine == 0xff_ffff {
+            dst[3 * g..3 * g + 4].copy_from_slice(&mine.to_le_bytes());
+            continue;
+        }
         let swapped = read(src[0], o[0])
             | read(src[1], o[1])
             | read(src[2], o[2])
             | read(src[3], o[3])
             | read(src[4], o[4]);
-        let mut w = (swapped >> 12 & LOW) | (swapped & LOW) << 12 | read(src[5], o[5]) | read(src[6], o[6]);
+        let mut w =
+            mine | (swapped >> 12 & LOW) | (swapped & LOW) << 12 | read(src[5], o[5]) | read(src[6], o[6]);
         for (k, (low, high)) in maps.iter().enumerate() {
             let v = read(src[7 + k], o[7 + k]);
             w |= low[(v >> 12 & LOW) as usize] as u32 | (high[(v & LOW) as usize] as u32) << 12;
-        }
-        if let Some(own) = own {
-            w |= read(own, 3 * g as u16);
         }
         dst[3 * g..3 * g + 4].copy_from_slice(&(w & 0xff_ffff).to_le_bytes());
     }
@@ -485,17 +565,17 @@ mod tests {
         let elements: Vec<Cube> = (0..2000).map(|_| random_element(&layout, &mut rng)).collect();
         let mut source = Pages::new().unwrap();
         source.insert(&elements.iter().map(|y| layout.place(y)).collect::<Vec<_>>());
-        for keep in [false, true] {
-            let mut expected: HashSet<Cube> =
-                elements.iter().flat_map(|y| layout.moves().map(|m| y.compose(m.cube()))).collect();
-            if keep {
-                expected.extend(&elements);
-            }
-            let mut next = Pages::new().unwrap();
-            next.extend_from(&source, &layout, keep);
-            assert_eq!(next.count(), expected.len() as u64, "keep {keep}");
-            assert!(expected.iter().all(|y| next.contains(layout.place(y))));
-        }
+        let mut expected: HashSet<Cube> =
+            elements.iter().flat_map(|y| layout.moves().map(|m| y.compose(m.cube()))).collect();
+        expected.extend(&elements);
+        let mut next = Pages::new().unwrap();
+        next.extend_from(&source, &layout);
+        assert_eq!(next.count(), expected.len() as u64);
+        assert!(expected.iter().all(|y| next.contains(layout.place(y))));
+        // Element by element, in place: the same set.
+        assert!(source.extend_sparse(&layout, u64::MAX));
+        assert_eq!(source.count(), expected.len() as u64);
+        assert!(expected.iter().all(|y| source.contains(layout.place(y))));
     }
 
     #[test]
@@ -517,7 +597,7 @@ mod tests {
         assert_eq!(pages.count(), PAGES as u64 * PAGE_BITS as u64 - 3);
         // A pass over full pages makes full pages without reading them.
         let mut next = Pages::new().unwrap();
-        next.extend_from(&pages, &layout, false);
+        next.extend_from(&pages, &layout);
         assert!(next.count() >= pages.count());
     }
 }

@@ -4,24 +4,30 @@
 //! A position is in H when every corner and edge is oriented and the four middle-slice edges
 //! (cubies 8..11) sit in the middle slice. Its phase-1 coordinate is the corner twist (3^7),
 //! the edge flip (2^11) and the places of the slice edges (12 choose 4 = 495); each moves by a
-//! table. The search prunes with two exact distance tables, twist x slice and flip x slice
-//! (about a million entries each, made by a breadth-first search at start): the larger of the
-//! two never overestimates.
+//! table. The search prunes with the exact distance to H of every coordinate: a row search
+//! over (flip, slice) reduced by the 16 symmetries that keep H (64,430 rows) times the twist
+//! (2,187 columns), one byte an entry (141 MB), made at start by the row engine.
 
-use crate::cube::{Cube, Move};
+use crate::bfs::{bfs_depths, BfsError, BfsOptions};
+use crate::coord::ColumnMapper;
+use crate::coord::SymClasses;
+use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
+use crate::space::{AnyColumn, ClassRows, Inverses, RowIndex};
 
 const TWISTS: usize = 2187;
 const FLIPS: usize = 2048;
 const SLICES: usize = 495;
-const UNSEEN: u8 = u8::MAX;
 
-/// Phase-1 coordinates, their move tables and the two pruning tables.
+/// Phase-1 coordinates, their move tables and the distance table.
 pub struct Phase1 {
     twist_move: Vec<[u16; Move::COUNT]>,
     flip_move: Vec<[u16; Move::COUNT]>,
     slice_move: Vec<[u16; Move::COUNT]>,
-    twist_slice: Vec<u8>,
-    flip_slice: Vec<u8>,
+    /// The distance to H of every entry of [`DistanceSpace`], row-major.
+    distances: Vec<u8>,
+    classes: SymClasses,
+    /// `twist_conj[s][t]`: the twist of `s x s^-1` for x of twist t.
+    twist_conj: Vec<Vec<u16>>,
     /// The slice coordinate of H (slice edges in the slice).
     goal_slice: u16,
 }
@@ -128,30 +134,101 @@ fn move_table(
         .collect()
 }
 
-/// Distances from the goal of a product of two coordinates (breadth-first over all 18 moves,
-/// which are closed under inverses, so the distance to the goal is the distance from it).
-fn distances(a: &[[u16; Move::COUNT]], b: &[[u16; Move::COUNT]], goal: (u16, u16)) -> Vec<u8> {
-    let nb = b.len();
-    let mut dist = vec![UNSEEN; a.len() * nb];
-    dist[goal.0 as usize * nb + goal.1 as usize] = 0;
-    let mut frontier = vec![(goal.0, goal.1)];
-    let mut depth = 0u8;
-    while !frontier.is_empty() {
-        depth += 1;
-        let mut next = Vec::new();
-        for &(x, y) in &frontier {
-            for m in 0..Move::COUNT {
-                let (x2, y2) = (a[x as usize][m], b[y as usize][m]);
-                let slot = &mut dist[x2 as usize * nb + y2 as usize];
-                if *slot == UNSEEN {
-                    *slot = depth;
-                    next.push((x2, y2));
-                }
-            }
-        }
-        frontier = next;
+/// A cube with the given flip and slice coordinates (other pieces solved).
+fn with_flip_slice(raw: u32) -> Cube {
+    let mut x = with_slice((raw % SLICES as u32) as u16);
+    x.edges.ori = with_flip((raw / SLICES as u32) as u16).edges.ori;
+    x
+}
+
+/// The phase-1 coordinates as a row index: rows the classes of (flip, slice) under the 16
+/// symmetries that keep H, columns the twist. H is closed under those symmetries, so
+/// conjugating keeps the distance to H.
+struct DistanceSpace<'a> {
+    rows: ClassRows,
+    /// Per move, the twist after it, for every twist.
+    twist_move: Vec<u16>,
+    twist_conj: &'a [Vec<u16>],
+    start: (u32, u32),
+}
+
+/// Column map: optionally a move's, then a symmetry's.
+#[derive(Clone, Copy)]
+struct TwistMap<'a> {
+    first: Option<&'a [u16]>,
+    then: &'a [u16],
+}
+
+impl ColumnMapper for TwistMap<'_> {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        let t = self.first.map_or(column, |f| f[column as usize] as u32);
+        self.then[t as usize] as u32
     }
-    dist
+}
+
+impl RowIndex for DistanceSpace<'_> {
+    type Mapper<'a>
+        = TwistMap<'a>
+    where
+        Self: 'a;
+    type Symmetric<'a>
+        = TwistMap<'a>
+    where
+        Self: 'a;
+    type Filter<'a>
+        = AnyColumn
+    where
+        Self: 'a;
+
+    fn row_count(&self) -> u32 {
+        self.rows.row_count()
+    }
+
+    fn column_count(&self) -> u32 {
+        TWISTS as u32
+    }
+
+    fn entry_count(&self) -> u64 {
+        self.row_count() as u64 * TWISTS as u64
+    }
+
+    fn start(&self) -> (u32, u32) {
+        self.start
+    }
+
+    #[inline]
+    fn transition(&self, row: u32, m: Move) -> (u32, TwistMap<'_>) {
+        let (target, s) = self.rows.target(row, m.index());
+        let first = &self.twist_move[m.index() * TWISTS..][..TWISTS];
+        (target, TwistMap { first: Some(first), then: &self.twist_conj[s.index()] })
+    }
+
+    fn row_weight(&self, row: u32) -> u64 {
+        self.rows.class_size(row)
+    }
+
+    fn stabilizer(&self, row: u32) -> Vec<TwistMap<'_>> {
+        self.rows
+            .stabilizer(row)
+            .iter()
+            .map(|s| TwistMap { first: None, then: &self.twist_conj[s.index()] })
+            .collect()
+    }
+
+    fn inverses(&self, _row: u32) -> Inverses<AnyColumn> {
+        Inverses::Never
+    }
+
+    fn locate_inverse(&self, _row: u32, _column: u32) -> (u32, u32) {
+        unreachable!("no row asks for inverses (Inverses::Never)")
+    }
+}
+
+/// The phase-1 coordinate of a position (no tables needed): two positions with the same one
+/// are in the same coset of H.
+pub fn coord_of(x: &Cube) -> Coord {
+    Coord { twist: twist_of(x), flip: flip_of(x), slice: slice_of(x) }
 }
 
 /// Whether `m` is one of H's moves (U, D, or a half turn of R, F, L, B).
@@ -160,18 +237,45 @@ pub fn in_h(m: Move) -> bool {
 }
 
 impl Phase1 {
-    pub fn new() -> Self {
+    /// The move tables and the distance table (a row search of a few seconds).
+    pub fn new() -> Result<Self, BfsError> {
         let twist_move = move_table(TWISTS, with_twist, twist_of);
         let flip_move = move_table(FLIPS, with_flip, flip_of);
         let slice_move = move_table(SLICES, with_slice, slice_of);
         let goal_slice = slice_of(&Cube::SOLVED);
-        let twist_slice = distances(&twist_move, &slice_move, (0, goal_slice));
-        let flip_slice = distances(&flip_move, &slice_move, (0, goal_slice));
-        Phase1 { twist_move, flip_move, slice_move, twist_slice, flip_slice, goal_slice }
+        let group = SymmetryGroup::UdAxis;
+        let flip_slice = |x: &Cube| flip_of(x) as u32 * SLICES as u32 + slice_of(x) as u32;
+        let conj = |s: Symmetry, x: &Cube| Cube {
+            corners: s.conjugate_corners(&x.corners),
+            edges: s.conjugate_edges(&x.edges),
+        };
+        let classes = SymClasses::build((FLIPS * SLICES) as u32, group, |s, raw| {
+            flip_slice(&conj(s, &with_flip_slice(raw)))
+        });
+        let mut twist_conj = vec![Vec::new(); crate::cube::SYMMETRY_COUNT];
+        for s in group.members() {
+            twist_conj[s.index()] = (0..TWISTS as u16).map(|t| twist_of(&conj(s, &with_twist(t)))).collect();
+        }
+        let rows = ClassRows::build(classes.clone(), &Move::all().collect::<Vec<_>>(), |m, raw| {
+            let (f, sl) = (raw as usize / SLICES, raw as usize % SLICES);
+            flip_move[f][m.index()] as u32 * SLICES as u32 + slice_move[sl][m.index()] as u32
+        });
+        let goal = goal_slice as u32;
+        let start_symmetry = classes.to_rep(goal);
+        let start = (classes.class_of(goal), twist_conj[start_symmetry.index()][0] as u32);
+        let space = DistanceSpace {
+            rows,
+            twist_move: (0..Move::COUNT).flat_map(|m| twist_move.iter().map(move |t| t[m])).collect(),
+            twist_conj: &twist_conj,
+            start,
+        };
+        let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
+        let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
+        Ok(Phase1 { twist_move, flip_move, slice_move, distances, classes, twist_conj, goal_slice })
     }
 
     pub fn coord(&self, x: &Cube) -> Coord {
-        Coord { twist: twist_of(x), flip: flip_of(x), slice: slice_of(x) }
+        coord_of(x)
     }
 
     fn apply(&self, c: Coord, m: Move) -> Coord {
@@ -183,10 +287,13 @@ impl Phase1 {
         }
     }
 
-    /// A lower bound on the moves that take a position of coordinate `c` into H.
+    /// The fewest moves that take a position of coordinate `c` into H.
+    #[inline]
     pub fn bound(&self, c: Coord) -> u8 {
-        let s = c.slice as usize;
-        self.twist_slice[c.twist as usize * SLICES + s].max(self.flip_slice[c.flip as usize * SLICES + s])
+        let raw = c.flip as u32 * SLICES as u32 + c.slice as u32;
+        let s = self.classes.to_rep(raw);
+        let column = self.twist_conj[s.index()][c.twist as usize] as usize;
+        self.distances[self.classes.class_of(raw) as usize * TWISTS + column]
     }
 
     pub fn is_goal(&self, c: Coord) -> bool {
@@ -212,63 +319,69 @@ impl Phase1 {
             return;
         }
         (0..Move::COUNT).into_par_iter().for_each(|first| {
+            let m = Move::from_index(first);
+            let next = self.apply(c, m);
             let mut batch = Vec::with_capacity(BATCH);
             // The first move as a branch of its own: the search below it as below any move.
-            self.branch(start, c, None, Move::from_index(first), length, &mut batch, found);
+            if length == 1 {
+                if self.is_goal(next) && !in_h(m) {
+                    batch.push(start.compose(m.cube()));
+                }
+            } else if (self.bound(next) as u32) < length {
+                self.expand(&start.compose(m.cube()), next, m, length - 1, &mut batch, found);
+            }
             if !batch.is_empty() {
                 found(&batch);
             }
         });
     }
 
-    /// Takes move `m` from `x` (of coordinate `c`, reached by a last move `last`) when the
-    /// sequence may go on that way with `left` moves to go, `m` included; the position is
-    /// composed only for moves whose coordinate survives the bound, so a pruned move costs
-    /// three table lookups.
-    #[allow(clippy::too_many_arguments)]
-    fn branch(
+    /// Every way on from `x` (of coordinate `c`, reached by the move `last`) with exactly
+    /// `left` moves to go. The children's distances are looked up together before any is
+    /// followed, so the table's cache misses overlap.
+    fn expand(
         &self,
         x: &Cube,
         c: Coord,
-        last: Option<Move>,
-        m: Move,
+        last: Move,
         left: u32,
         batch: &mut Vec<Cube>,
         found: &(dyn Fn(&[Cube]) + Sync),
     ) {
         // One turn per face in a row; of two opposite faces, the lower one first.
-        if last.is_some_and(|l| m.face() == l.face() || m.face() + 3 == l.face()) {
-            return;
-        }
-        let next = self.apply(c, m);
+        let allowed = |m: Move| m.face() != last.face() && m.face() + 3 != last.face();
         if left == 1 {
-            if self.is_goal(next) && !in_h(m) {
-                batch.push(x.compose(m.cube()));
-                if batch.len() == BATCH {
-                    found(batch);
-                    batch.clear();
+            for m in Move::all().filter(|&m| allowed(m) && !in_h(m)) {
+                if self.is_goal(self.apply(c, m)) {
+                    batch.push(x.compose(m.cube()));
+                    if batch.len() == BATCH {
+                        found(batch);
+                        batch.clear();
+                    }
                 }
             }
             return;
         }
-        if self.bound(next) as u32 > left - 1 {
-            return;
+        let mut children = [(Move::from_index(0), c, 0u8); Move::COUNT];
+        let mut n = 0;
+        for m in Move::all().filter(|&m| allowed(m)) {
+            let next = self.apply(c, m);
+            children[n] = (m, next, self.bound(next));
+            n += 1;
         }
-        let y = x.compose(m.cube());
-        for n in Move::all() {
-            self.branch(&y, next, Some(m), n, left - 1, batch, found);
+        for &(m, next, d) in &children[..n] {
+            // With one move to go after this one, that move leaves H unless `next` is outside
+            // it: exactly one move away.
+            let fits = if left == 2 { d == 1 } else { (d as u32) < left };
+            if fits {
+                self.expand(&x.compose(m.cube()), next, m, left - 1, batch, found);
+            }
         }
     }
 }
 
 /// Positions handed over at a time by [`Phase1::solutions`].
 const BATCH: usize = 4096;
-
-impl Default for Phase1 {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -277,7 +390,7 @@ mod tests {
 
     #[test]
     fn coordinates_round_trip_and_move_like_cubes() {
-        let p = Phase1::new();
+        let p = Phase1::new().unwrap();
         for t in [0u16, 1, 1000, 2186] {
             assert_eq!(twist_of(&with_twist(t)), t);
         }
@@ -298,9 +411,29 @@ mod tests {
         }
     }
 
+    /// The distance table is neighbour-consistent: a coordinate at distance d > 0 has a move
+    /// to d - 1 and none to less; only H's own coordinate is at 0. Checked on random positions.
+    #[test]
+    fn distances_are_consistent_with_every_neighbour() {
+        let p = Phase1::new().unwrap();
+        let mut rng = SplitMix64::new(5);
+        let mut deepest = 0;
+        for _ in 0..20_000 {
+            let c = p.coord(&crate::cube::random_cube(&mut rng));
+            let d = p.bound(c);
+            let next: Vec<u8> = Move::all().map(|m| p.bound(p.apply(c, m))).collect();
+            assert_eq!(d == 0, p.is_goal(c));
+            assert!(next.iter().all(|&n| n + 1 >= d && n <= d + 1), "{c:?} at {d}: {next:?}");
+            assert!(d == 0 || next.contains(&(d - 1)), "{c:?} at {d}: {next:?}");
+            deepest = deepest.max(d);
+        }
+        // Random positions lie 9 to 12 moves from H.
+        assert!((10..=12).contains(&deepest), "{deepest}");
+    }
+
     #[test]
     fn the_bound_is_zero_exactly_in_h_and_never_overestimates() {
-        let p = Phase1::new();
+        let p = Phase1::new().unwrap();
         assert!(p.is_goal(p.coord(&apply_moves(&parse_moves("U R2 D' F2 L2").unwrap()))));
         assert_eq!(p.bound(p.coord(&apply_moves(&parse_moves("R").unwrap()))), 1);
         // R U F needs three moves to reach H: no pruning table may say more.
