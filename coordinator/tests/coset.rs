@@ -140,7 +140,7 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
 /// A bound run of 20 with phase 1 searched to 14 moves, against cube20src's hcoset run the same
 /// way on this machine (`hcoset -t 2 -S 14 -d 20 -L 21 -f sing R1U2F3L1B2D1R3F1`): the same
 /// positions first reached at each depth (its "lev" column) and the same one position left
-/// unreached, in its notation. About 80 s and 4.6 GiB.
+/// unreached, in its notation. About 40 s and 4.7 GiB.
 #[test]
 #[ignore = "full tier (scripts/test-full.sh)"]
 fn a_bound_run_leaves_hcosets_unreached_positions() {
