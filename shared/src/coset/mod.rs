@@ -12,9 +12,10 @@
 //!
 //! (a sequence whose last move is a move `m` of H reaches `(r v') m` with `r v'` in H already),
 //! so each depth is one pass of H's ten moves over the pages (element by element while the set
-//! is small) plus the phase-1 solutions of that length ([`phase1`]). The positions new at depth `d` are exactly those at distance `d`. A bound run
-//! searches phase 1 only to a smaller length and lets the passes carry on to the bound, as the
-//! proof of 20 did: what it reaches is within the bound, and what it lists as unreached may be.
+//! is small) plus the phase-1 solutions of that length ([`phase1`]). The positions new at depth
+//! `d` are exactly those at distance `d`. A bound run searches phase 1 only to a smaller length
+//! and lets the passes carry on to the bound, as the proof of 20 did: what it reaches is within
+//! the bound, and what it lists as unreached may be too.
 
 pub mod pages;
 pub mod phase1;
