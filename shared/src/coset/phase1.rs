@@ -30,6 +30,8 @@ pub struct Phase1 {
     twist_conj: Vec<Vec<u16>>,
     /// The slice coordinate of H (slice edges in the slice).
     goal_slice: u16,
+    /// The coordinates one move from H (a move outside H applied to H's).
+    one_away: Vec<Coord>,
 }
 
 /// A phase-1 coordinate: (twist, flip, slice).
@@ -271,7 +273,24 @@ impl Phase1 {
         };
         let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
         let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
-        Ok(Phase1 { twist_move, flip_move, slice_move, distances, classes, twist_conj, goal_slice })
+        let mut p = Phase1 {
+            twist_move,
+            flip_move,
+            slice_move,
+            distances,
+            classes,
+            twist_conj,
+            goal_slice,
+            one_away: Vec::new(),
+        };
+        let goal = Coord { twist: 0, flip: 0, slice: goal_slice };
+        for m in Move::all().filter(|&m| !in_h(m)) {
+            let c = p.apply(goal, m);
+            if !p.one_away.contains(&c) {
+                p.one_away.push(c);
+            }
+        }
+        Ok(p)
     }
 
     pub fn coord(&self, x: &Cube) -> Coord {
@@ -362,6 +381,17 @@ impl Phase1 {
             }
             return;
         }
+        if left == 2 {
+            // With one move to go after this one, and that one outside H, `next` must be
+            // exactly one move from H: one of a few coordinates, no table lookup.
+            for m in Move::all().filter(|&m| allowed(m)) {
+                let next = self.apply(c, m);
+                if self.one_away.contains(&next) {
+                    self.expand(&x.compose(m.cube()), next, m, 1, batch, found);
+                }
+            }
+            return;
+        }
         let mut children = [(Move::from_index(0), c, 0u8); Move::COUNT];
         let mut n = 0;
         for m in Move::all().filter(|&m| allowed(m)) {
@@ -370,10 +400,7 @@ impl Phase1 {
             n += 1;
         }
         for &(m, next, d) in &children[..n] {
-            // With one move to go after this one, that move leaves H unless `next` is outside
-            // it: exactly one move away.
-            let fits = if left == 2 { d == 1 } else { (d as u32) < left };
-            if fits {
+            if (d as u32) < left {
                 self.expand(&x.compose(m.cube()), next, m, left - 1, batch, found);
             }
         }
@@ -408,6 +435,21 @@ mod tests {
             x = x.compose(m.cube());
             c = p.apply(c, m);
             assert_eq!(c, p.coord(&x));
+        }
+    }
+
+    /// The coordinates one move from H are those the table puts at 1.
+    #[test]
+    fn one_move_from_h_is_what_the_table_says() {
+        let p = Phase1::new().unwrap();
+        assert!(!p.one_away.is_empty() && p.one_away.iter().all(|&c| p.bound(c) == 1));
+        let mut rng = SplitMix64::new(9);
+        for _ in 0..20_000 {
+            let c = p.coord(&crate::cube::random_cube(&mut rng));
+            let near = Move::all().map(|m| p.apply(c, m)).find(|&n| p.bound(n) == 1);
+            if let Some(n) = near {
+                assert!(p.one_away.contains(&n), "{n:?}");
+            }
         }
     }
 
