@@ -383,17 +383,6 @@ impl Pages {
         &self.bits[p * STRIDE..(p + 1) * STRIDE]
     }
 
-    /// Empties the set (only the pages that hold something are written).
-    pub fn clear(&mut self) {
-        let counts = &mut self.counts;
-        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter_mut()).for_each(|(page, count)| {
-            if *count != 0 {
-                page.fill(0);
-                *count = 0;
-            }
-        });
-    }
-
     /// A view through which several threads add elements at once.
     pub fn shared(&mut self) -> SharedPages<'_> {
         let bytes: &mut [u8] = &mut self.bits;
@@ -463,8 +452,9 @@ impl Pages {
         );
     }
 
-    /// Recounts every page (after [`Pages::insert`] is bypassed by a caller writing bits).
-    pub fn recount(&mut self) {
+    /// Recounts every page (for a caller that wrote bits directly).
+    #[cfg(test)]
+    fn recount(&mut self) {
         let bits = &self.bits;
         self.counts
             .par_iter_mut()
