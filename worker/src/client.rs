@@ -311,9 +311,9 @@ async fn run_task(
     match task.job_spec.parse::<JobSpec>().map_err(anyhow::Error::from)? {
         JobSpec::Product(spec) => run_product_task(cache, task, spec).await,
         JobSpec::H48Table(h) => run_h48_task(client, cache, host, worker_id, task, h).await,
-        JobSpec::Cosets(spec) if spec.state_bytes() > mem_limit => Err(TaskError::Other(anyhow!(
+        JobSpec::Cosets(spec) if shared::coset::STATE_BYTES > mem_limit => Err(TaskError::Other(anyhow!(
             "a coset of {spec} holds {} of bit arrays, more than this worker's --mem-limit {}",
-            shared::units::gib(spec.state_bytes()),
+            shared::units::gib(shared::coset::STATE_BYTES),
             shared::units::gib(mem_limit)
         ))),
         JobSpec::Cosets(spec) => run_coset_task(client, cache, &host.traffic, task, spec).await,

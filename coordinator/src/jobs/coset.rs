@@ -15,7 +15,9 @@ use anyhow::{Context, Result};
 use shared::bfs::Progress;
 use shared::checksum::crc32;
 use shared::coset::pages::Layout;
-use shared::coset::{unreached_position, CosetDistances, CosetSolver, CosetSpec, MAX_UNREACHED};
+use shared::coset::{
+    unreached_position, CosetDistances, CosetSolver, CosetSpec, COSET_SIZE, MAX_UNREACHED, STATE_BYTES,
+};
 use shared::cube::{apply_moves, format_moves, Singmaster};
 use shared::job::JobSpec;
 use shared::report::thousands;
@@ -59,16 +61,16 @@ pub fn run(config: &CosetConfig) -> Result<()> {
     let start = Instant::now();
     let spec = config.spec;
     let distributed = config.cluster.distributed();
-    let solver = (!distributed).then(CosetSolver::new).transpose()?;
-    if let Some(solver) = &solver {
-        check_memory(solver.state_bytes(), config.mem_limit, "")
+    if !distributed {
+        check_memory(STATE_BYTES, config.mem_limit, "")
             .context("a coset's run holds two bits per position of H")?;
         eprintln!(
             "cosets of H: {} positions each, {} of bit arrays",
-            thousands(spec.coset_size()),
-            gib(solver.state_bytes())
+            thousands(COSET_SIZE),
+            gib(STATE_BYTES)
         );
     }
+    let solver = (!distributed).then(CosetSolver::new).transpose()?;
     // The representatives as workers read them: one canonical move sequence a line.
     let list: String = config.cosets.iter().map(|(_, moves)| format_moves(moves) + "\n").collect();
     let n = config.cosets.len();

@@ -19,8 +19,9 @@
 //! Pages are stored orbit by orbit of <U, D> (16 corner permutations joined by U and D turns),
 //! so the pages one thread works on share most of their sources.
 
-use crate::coord::rank::{perm_rank, perm_unrank};
+use crate::coord::rank::perm_rank;
 use crate::cube::{Cube, Move, MoveSet};
+use crate::space::kociemba::{corners_of, edge_ranks, edges_of};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::io;
@@ -78,12 +79,11 @@ pub struct Place {
 }
 
 fn slice_rank(x: &Cube) -> usize {
-    let s: [u8; 4] = std::array::from_fn(|i| x.edges.perm[8 + i] - 8);
-    perm_rank(&s) as usize
+    edge_ranks(&x.edges).1 as usize
 }
 
 fn ud_rank(x: &Cube) -> usize {
-    perm_rank(&x.edges.perm[..8]) as usize
+    edge_ranks(&x.edges).0 as usize
 }
 
 fn corner_rank(x: &Cube) -> usize {
@@ -92,15 +92,7 @@ fn corner_rank(x: &Cube) -> usize {
 
 /// The element of H with these ranks (every piece oriented).
 fn element(corners: usize, ud: usize, slice: usize) -> Cube {
-    let mut x = Cube::SOLVED;
-    perm_unrank(corners as u32, &mut x.corners.perm);
-    perm_unrank(ud as u32, &mut x.edges.perm[..8]);
-    let mut s = [0u8; 4];
-    perm_unrank(slice as u32, &mut s);
-    for (slot, v) in x.edges.perm[8..].iter_mut().zip(s) {
-        *slot = 8 + v;
-    }
-    x
+    Cube { corners: corners_of(corners as u32), edges: edges_of(ud as u32, slice as u32) }
 }
 
 impl Layout {
@@ -239,7 +231,8 @@ impl Layout {
 
     /// Where an element of H is held.
     pub fn place(&self, y: &Cube) -> Place {
-        let (c, e, s) = (corner_rank(y), ud_rank(y), slice_rank(y));
+        let (c, (e, s)) = (corner_rank(y), edge_ranks(&y.edges));
+        let (e, s) = (e as usize, s as usize);
         let half = self.edge_odd[e] as u32;
         debug_assert_eq!(
             self.page_odd[self.page_of_corner[c] as usize] ^ self.edge_odd[e],
@@ -320,10 +313,10 @@ impl Pages {
         Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
     }
 
-    /// Commits the whole array, in huge pages where the system allows, for a set about to be
-    /// dense: a pass then touches all of it, and faulting it in 4 KiB at a time (a read maps the
-    /// shared zero page, the first write copies it and flushes the TLB of every core) costs more
-    /// than the pass. Not done at the start, where a sparse set touches a few pages.
+    /// Asks for huge pages and commits the empty pages, for a set about to be dense: a pass then
+    /// touches all of it, and 4 KiB faults (a read maps the shared zero page, the first write
+    /// copies it and flushes every core's TLB) were 31 % of a profiled run's samples here. Not
+    /// done at the start, where a sparse set touches a few pages.
     pub fn commit(&mut self) {
         #[cfg(target_os = "linux")]
         {

@@ -45,13 +45,15 @@ pub struct KociembaSpace {
     odd_columns: Vec<u64>,
 }
 
-fn corners_of(rank: u32) -> Corners {
+/// The corners of corner-permutation rank `rank`, all oriented.
+pub(crate) fn corners_of(rank: u32) -> Corners {
     let mut c = Corners::IDENTITY;
     perm_unrank(rank, &mut c.perm);
     c
 }
 
-fn edges_of(ud: u32, slice: u32) -> Edges {
+/// The edges of an element of H from its U/D-edge and slice-edge ranks, all oriented.
+pub(crate) fn edges_of(ud: u32, slice: u32) -> Edges {
     let mut e = Edges::IDENTITY;
     perm_unrank(ud, &mut e.perm[..8]);
     let mut s = [0u8; 4];
@@ -63,7 +65,7 @@ fn edges_of(ud: u32, slice: u32) -> Edges {
 }
 
 /// (U/D-edge rank, slice-edge rank) of edges in H.
-fn edge_ranks(e: &Edges) -> (u32, u32) {
+pub(crate) fn edge_ranks(e: &Edges) -> (u32, u32) {
     debug_assert!(e.ori.iter().all(|&o| o == 0) && e.perm[..8].iter().all(|&p| p < 8));
     let slice: [u8; 4] = std::array::from_fn(|i| e.perm[8 + i] - 8);
     (perm_rank(&e.perm[..8]), perm_rank(&slice))

@@ -1,7 +1,7 @@
 //! A coset task's result: per coset, its counts to the job's depth, the count beyond it, the
 //! milliseconds it took, and (a bound run) the indices of its unreached positions.
 
-use crate::coset::{CosetDistances, CosetSpec, MAX_UNREACHED};
+use crate::coset::{CosetDistances, CosetSpec, COSET_SIZE, MAX_UNREACHED};
 use crate::wire::Malformed;
 
 /// The words of one coset's result.
@@ -35,8 +35,8 @@ pub fn decode(
         let (counts, tail) = rest.split_at(spec.depth as usize + 1);
         let (beyond, millis, listed) = (tail[0], tail[1], tail[2]);
         let total = counts.iter().try_fold(beyond, |a, &b| a.checked_add(b));
-        if total != Some(spec.coset_size()) {
-            return Err(malformed!("a coset's counts add up to {total:?}, not {}", spec.coset_size()));
+        if total != Some(COSET_SIZE) {
+            return Err(malformed!("a coset's counts add up to {total:?}, not {}", COSET_SIZE));
         }
         let expected = if spec.is_bound() { beyond } else { 0 };
         if listed != expected || listed > MAX_UNREACHED || tail.len() < 3 + listed as usize {
@@ -59,7 +59,7 @@ mod tests {
     #[test]
     fn results_with_unreached_positions_round_trip_and_bad_ones_are_refused() {
         let spec = CosetSpec::bound(2, 2);
-        let size = spec.coset_size();
+        let size = COSET_SIZE;
         let a = CosetDistances { counts: vec![0, 2, 10], beyond: size - 12, unreached: vec![] };
         let b = CosetDistances { counts: vec![1, 10, size - 13], beyond: 2, unreached: vec![5, 99] };
         let mut words = encode(&a, spec, 7);
