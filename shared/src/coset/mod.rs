@@ -18,11 +18,13 @@
 //! the bound, and what it lists as unreached may be too.
 
 pub mod pages;
+pub mod perm;
 pub mod phase1;
 
 use crate::bfs::Progress;
 use crate::cube::Cube;
-use pages::{Layout, Pages, Place, PAGES, PAGE_BITS};
+use pages::{Layout, Pages, PAGES, PAGE_BITS};
+use perm::PermTables;
 use phase1::Phase1;
 use std::sync::atomic::Ordering;
 
@@ -73,12 +75,14 @@ pub struct CosetDistances {
 pub struct CosetSolver {
     layout: Layout,
     phase1: Phase1,
+    perms: PermTables,
 }
 
 impl CosetSolver {
     /// The layout's tables and phase 1's (its distance table is a row search of a few seconds).
     pub fn new() -> Result<Self, CosetError> {
-        Ok(CosetSolver { layout: Layout::new(), phase1: Phase1::new()? })
+        let layout = Layout::new();
+        Ok(CosetSolver { perms: PermTables::new(&layout), layout, phase1: Phase1::new()? })
     }
 
     /// Runs the coset of `rep` as `spec` asks: to `spec.depth`, with phase-1 solutions searched
@@ -132,11 +136,7 @@ impl CosetSolver {
     /// Adds to `next` the elements `rep . v` of H for the phase-1 sequences `v` of `length`
     /// moves.
     fn add_phase1(&self, rep: &Cube, length: u32, next: &mut Pages) {
-        let next = next.shared();
-        self.phase1.solutions(rep, length, &|batch: &[Cube]| {
-            let places: Vec<Place> = batch.iter().map(|y| self.layout.place(y)).collect();
-            next.insert(&places);
-        });
+        next.fill(|next| self.phase1.solutions(&self.perms, rep, length, &|places| next.insert(places)));
     }
 }
 

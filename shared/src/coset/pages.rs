@@ -25,7 +25,7 @@ use crate::space::kociemba::{corners_of, edge_ranks, edges_of};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::io;
-use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// Corner permutations: pages.
 pub const PAGES: usize = 40320;
@@ -76,6 +76,15 @@ pub struct Place {
     pub page: u16,
     pub byte: u16,
     pub bit: u8,
+}
+
+impl Place {
+    /// The place of the element in `group`'s odd or even half, at `slot`, of `page`.
+    #[inline(always)]
+    pub fn new(page: u16, group: u16, odd: bool, slot: u8) -> Place {
+        let bit = 12 * odd as u32 + slot as u32;
+        Place { page, byte: (3 * group as u32 + bit / 8) as u16, bit: (bit % 8) as u8 }
+    }
 }
 
 fn slice_rank(x: &Cube) -> usize {
@@ -232,19 +241,28 @@ impl Layout {
     /// Where an element of H is held.
     pub fn place(&self, y: &Cube) -> Place {
         let (c, (e, s)) = (corner_rank(y), edge_ranks(&y.edges));
-        let (e, s) = (e as usize, s as usize);
-        let half = self.edge_odd[e] as u32;
         debug_assert_eq!(
-            self.page_odd[self.page_of_corner[c] as usize] ^ self.edge_odd[e],
-            element(0, 0, s).edges.parity(),
+            self.page_odd[self.page_of_corner[c] as usize] ^ self.edge_odd[e as usize],
+            element(0, 0, s as usize).edges.parity(),
             "an element of H has equal corner and edge parity"
         );
-        let bit = 12 * half + self.slot_of[s] as u32;
-        Place {
-            page: self.page_of_corner[c],
-            byte: (3 * self.group_of[e] as u32 + bit / 8) as u16,
-            bit: (bit % 8) as u8,
-        }
+        let (group, odd) = self.group_of_edges(e);
+        Place::new(self.page_of_corners(c as u32), group, odd, self.slot_of_slice(s))
+    }
+
+    /// The page of a corner permutation rank.
+    pub fn page_of_corners(&self, rank: u32) -> u16 {
+        self.page_of_corner[rank as usize]
+    }
+
+    /// The group of a U/D-edge permutation rank, and whether it is the group's odd member.
+    pub fn group_of_edges(&self, rank: u32) -> (u16, bool) {
+        (self.group_of[rank as usize], self.edge_odd[rank as usize])
+    }
+
+    /// The slot of a slice permutation rank.
+    pub fn slot_of_slice(&self, rank: u32) -> u8 {
+        self.slot_of[rank as usize]
     }
 
     /// The element of H held at bit `index` (0 .. 483,840) of `page`.
@@ -272,23 +290,45 @@ pub struct Pages {
     counts: Vec<u32>,
 }
 
-/// A set that several threads add elements to (see [`Pages::shared`]).
+/// A set that several threads add elements to (see [`Pages::fill`]).
 pub struct SharedPages<'a> {
     bits: &'a [AtomicU8],
-    counts: &'a [AtomicU32],
+    /// Per page: whether an element was added (its count is redone afterwards).
+    touched: &'a [AtomicBool],
 }
 
 impl SharedPages<'_> {
-    /// Adds elements given by their places.
+    /// Adds elements given by their places. The bytes are prefetched first, so their cache
+    /// misses overlap instead of each waiting behind the previous atomic write; a bit already
+    /// set costs a plain read.
     pub fn insert(&self, places: &[Place]) {
+        let at = |p: &Place| p.page as usize * STRIDE + p.byte as usize;
         for p in places {
-            let mask = 1u8 << p.bit;
-            let old = self.bits[p.page as usize * STRIDE + p.byte as usize].fetch_or(mask, Ordering::Relaxed);
-            if old & mask == 0 {
-                self.counts[p.page as usize].fetch_add(1, Ordering::Relaxed);
+            prefetch(&self.bits[at(p)]);
+        }
+        for p in places {
+            let (byte, mask) = (&self.bits[at(p)], 1u8 << p.bit);
+            if byte.load(Ordering::Relaxed) & mask == 0 {
+                byte.fetch_or(mask, Ordering::Relaxed);
+                let touched = &self.touched[p.page as usize];
+                if !touched.load(Ordering::Relaxed) {
+                    touched.store(true, Ordering::Relaxed);
+                }
             }
         }
     }
+}
+
+/// Asks for the cache line holding `byte`.
+#[inline(always)]
+fn prefetch(byte: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and the address is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(byte.as_ptr() as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = byte;
 }
 
 /// Reads the 24 bits of a group (and one byte past it, which callers mask off).
@@ -376,17 +416,23 @@ impl Pages {
         &self.bits[p * STRIDE..(p + 1) * STRIDE]
     }
 
-    /// A view through which several threads add elements at once.
-    pub fn shared(&mut self) -> SharedPages<'_> {
+    /// Runs `f` with a view through which several threads add elements at once, then
+    /// recounts the pages they added to.
+    pub fn fill<R>(&mut self, f: impl FnOnce(&SharedPages) -> R) -> R {
+        let touched: Vec<AtomicBool> = (0..PAGES).map(|_| AtomicBool::new(false)).collect();
         let bytes: &mut [u8] = &mut self.bits;
-        // SAFETY: the exclusive borrows are turned into shared atomic views of the same memory
-        // for the view's lifetime (atomics of u8 and u32 have the layout of u8 and u32), so no
-        // other access exists meanwhile.
+        // SAFETY: the exclusive borrow is turned into a shared atomic view of the same memory
+        // for the view's lifetime (AtomicU8 has u8's layout), so no other access exists
+        // meanwhile.
         let bits = unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr() as *const AtomicU8, bytes.len()) };
-        let counts = unsafe {
-            std::slice::from_raw_parts(self.counts.as_mut_ptr() as *const AtomicU32, self.counts.len())
-        };
-        SharedPages { bits, counts }
+        let result = f(&SharedPages { bits, touched: &touched });
+        let bits = &self.bits;
+        self.counts.par_iter_mut().zip(touched.par_iter()).enumerate().for_each(|(p, (c, t))| {
+            if t.load(Ordering::Relaxed) {
+                *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]);
+            }
+        });
+        result
     }
 
     /// Adds elements given by their places; returns how many were new.

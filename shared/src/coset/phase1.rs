@@ -8,6 +8,8 @@
 //! over (flip, slice) reduced by the 16 symmetries that keep H (64,430 rows) times the twist
 //! (2,187 columns), one byte an entry (141 MB), made at start by the row engine.
 
+use super::pages::Place;
+use super::perm::{Perm, PermTables};
 use crate::bfs::{bfs_depths, BfsError, BfsOptions};
 use crate::coord::ColumnMapper;
 use crate::coord::SymClasses;
@@ -25,13 +27,19 @@ pub struct Phase1 {
     slice_move: Vec<[u16; Move::COUNT]>,
     /// The distance to H of every entry of [`DistanceSpace`], row-major.
     distances: Vec<u8>,
-    classes: SymClasses,
-    /// `twist_conj[s][t]`: the twist of `s x s^-1` for x of twist t.
-    twist_conj: Vec<Vec<u16>>,
+    /// Per (flip, slice): its row (class) times 64 plus the symmetry that takes it to the
+    /// class's representative, in one word so that a lookup misses the cache once.
+    row_of: Vec<u32>,
+    /// `twist_conj[s * TWISTS + t]`: the twist of `s x s^-1` for x of twist t.
+    twist_conj: Vec<u16>,
     /// The slice coordinate of H (slice edges in the slice).
     goal_slice: u16,
-    /// The coordinates one move from H (a move outside H applied to H's).
-    one_away: Vec<Coord>,
+    /// The coordinates one move from H (a move outside H applied to H's), each with the moves
+    /// outside H that take it into H.
+    one_away: Vec<(Coord, u32)>,
+    /// Per move, the moves that may follow it in a search: one turn per face in a row, and of
+    /// two opposite faces the lower first. Entry [`Move::COUNT`]: every move (none before).
+    after: [u32; Move::COUNT + 1],
 }
 
 /// A phase-1 coordinate: (twist, flip, slice).
@@ -150,7 +158,7 @@ struct DistanceSpace<'a> {
     rows: ClassRows,
     /// Per move, the twist after it, for every twist.
     twist_move: Vec<u16>,
-    twist_conj: &'a [Vec<u16>],
+    twist_conj: &'a [u16],
     start: (u32, u32),
 }
 
@@ -203,7 +211,7 @@ impl RowIndex for DistanceSpace<'_> {
     fn transition(&self, row: u32, m: Move) -> (u32, TwistMap<'_>) {
         let (target, s) = self.rows.target(row, m.index());
         let first = &self.twist_move[m.index() * TWISTS..][..TWISTS];
-        (target, TwistMap { first: Some(first), then: &self.twist_conj[s.index()] })
+        (target, TwistMap { first: Some(first), then: &self.twist_conj[s.index() * TWISTS..][..TWISTS] })
     }
 
     fn row_weight(&self, row: u32) -> u64 {
@@ -214,7 +222,7 @@ impl RowIndex for DistanceSpace<'_> {
         self.rows
             .stabilizer(row)
             .iter()
-            .map(|s| TwistMap { first: None, then: &self.twist_conj[s.index()] })
+            .map(|s| TwistMap { first: None, then: &self.twist_conj[s.index() * TWISTS..][..TWISTS] })
             .collect()
     }
 
@@ -254,9 +262,11 @@ impl Phase1 {
         let classes = SymClasses::build((FLIPS * SLICES) as u32, group, |s, raw| {
             flip_slice(&conj(s, &with_flip_slice(raw)))
         });
-        let mut twist_conj = vec![Vec::new(); crate::cube::SYMMETRY_COUNT];
+        let mut twist_conj = vec![0u16; crate::cube::SYMMETRY_COUNT * TWISTS];
         for s in group.members() {
-            twist_conj[s.index()] = (0..TWISTS as u16).map(|t| twist_of(&conj(s, &with_twist(t)))).collect();
+            for (t, to) in twist_conj[s.index() * TWISTS..][..TWISTS].iter_mut().enumerate() {
+                *to = twist_of(&conj(s, &with_twist(t as u16)));
+            }
         }
         let rows = ClassRows::build(classes.clone(), &Move::all().collect::<Vec<_>>(), |m, raw| {
             let (f, sl) = (raw as usize / SLICES, raw as usize % SLICES);
@@ -264,7 +274,7 @@ impl Phase1 {
         });
         let goal = goal_slice as u32;
         let start_symmetry = classes.to_rep(goal);
-        let start = (classes.class_of(goal), twist_conj[start_symmetry.index()][0] as u32);
+        let start = (classes.class_of(goal), twist_conj[start_symmetry.index() * TWISTS] as u32);
         let space = DistanceSpace {
             rows,
             twist_move: (0..Move::COUNT).flat_map(|m| twist_move.iter().map(move |t| t[m])).collect(),
@@ -273,21 +283,38 @@ impl Phase1 {
         };
         let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
         let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
+        let row_of = (0..(FLIPS * SLICES) as u32)
+            .map(|raw| classes.class_of(raw) << 6 | classes.to_rep(raw).index() as u32)
+            .collect();
+        let after = std::array::from_fn(|last| {
+            Move::all()
+                .filter(|m| {
+                    last == Move::COUNT || {
+                        let last = Move::from_index(last);
+                        m.face() != last.face() && m.face() + 3 != last.face()
+                    }
+                })
+                .fold(0u32, |mask, m| mask | 1 << m.index())
+        });
         let mut p = Phase1 {
             twist_move,
             flip_move,
             slice_move,
             distances,
-            classes,
+            row_of,
             twist_conj,
             goal_slice,
             one_away: Vec::new(),
+            after,
         };
         let goal = Coord { twist: 0, flip: 0, slice: goal_slice };
         for m in Move::all().filter(|&m| !in_h(m)) {
             let c = p.apply(goal, m);
-            if !p.one_away.contains(&c) {
-                p.one_away.push(c);
+            if p.one_away.iter().all(|&(o, _)| o != c) {
+                let to_h = Move::all()
+                    .filter(|&m| !in_h(m) && p.is_goal(p.apply(c, m)))
+                    .fold(0u32, |mask, m| mask | 1 << m.index());
+                p.one_away.push((c, to_h));
             }
         }
         Ok(p)
@@ -309,105 +336,198 @@ impl Phase1 {
     /// The fewest moves that take a position of coordinate `c` into H.
     #[inline]
     pub fn bound(&self, c: Coord) -> u8 {
-        let raw = c.flip as u32 * SLICES as u32 + c.slice as u32;
-        let s = self.classes.to_rep(raw);
-        let column = self.twist_conj[s.index()][c.twist as usize] as usize;
-        self.distances[self.classes.class_of(raw) as usize * TWISTS + column]
+        let row = self.row_of[c.flip as usize * SLICES + c.slice as usize];
+        let column = self.twist_conj[(row & 63) as usize * TWISTS + c.twist as usize] as usize;
+        self.distances[(row >> 6) as usize * TWISTS + column]
     }
 
     pub fn is_goal(&self, c: Coord) -> bool {
         c.twist == 0 && c.flip == 0 && c.slice == self.goal_slice
     }
 
-    /// Hands `found` the positions `start . v` for every move sequence `v` of exactly `length`
-    /// moves whose last move is not a move of H and that takes `start` into H, up to sequences
-    /// that differ only in the order of two commuting opposite-face turns (which reach the same
-    /// position); length 0: `start` itself when it is in H. A sequence ending in a move of H is
-    /// left out: its position is one of length - 1 times that move (the coset solver's levels
-    /// add those). Branches by first move run in parallel; each hands over batches of positions.
-    pub fn solutions(&self, start: &Cube, length: u32, found: &(dyn Fn(&[Cube]) + Sync)) {
+    /// Hands `found` the places of the elements `start . v` of H for every move sequence `v` of
+    /// exactly `length` moves whose last move is not a move of H and that takes `start` into H,
+    /// but for sequences whose elements a set closed under H's moves already holds once it
+    /// holds every element of fewer moves (see [`worth`]); and up to sequences that differ only
+    /// in the order of two commuting opposite-face turns. Length 0: `start` itself when it is
+    /// in H. A sequence ending in a move of H is left out: its element is one of length - 1
+    /// times that move (the coset solver's passes add those). The work is split by the first
+    /// two moves, which run in parallel; each task hands over batches of places.
+    pub fn solutions(
+        &self,
+        perms: &PermTables,
+        start: &Cube,
+        length: u32,
+        found: &(dyn Fn(&[Place]) + Sync),
+    ) {
         use rayon::prelude::*;
-        let c = self.coord(start);
-        if length == 0 {
-            if self.is_goal(c) {
-                found(&[*start]);
-            }
-            return;
+        let (perm, slice) = perms.of(start);
+        let root = Node { twist: twist_of(start), flip: flip_of(start), slice, perm };
+        if length < 3 {
+            let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
+            self.expand(perms, &root, self.after[Move::COUNT], length, &mut leaves);
+            return leaves.flush();
         }
-        if self.bound(c) as u32 > length {
-            return;
-        }
-        (0..Move::COUNT).into_par_iter().for_each(|first| {
-            let m = Move::from_index(first);
-            let next = self.apply(c, m);
-            let mut batch = Vec::with_capacity(BATCH);
-            // The first move as a branch of its own: the search below it as below any move.
-            if length == 1 {
-                if self.is_goal(next) && !in_h(m) {
-                    batch.push(start.compose(m.cube()));
-                }
-            } else if (self.bound(next) as u32) < length {
-                self.expand(&start.compose(m.cube()), next, m, length - 1, &mut batch, found);
+        let pairs: Vec<(Move, Move)> =
+            Move::all().flat_map(|a| moves_in(self.after[a.index()]).map(move |b| (a, b))).collect();
+        pairs.into_par_iter().for_each(|(a, b)| {
+            let first = self.step(perms, &root, a);
+            if !worth(self.bound(first.coord()), length - 1) {
+                return;
             }
-            if !batch.is_empty() {
-                found(&batch);
+            let first = first.follow(perms, &root, a);
+            let second = self.step(perms, &first, b);
+            if !worth(self.bound(second.coord()), length - 2) {
+                return;
             }
+            let second = second.follow(perms, &first, b);
+            let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
+            self.expand(perms, &second, self.after[b.index()], length - 2, &mut leaves);
+            leaves.flush();
         });
     }
 
-    /// Every way on from `x` (of coordinate `c`, reached by the move `last`) with exactly
-    /// `left` moves to go. The children's distances are looked up together before any is
-    /// followed, so the table's cache misses overlap.
-    fn expand(
-        &self,
-        x: &Cube,
-        c: Coord,
-        last: Move,
-        left: u32,
-        batch: &mut Vec<Cube>,
-        found: &(dyn Fn(&[Cube]) + Sync),
-    ) {
-        // One turn per face in a row; of two opposite faces, the lower one first.
-        let allowed = |m: Move| m.face() != last.face() && m.face() + 3 != last.face();
-        if left == 1 {
-            for m in Move::all().filter(|&m| allowed(m) && !in_h(m)) {
-                if self.is_goal(self.apply(c, m)) {
-                    batch.push(x.compose(m.cube()));
-                    if batch.len() == BATCH {
-                        found(batch);
-                        batch.clear();
+    /// The node after the move `m`, but for its permutation (see [`Node::follow`]): the
+    /// search looks at the phase-1 coordinate first and follows few of the moves it tries.
+    #[inline(always)]
+    fn step(&self, perms: &PermTables, n: &Node, m: Move) -> Node {
+        let i = m.index();
+        Node {
+            twist: self.twist_move[n.twist as usize][i],
+            flip: self.flip_move[n.flip as usize][i],
+            slice: perms.apply_slice(n.slice, m),
+            perm: n.perm,
+        }
+    }
+
+    /// Every way on from `node` by the moves in `allowed` with exactly `left` moves to go.
+    /// The children's distances are looked up together before any is followed, so the table's
+    /// cache misses overlap.
+    fn expand(&self, perms: &PermTables, node: &Node, allowed: u32, left: u32, leaves: &mut Leaves) {
+        match left {
+            0 => {
+                if self.is_goal(node.coord()) {
+                    leaves.push(perms.place(&node.perm, node.slice));
+                }
+            }
+            1 => {
+                // A last move outside H that ends in H: from one of a few coordinates, by the
+                // moves that coordinate lists.
+                let c = node.coord();
+                if let Some(&(_, to_h)) = self.one_away.iter().find(|(o, _)| *o == c) {
+                    for m in moves_in(to_h & allowed) {
+                        leaves
+                            .push(perms.place(&perms.apply(&node.perm, m), perms.apply_slice(node.slice, m)));
                     }
                 }
             }
-            return;
-        }
-        if left == 2 {
-            // With one move to go after this one, and that one outside H, `next` must be
-            // exactly one move from H: one of a few coordinates, no table lookup.
-            for m in Move::all().filter(|&m| allowed(m)) {
-                let next = self.apply(c, m);
-                if self.one_away.contains(&next) {
-                    self.expand(&x.compose(m.cube()), next, m, 1, batch, found);
+            2 => {
+                // The child must be exactly one move from H: no table lookup.
+                for m in moves_in(allowed) {
+                    let next = self.step(perms, node, m);
+                    let c = next.coord();
+                    if let Some(&(_, to_h)) = self.one_away.iter().find(|(o, _)| *o == c) {
+                        let perm = perms.apply(&node.perm, m);
+                        for last in moves_in(to_h & self.after[m.index()]) {
+                            leaves.push(
+                                perms.place(&perms.apply(&perm, last), perms.apply_slice(next.slice, last)),
+                            );
+                        }
+                    }
                 }
             }
-            return;
-        }
-        let mut children = [(Move::from_index(0), c, 0u8); Move::COUNT];
-        let mut n = 0;
-        for m in Move::all().filter(|&m| allowed(m)) {
-            let next = self.apply(c, m);
-            children[n] = (m, next, self.bound(next));
-            n += 1;
-        }
-        for &(m, next, d) in &children[..n] {
-            if (d as u32) < left {
-                self.expand(&x.compose(m.cube()), next, m, left - 1, batch, found);
+            _ => {
+                let mut children = [(Move::from_index(0), *node, 0u8); Move::COUNT];
+                let mut n = 0;
+                for m in moves_in(allowed) {
+                    let next = self.step(perms, node, m);
+                    children[n] = (m, next, self.bound(next.coord()));
+                    n += 1;
+                }
+                for &(m, next, d) in &children[..n] {
+                    if worth(d, left - 1) {
+                        let next = next.follow(perms, node, m);
+                        self.expand(perms, &next, self.after[m.index()], left - 1, leaves);
+                    }
+                }
             }
         }
     }
 }
 
-/// Positions handed over at a time by [`Phase1::solutions`].
+/// Whether a search with `togo` moves left after a node `d` moves from H goes on. Besides
+/// `d <= togo`: a sequence that ends outside H's moves but still in H, with few moves left, is
+/// either impossible or makes an element already reached as a shorter element of H times
+/// H's moves, when its node is closer to H than the moves left and the two together are
+/// under five (the rule of Rokicki's coset solver for the half-turn metric). Those the passes
+/// add; the search skips them.
+#[inline(always)]
+fn worth(d: u8, togo: u32) -> bool {
+    let d = d as u32;
+    d == togo || (d < togo && d + togo >= 5)
+}
+
+/// The moves of a mask, in index order.
+fn moves_in(mask: u32) -> impl Iterator<Item = Move> {
+    let mut rest = mask;
+    std::iter::from_fn(move || {
+        (rest != 0).then(|| {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            Move::from_index(i)
+        })
+    })
+}
+
+/// A node of the search: phase 1's twist and flip, the slice edges' four-cubie coordinate
+/// (whose set is phase 1's slice coordinate) and the rest of the permutation.
+#[derive(Clone, Copy)]
+struct Node {
+    twist: u16,
+    flip: u16,
+    slice: u16,
+    perm: Perm,
+}
+
+impl Node {
+    #[inline(always)]
+    fn coord(&self) -> Coord {
+        Coord { twist: self.twist, flip: self.flip, slice: self.slice / 24 }
+    }
+
+    /// This node (the node `from` after the move `m`, by [`Phase1::step`]) with its
+    /// permutation.
+    #[inline(always)]
+    fn follow(self, perms: &PermTables, from: &Node, m: Move) -> Node {
+        Node { perm: perms.apply(&from.perm, m), ..self }
+    }
+}
+
+/// Places found by a search task, handed over a batch at a time.
+struct Leaves<'a> {
+    places: Vec<Place>,
+    found: &'a (dyn Fn(&[Place]) + Sync),
+}
+
+impl Leaves<'_> {
+    #[inline(always)]
+    fn push(&mut self, place: Place) {
+        self.places.push(place);
+        if self.places.len() == BATCH {
+            (self.found)(&self.places);
+            self.places.clear();
+        }
+    }
+
+    fn flush(mut self) {
+        if !self.places.is_empty() {
+            (self.found)(&self.places);
+            self.places.clear();
+        }
+    }
+}
+
+/// Places handed over at a time by [`Phase1::solutions`].
 const BATCH: usize = 4096;
 
 #[cfg(test)]
@@ -442,13 +562,18 @@ mod tests {
     #[test]
     fn one_move_from_h_is_what_the_table_says() {
         let p = Phase1::new().unwrap();
-        assert!(!p.one_away.is_empty() && p.one_away.iter().all(|&c| p.bound(c) == 1));
+        assert!(!p.one_away.is_empty());
+        for &(c, to_h) in &p.one_away {
+            assert_eq!(p.bound(c), 1);
+            let into_h: Vec<Move> = Move::all().filter(|&m| p.is_goal(p.apply(c, m))).collect();
+            assert!(to_h != 0 && into_h.iter().all(|&m| in_h(m) == (to_h >> m.index() & 1 == 0)));
+        }
         let mut rng = SplitMix64::new(9);
         for _ in 0..20_000 {
             let c = p.coord(&crate::cube::random_cube(&mut rng));
             let near = Move::all().map(|m| p.apply(c, m)).find(|&n| p.bound(n) == 1);
             if let Some(n) = near {
-                assert!(p.one_away.contains(&n), "{n:?}");
+                assert!(p.one_away.iter().any(|&(o, _)| o == n), "{n:?}");
             }
         }
     }
