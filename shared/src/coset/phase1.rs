@@ -25,11 +25,16 @@ pub struct Phase1 {
     twist_move: Vec<[u16; Move::COUNT]>,
     flip_move: Vec<[u16; Move::COUNT]>,
     slice_move: Vec<[u16; Move::COUNT]>,
-    /// The distance to H of every entry of [`DistanceSpace`], row-major.
-    distances: Vec<u8>,
+    /// Per entry of [`DistanceSpace`], row-major, as [`encode`] writes it: the distance to H
+    /// and what each move does to it.
+    entries: Vec<u32>,
     /// Per (flip, slice): its row (class) times 64 plus the symmetry that takes it to the
     /// class's representative, in one word so that a lookup misses the cache once.
     row_of: Vec<u32>,
+    /// Per symmetry s, per byte of an entry, per byte value: the moves that byte marks as
+    /// bringing the coordinate closer to H (low 32 bits) and as keeping its distance (high 32
+    /// bits), for the coordinate whose conjugate by s the entry is.
+    decode: Vec<[[u64; 256]; 3]>,
     /// `twist_conj[s * TWISTS + t]`: the twist of `s x s^-1` for x of twist t.
     twist_conj: Vec<u16>,
     /// The slice coordinate of H (slice edges in the slice).
@@ -262,7 +267,7 @@ impl Phase1 {
         let classes = SymClasses::build((FLIPS * SLICES) as u32, group, |s, raw| {
             flip_slice(&conj(s, &with_flip_slice(raw)))
         });
-        let mut twist_conj = vec![0u16; crate::cube::SYMMETRY_COUNT * TWISTS];
+        let mut twist_conj = vec![0u16; group.len() * TWISTS];
         for s in group.members() {
             for (t, to) in twist_conj[s.index() * TWISTS..][..TWISTS].iter_mut().enumerate() {
                 *to = twist_of(&conj(s, &with_twist(t as u16)));
@@ -283,6 +288,9 @@ impl Phase1 {
         };
         let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
         let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
+        let entries = encode_entries(&space, &distances);
+        drop(distances);
+        let decode = group.members().map(decode_table).collect();
         let row_of = (0..(FLIPS * SLICES) as u32)
             .map(|raw| classes.class_of(raw) << 6 | classes.to_rep(raw).index() as u32)
             .collect();
@@ -300,8 +308,9 @@ impl Phase1 {
             twist_move,
             flip_move,
             slice_move,
-            distances,
+            entries,
             row_of,
+            decode,
             twist_conj,
             goal_slice,
             one_away: Vec::new(),
@@ -334,11 +343,39 @@ impl Phase1 {
     }
 
     /// The fewest moves that take a position of coordinate `c` into H.
-    #[inline]
     pub fn bound(&self, c: Coord) -> u8 {
+        self.lookup(c).distance
+    }
+
+    /// The table's entry for `c`.
+    #[inline(always)]
+    fn lookup(&self, c: Coord) -> Lookup {
         let row = self.row_of[c.flip as usize * SLICES + c.slice as usize];
-        let column = self.twist_conj[(row & 63) as usize * TWISTS + c.twist as usize] as usize;
-        self.distances[(row >> 6) as usize * TWISTS + column]
+        let s = (row & 63) as usize;
+        let column = self.twist_conj[s * TWISTS + c.twist as usize] as usize;
+        let e = self.entries[(row >> 6) as usize * TWISTS + column];
+        let t = &self.decode[s];
+        let masks = t[0][(e & 255) as usize] | t[1][(e >> 8 & 255) as usize] | t[2][(e >> 16 & 255) as usize];
+        Lookup { distance: (e >> 24) as u8, down: masks as u32, level: (masks >> 32) as u32 }
+    }
+
+    /// The moves among `allowed` worth following from a node of entry `look` with `togo`
+    /// moves left after them (see [`worth`]).
+    #[inline(always)]
+    fn worth_following(&self, look: &Lookup, allowed: u32, togo: u32) -> u32 {
+        let d = look.distance;
+        let up = ALL_MOVES & !look.down & !look.level;
+        let mut mask = 0;
+        if d > 0 && worth(d - 1, togo) {
+            mask |= look.down;
+        }
+        if worth(d, togo) {
+            mask |= look.level;
+        }
+        if worth(d + 1, togo) {
+            mask |= up;
+        }
+        mask & allowed
     }
 
     pub fn is_goal(&self, c: Coord) -> bool {
@@ -363,26 +400,25 @@ impl Phase1 {
         use rayon::prelude::*;
         let (perm, slice) = perms.of(start);
         let root = Node { twist: twist_of(start), flip: flip_of(start), slice, perm };
+        let look = self.lookup(root.coord());
         if length < 3 {
             let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
-            self.expand(perms, &root, self.after[Move::COUNT], length, &mut leaves);
+            self.expand(perms, &root, &look, self.after[Move::COUNT], length, &mut leaves);
             return leaves.flush();
         }
+        let firsts = self.worth_following(&look, ALL_MOVES, length - 1);
         let pairs: Vec<(Move, Move)> =
-            Move::all().flat_map(|a| moves_in(self.after[a.index()]).map(move |b| (a, b))).collect();
+            moves_in(firsts).flat_map(|a| moves_in(self.after[a.index()]).map(move |b| (a, b))).collect();
         pairs.into_par_iter().for_each(|(a, b)| {
-            let first = self.step(perms, &root, a);
-            if !worth(self.bound(first.coord()), length - 1) {
+            let first = self.step(perms, &root, a).follow(perms, &root, a);
+            let first_look = self.lookup(first.coord());
+            if self.worth_following(&first_look, 1 << b.index(), length - 2) == 0 {
                 return;
             }
-            let first = first.follow(perms, &root, a);
-            let second = self.step(perms, &first, b);
-            if !worth(self.bound(second.coord()), length - 2) {
-                return;
-            }
-            let second = second.follow(perms, &first, b);
+            let second = self.step(perms, &first, b).follow(perms, &first, b);
             let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
-            self.expand(perms, &second, self.after[b.index()], length - 2, &mut leaves);
+            let look = self.lookup(second.coord());
+            self.expand(perms, &second, &look, self.after[b.index()], length - 2, &mut leaves);
             leaves.flush();
         });
     }
@@ -400,13 +436,21 @@ impl Phase1 {
         }
     }
 
-    /// Every way on from `node` by the moves in `allowed` with exactly `left` moves to go.
-    /// The children's distances are looked up together before any is followed, so the table's
-    /// cache misses overlap.
-    fn expand(&self, perms: &PermTables, node: &Node, allowed: u32, left: u32, leaves: &mut Leaves) {
+    /// Every way on from `node` (whose entry is `look`) by the moves in `allowed`, with
+    /// exactly `left` moves to go. The entry says which moves are worth following; their
+    /// entries are looked up together before any is followed, so the cache misses overlap.
+    fn expand(
+        &self,
+        perms: &PermTables,
+        node: &Node,
+        look: &Lookup,
+        allowed: u32,
+        left: u32,
+        leaves: &mut Leaves,
+    ) {
         match left {
             0 => {
-                if self.is_goal(node.coord()) {
+                if look.distance == 0 {
                     leaves.push(perms.place(&node.perm, node.slice));
                 }
             }
@@ -422,8 +466,8 @@ impl Phase1 {
                 }
             }
             2 => {
-                // The child must be exactly one move from H: no table lookup.
-                for m in moves_in(allowed) {
+                // The child is one move from H: one of a few coordinates, no lookup.
+                for m in moves_in(self.worth_following(look, allowed, 1)) {
                     let next = self.step(perms, node, m);
                     let c = next.coord();
                     if let Some(&(_, to_h)) = self.one_away.iter().find(|(o, _)| *o == c) {
@@ -437,22 +481,100 @@ impl Phase1 {
                 }
             }
             _ => {
-                let mut children = [(Move::from_index(0), *node, 0u8); Move::COUNT];
+                let mut children = [(Move::from_index(0), *node, *look); Move::COUNT];
                 let mut n = 0;
-                for m in moves_in(allowed) {
+                for m in moves_in(self.worth_following(look, allowed, left - 1)) {
                     let next = self.step(perms, node, m);
-                    children[n] = (m, next, self.bound(next.coord()));
+                    children[n] = (m, next, self.lookup(next.coord()));
                     n += 1;
                 }
-                for &(m, next, d) in &children[..n] {
-                    if worth(d, left - 1) {
-                        let next = next.follow(perms, node, m);
-                        self.expand(perms, &next, self.after[m.index()], left - 1, leaves);
-                    }
+                for (m, next, look) in &children[..n] {
+                    let next = next.follow(perms, node, *m);
+                    self.expand(perms, &next, look, self.after[m.index()], left - 1, leaves);
                 }
             }
         }
     }
+}
+
+/// Every move, as a mask.
+const ALL_MOVES: u32 = (1 << Move::COUNT) - 1;
+
+/// What the distance table says about a coordinate: its distance to H, and the moves that
+/// take it one move closer (`down`) and that keep its distance (`level`); the others take it
+/// one move further.
+#[derive(Clone, Copy, Debug)]
+struct Lookup {
+    distance: u8,
+    down: u32,
+    level: u32,
+}
+
+/// An entry: the distance in bits 24..28, and per face f a nibble at bits 4f..4f+4 for its
+/// three turns (clockwise, half, counter-clockwise), whose effects on the distance differ by
+/// at most one (one turns into another by a turn of the same face). Bit 3 set: the turns keep
+/// the distance or lengthen it, and bits 0..2 mark those that lengthen it; bit 3 clear: they
+/// keep it or shorten it, and bits 0..2 mark those that keep it. (The layout of Rokicki's
+/// phase-1 table, which packs 18 moves' effects and the distance into 32 bits.)
+fn encode(distance: u8, deltas: &[i8; Move::COUNT]) -> u32 {
+    let mut entry = (distance as u32) << 24;
+    for (face, d) in deltas.chunks_exact(3).enumerate() {
+        debug_assert!(d.iter().all(|x| (-1..=1).contains(x)) && !(d.contains(&-1) && d.contains(&1)));
+        let marked =
+            |v: i8| d.iter().enumerate().filter(|&(_, &x)| x == v).fold(0u32, |b, (i, _)| b | 1 << i);
+        let nibble = if d.contains(&-1) { marked(0) } else { 8 | marked(1) };
+        entry |= nibble << (4 * face);
+    }
+    entry
+}
+
+/// The entries of the whole table from its distances, row by row: a move takes a row to one
+/// row, so each row's 18 neighbours are read whole.
+fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
+    use rayon::prelude::*;
+    let mut entries = vec![0u32; distances.len()];
+    entries.par_chunks_mut(TWISTS).enumerate().for_each_init(
+        || vec![[0i8; Move::COUNT]; TWISTS],
+        |deltas, (row, out)| {
+            let own = &distances[row * TWISTS..][..TWISTS];
+            for m in Move::all() {
+                let (target, map) = space.transition(row as u32, m);
+                let to = &distances[target as usize * TWISTS..][..TWISTS];
+                for (column, delta) in deltas.iter_mut().enumerate() {
+                    delta[m.index()] = to[map.apply(column as u32) as usize] as i8 - own[column] as i8;
+                }
+            }
+            for ((e, &d), delta) in out.iter_mut().zip(own).zip(deltas.iter()) {
+                *e = encode(d, delta);
+            }
+        },
+    );
+    entries
+}
+
+/// [`Phase1::decode`]'s table for the symmetry `s`: the entry is that of `c0 = s c s^-1`, and
+/// `c m` is as far from H as `c0 (s m s^-1)`.
+fn decode_table(s: Symmetry) -> [[u64; 256]; 3] {
+    std::array::from_fn(|byte| {
+        std::array::from_fn(|v| {
+            let (mut down0, mut level0) = (0u32, 0u32);
+            for half in 0..2 {
+                let face = 2 * byte + half;
+                let nibble = (v as u32 >> (4 * half)) & 15;
+                let marked = nibble & 7;
+                let (down, level) = if nibble & 8 == 0 { (!marked & 7, marked) } else { (0, !marked & 7) };
+                down0 |= down << (3 * face);
+                level0 |= level << (3 * face);
+            }
+            let (mut down, mut level) = (0u64, 0u64);
+            for m in Move::all() {
+                let m0 = s.conjugate_move(m).index();
+                down |= ((down0 >> m0 & 1) as u64) << m.index();
+                level |= ((level0 >> m0 & 1) as u64) << m.index();
+            }
+            down | level << 32
+        })
+    })
 }
 
 /// Whether a search with `togo` moves left after a node `d` moves from H goes on. Besides
@@ -578,7 +700,7 @@ mod tests {
         }
     }
 
-    /// The distance table is neighbour-consistent: a coordinate at distance d > 0 has a move
+    /// The distance table is neighbour-consistent, and each entry's moves agree with it: a coordinate at distance d > 0 has a move
     /// to d - 1 and none to less; only H's own coordinate is at 0. Checked on random positions.
     #[test]
     fn distances_are_consistent_with_every_neighbour() {
@@ -589,6 +711,18 @@ mod tests {
             let c = p.coord(&crate::cube::random_cube(&mut rng));
             let d = p.bound(c);
             let next: Vec<u8> = Move::all().map(|m| p.bound(p.apply(c, m))).collect();
+            // The entry's moves are what the neighbours' distances say.
+            let look = p.lookup(c);
+            for (m, &n) in next.iter().enumerate() {
+                let said = if look.down >> m & 1 == 1 {
+                    d - 1
+                } else if look.level >> m & 1 == 1 {
+                    d
+                } else {
+                    d + 1
+                };
+                assert_eq!(said, n, "{c:?}, move {m}");
+            }
             assert_eq!(d == 0, p.is_goal(c));
             assert!(next.iter().all(|&n| n + 1 >= d && n <= d + 1), "{c:?} at {d}: {next:?}");
             assert!(d == 0 || next.contains(&(d - 1)), "{c:?} at {d}: {next:?}");
