@@ -353,10 +353,12 @@ impl Pages {
         Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
     }
 
-    /// Asks for huge pages and commits the empty pages, for a set about to be dense: a pass then
+    /// Asks for huge pages and maps the empty pages, for a set about to be dense: a pass then
     /// touches all of it, and 4 KiB faults (a read maps the shared zero page, the first write
     /// copies it and flushes every core's TLB) were 31 % of a profiled run's samples here. Not
-    /// done at the start, where a sparse set touches a few pages.
+    /// done at the start, where a sparse set touches a few pages; a set that has been written
+    /// while sparse keeps those 4 KiB pages (and their neighbours), so the solver commits a
+    /// fresh set instead.
     pub fn commit(&mut self) {
         #[cfg(target_os = "linux")]
         {
@@ -365,7 +367,10 @@ impl Pages {
         let counts = &self.counts;
         self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter()).for_each(|(page, &count)| {
             if count == 0 {
-                page.fill(0);
+                // One write per 4 KiB maps the memory; the kernel hands it over zeroed.
+                for byte in page.iter_mut().step_by(4096) {
+                    *byte = 0;
+                }
             }
         });
     }

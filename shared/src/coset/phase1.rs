@@ -42,6 +42,8 @@ pub struct Phase1 {
     /// The coordinates one move from H (a move outside H applied to H's), each with the moves
     /// outside H that take it into H.
     one_away: Vec<(Coord, u32)>,
+    /// Per twist: whether a coordinate one move from H has it (a quick first test).
+    near_twist: Vec<bool>,
     /// Per move, the moves that may follow it in a search: one turn per face in a row, and of
     /// two opposite faces the lower first. Entry [`Move::COUNT`]: every move (none before).
     after: [u32; Move::COUNT + 1],
@@ -314,6 +316,7 @@ impl Phase1 {
             twist_conj,
             goal_slice,
             one_away: Vec::new(),
+            near_twist: vec![false; TWISTS],
             after,
         };
         let goal = Coord { twist: 0, flip: 0, slice: goal_slice };
@@ -324,6 +327,7 @@ impl Phase1 {
                     .filter(|&m| !in_h(m) && p.is_goal(p.apply(c, m)))
                     .fold(0u32, |mask, m| mask | 1 << m.index());
                 p.one_away.push((c, to_h));
+                p.near_twist[c.twist as usize] = true;
             }
         }
         Ok(p)
@@ -436,6 +440,45 @@ impl Phase1 {
         }
     }
 
+    /// The moves outside H that take a coordinate one move from H into H (none for any other
+    /// coordinate).
+    #[inline(always)]
+    fn to_h(&self, c: Coord) -> Option<u32> {
+        if !self.near_twist[c.twist as usize] {
+            return None;
+        }
+        self.one_away.iter().find(|(o, _)| *o == c).map(|&(_, to_h)| to_h)
+    }
+
+    /// The last two moves from `node`, by the moves in `allowed`: the first to one of the few
+    /// coordinates one move from H, the second out of H's moves into H. `node`'s permutation is
+    /// `from` after the move `via` (made only when a solution needs it).
+    #[inline(always)]
+    fn last_two(
+        &self,
+        perms: &PermTables,
+        node: &Node,
+        from: &Perm,
+        via: Option<Move>,
+        allowed: u32,
+        leaves: &mut Leaves,
+    ) {
+        let mut perm = None;
+        for m in moves_in(allowed) {
+            if !self.near_twist[self.twist_move[node.twist as usize][m.index()] as usize] {
+                continue;
+            }
+            let next = self.step(perms, node, m);
+            if let Some(to_h) = self.to_h(next.coord()) {
+                let own = *perm.get_or_insert_with(|| via.map_or(*from, |v| perms.apply(from, v)));
+                let p = perms.apply(&own, m);
+                for last in moves_in(to_h & self.after[m.index()]) {
+                    leaves.push(perms.place(&perms.apply(&p, last), perms.apply_slice(next.slice, last)));
+                }
+            }
+        }
+    }
+
     /// Every way on from `node` (whose entry is `look`) by the moves in `allowed`, with
     /// exactly `left` moves to go. The entry says which moves are worth following; their
     /// entries are looked up together before any is followed, so the cache misses overlap.
@@ -455,29 +498,20 @@ impl Phase1 {
                 }
             }
             1 => {
-                // A last move outside H that ends in H: from one of a few coordinates, by the
-                // moves that coordinate lists.
-                let c = node.coord();
-                if let Some(&(_, to_h)) = self.one_away.iter().find(|(o, _)| *o == c) {
+                if let Some(to_h) = self.to_h(node.coord()) {
                     for m in moves_in(to_h & allowed) {
                         leaves
                             .push(perms.place(&perms.apply(&node.perm, m), perms.apply_slice(node.slice, m)));
                     }
                 }
             }
-            2 => {
-                // The child is one move from H: one of a few coordinates, no lookup.
-                for m in moves_in(self.worth_following(look, allowed, 1)) {
+            2 => self.last_two(perms, node, &node.perm, None, allowed, leaves),
+            3 => {
+                // The children worth following are two moves from H, and the last two moves
+                // need no table: the children are not looked up.
+                for m in moves_in(self.worth_following(look, allowed, 2)) {
                     let next = self.step(perms, node, m);
-                    let c = next.coord();
-                    if let Some(&(_, to_h)) = self.one_away.iter().find(|(o, _)| *o == c) {
-                        let perm = perms.apply(&node.perm, m);
-                        for last in moves_in(to_h & self.after[m.index()]) {
-                            leaves.push(
-                                perms.place(&perms.apply(&perm, last), perms.apply_slice(next.slice, last)),
-                            );
-                        }
-                    }
+                    self.last_two(perms, &next, &node.perm, Some(m), self.after[m.index()], leaves);
                 }
             }
             _ => {
