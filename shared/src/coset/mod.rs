@@ -100,20 +100,14 @@ impl CosetSolver {
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
             if depth > 0 && !last.extend_sparse(&self.layout, SPARSE_LIMIT) {
-                let first_pass = !dense;
-                if first_pass {
+                if !dense {
                     // From here on every pass touches every page.
                     dense = true;
+                    last.commit();
                     next.commit();
                 }
                 next.extend_from(&last, &self.layout);
                 std::mem::swap(&mut last, &mut next);
-                if first_pass {
-                    // The sparse set's pages were mapped 4 KiB at a time: its next use gets
-                    // fresh memory (the old is unmapped first).
-                    next = Pages::new()?;
-                    next.commit();
-                }
             }
             if depth <= spec.search_to {
                 self.add_phase1(rep, depth, &mut last);

@@ -348,22 +348,23 @@ fn count_page(page: &[u8]) -> u32 {
 }
 
 impl Pages {
-    /// An empty set. The memory is mapped lazily: pages never written cost nothing.
+    /// An empty set. The memory is mapped lazily, in huge pages where the kernel allows: a set
+    /// soon touches most of its 2 MiB regions, and 4 KiB faults (a read maps the shared zero
+    /// page, the first write copies it and flushes every core's TLB) were 31 % of a profiled
+    /// run's samples here. Memory first touched is slow on this machine's virtual machine
+    /// (about 2 CPU seconds a GiB to fault and clear), so nothing is mapped twice.
     pub fn new() -> io::Result<Self> {
-        Ok(Pages { bits: MmapMut::map_anon(PAGES * STRIDE)?, counts: vec![0; PAGES] })
-    }
-
-    /// Asks for huge pages and maps the empty pages, for a set about to be dense: a pass then
-    /// touches all of it, and 4 KiB faults (a read maps the shared zero page, the first write
-    /// copies it and flushes every core's TLB) were 31 % of a profiled run's samples here. Not
-    /// done at the start, where a sparse set touches a few pages; a set that has been written
-    /// while sparse keeps those 4 KiB pages (and their neighbours), so the solver commits a
-    /// fresh set instead.
-    pub fn commit(&mut self) {
+        let bits = MmapMut::map_anon(PAGES * STRIDE)?;
         #[cfg(target_os = "linux")]
         {
-            let _ = self.bits.advise(memmap2::Advice::HugePage);
+            let _ = bits.advise(memmap2::Advice::HugePage);
         }
+        Ok(Pages { bits, counts: vec![0; PAGES] })
+    }
+
+    /// Maps the pages not yet written, in parallel, for a set about to be dense (a pass then
+    /// writes all of it).
+    pub fn commit(&mut self) {
         let counts = &self.counts;
         self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter()).for_each(|(page, &count)| {
             if count == 0 {

@@ -550,13 +550,12 @@ struct Lookup {
 /// the distance or lengthen it, and bits 0..2 mark those that lengthen it; bit 3 clear: they
 /// keep it or shorten it, and bits 0..2 mark those that keep it. (The layout of Rokicki's
 /// phase-1 table, which packs 18 moves' effects and the distance into 32 bits.)
-fn encode(distance: u8, deltas: &[i8; Move::COUNT]) -> u32 {
+fn encode(distance: u8, closer: u32, further: u32) -> u32 {
     let mut entry = (distance as u32) << 24;
-    for (face, d) in deltas.chunks_exact(3).enumerate() {
-        debug_assert!(d.iter().all(|x| (-1..=1).contains(x)) && !(d.contains(&-1) && d.contains(&1)));
-        let marked =
-            |v: i8| d.iter().enumerate().filter(|&(_, &x)| x == v).fold(0u32, |b, (i, _)| b | 1 << i);
-        let nibble = if d.contains(&-1) { marked(0) } else { 8 | marked(1) };
+    for face in 0..6 {
+        let (closer, further) = (closer >> (3 * face) & 7, further >> (3 * face) & 7);
+        debug_assert!(closer == 0 || further == 0, "turns of one face differ by at most one");
+        let nibble = if closer != 0 { !(closer | further) & 7 } else { 8 | further };
         entry |= nibble << (4 * face);
     }
     entry
@@ -568,18 +567,21 @@ fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
     use rayon::prelude::*;
     let mut entries = vec![0u32; distances.len()];
     entries.par_chunks_mut(TWISTS).enumerate().for_each_init(
-        || vec![[0i8; Move::COUNT]; TWISTS],
-        |deltas, (row, out)| {
+        || vec![(0u32, 0u32); TWISTS],
+        |masks, (row, out)| {
+            masks.fill((0, 0));
             let own = &distances[row * TWISTS..][..TWISTS];
             for m in Move::all() {
                 let (target, map) = space.transition(row as u32, m);
                 let to = &distances[target as usize * TWISTS..][..TWISTS];
-                for (column, delta) in deltas.iter_mut().enumerate() {
-                    delta[m.index()] = to[map.apply(column as u32) as usize] as i8 - own[column] as i8;
+                for (column, (closer, further)) in masks.iter_mut().enumerate() {
+                    let (d, next) = (own[column], to[map.apply(column as u32) as usize]);
+                    *closer |= ((next < d) as u32) << m.index();
+                    *further |= ((next > d) as u32) << m.index();
                 }
             }
-            for ((e, &d), delta) in out.iter_mut().zip(own).zip(deltas.iter()) {
-                *e = encode(d, delta);
+            for ((e, &d), &(closer, further)) in out.iter_mut().zip(own).zip(masks.iter()) {
+                *e = encode(d, closer, further);
             }
         },
     );
