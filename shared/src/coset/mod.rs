@@ -27,6 +27,7 @@ use pages::{Layout, Pages, PAGES, PAGE_BITS};
 use perm::PermTables;
 use phase1::Phase1;
 use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 
 /// Positions in a coset: |H| = 8!·8!·4!/2.
 pub const COSET_SIZE: u64 = PAGES as u64 * PAGE_BITS as u64;
@@ -76,13 +77,21 @@ pub struct CosetSolver {
     layout: Layout,
     phase1: Phase1,
     perms: PermTables,
+    /// Bit arrays of finished runs, cleared, for the next run: clearing 4.9 GB costs less than
+    /// mapping it afresh (see [`Pages::new`]).
+    spare: Mutex<Vec<Pages>>,
 }
 
 impl CosetSolver {
     /// The layout's tables and phase 1's (its distance table is a row search of a few seconds).
     pub fn new() -> Result<Self, CosetError> {
         let layout = Layout::new();
-        Ok(CosetSolver { perms: PermTables::new(&layout), layout, phase1: Phase1::new()? })
+        Ok(CosetSolver {
+            perms: PermTables::new(&layout),
+            layout,
+            phase1: Phase1::new()?,
+            spare: Mutex::new(Vec::new()),
+        })
     }
 
     /// Runs the coset of `rep` as `spec` asks: to `spec.depth`, with phase-1 solutions searched
@@ -94,8 +103,30 @@ impl CosetSolver {
         spec: CosetSpec,
         progress: &Progress,
     ) -> Result<CosetDistances, CosetError> {
+        let mut sets = [self.spare_pages()?, self.spare_pages()?];
+        let result = self.run(rep, spec, progress, &mut sets);
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        for mut pages in sets {
+            pages.clear();
+            spare.push(pages);
+        }
+        result
+    }
+
+    /// A cleared set left by an earlier run, or a new one.
+    fn spare_pages(&self) -> std::io::Result<Pages> {
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        spare.map_or_else(Pages::new, Ok)
+    }
+
+    fn run(
+        &self,
+        rep: &Cube,
+        spec: CosetSpec,
+        progress: &Progress,
+        [last, next]: &mut [Pages; 2],
+    ) -> Result<CosetDistances, CosetError> {
         let size = COSET_SIZE;
-        let (mut last, mut next) = (Pages::new()?, Pages::new()?);
         let (mut counts, mut seen, mut dense) = (Vec::new(), 0u64, false);
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
@@ -106,11 +137,11 @@ impl CosetSolver {
                     last.commit();
                     next.commit();
                 }
-                next.extend_from(&last, &self.layout);
-                std::mem::swap(&mut last, &mut next);
+                next.extend_from(last, &self.layout);
+                std::mem::swap(last, next);
             }
             if depth <= spec.search_to {
-                self.add_phase1(rep, depth, &mut last);
+                self.add_phase1(rep, depth, last);
             }
             let total = last.count();
             counts.push(total - seen);

@@ -362,6 +362,17 @@ impl Pages {
         Ok(Pages { bits, counts: vec![0; PAGES] })
     }
 
+    /// Makes the set empty, keeping its memory mapped.
+    pub fn clear(&mut self) {
+        let counts = &mut self.counts;
+        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter_mut()).for_each(|(page, count)| {
+            if *count != 0 {
+                page.fill(0);
+                *count = 0;
+            }
+        });
+    }
+
     /// Maps the pages not yet written, in parallel, for a set about to be dense (a pass then
     /// writes all of it).
     pub fn commit(&mut self) {

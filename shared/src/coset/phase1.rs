@@ -393,7 +393,7 @@ impl Phase1 {
     /// in the order of two commuting opposite-face turns. Length 0: `start` itself when it is
     /// in H. A sequence ending in a move of H is left out: its element is one of length - 1
     /// times that move (the coset solver's passes add those). The work is split by the first
-    /// two moves, which run in parallel; each task hands over batches of places.
+    /// three moves, which run in parallel; each task hands over batches of places.
     pub fn solutions(
         &self,
         perms: &PermTables,
@@ -405,26 +405,38 @@ impl Phase1 {
         let (perm, slice) = perms.of(start);
         let root = Node { twist: twist_of(start), flip: flip_of(start), slice, perm };
         let look = self.lookup(root.coord());
-        if length < 3 {
+        let split = if length >= SPLIT + 3 { SPLIT } else { 0 };
+        let mut tasks = Vec::new();
+        self.prefixes(perms, &root, &look, ALL_MOVES, length, split, &mut tasks);
+        tasks.into_par_iter().for_each(|(node, look, allowed)| {
             let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
-            self.expand(perms, &root, &look, self.after[Move::COUNT], length, &mut leaves);
-            return leaves.flush();
-        }
-        let firsts = self.worth_following(&look, ALL_MOVES, length - 1);
-        let pairs: Vec<(Move, Move)> =
-            moves_in(firsts).flat_map(|a| moves_in(self.after[a.index()]).map(move |b| (a, b))).collect();
-        pairs.into_par_iter().for_each(|(a, b)| {
-            let first = self.step(perms, &root, a).follow(perms, &root, a);
-            let first_look = self.lookup(first.coord());
-            if self.worth_following(&first_look, 1 << b.index(), length - 2) == 0 {
-                return;
-            }
-            let second = self.step(perms, &first, b).follow(perms, &first, b);
-            let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
-            let look = self.lookup(second.coord());
-            self.expand(perms, &second, &look, self.after[b.index()], length - 2, &mut leaves);
+            self.expand(perms, &node, &look, allowed, length - split, &mut leaves);
             leaves.flush();
         });
+    }
+
+    /// The nodes `moves` moves on from `node` (of entry `look`, with `left` moves to go, to go
+    /// on by the moves in `allowed`) that the search follows, each with its entry and the moves
+    /// it may go on by.
+    #[allow(clippy::too_many_arguments)]
+    fn prefixes(
+        &self,
+        perms: &PermTables,
+        node: &Node,
+        look: &Lookup,
+        allowed: u32,
+        left: u32,
+        moves: u32,
+        out: &mut Vec<(Node, Lookup, u32)>,
+    ) {
+        if moves == 0 {
+            return out.push((*node, *look, allowed));
+        }
+        for m in moves_in(self.worth_following(look, allowed, left - 1)) {
+            let next = self.step(perms, node, m).follow(perms, node, m);
+            let look = self.lookup(next.coord());
+            self.prefixes(perms, &next, &look, self.after[m.index()], left - 1, moves - 1, out);
+        }
     }
 
     /// The node after the move `m`, but for its permutation (see [`Node::follow`]): the
@@ -530,6 +542,10 @@ impl Phase1 {
         }
     }
 }
+
+/// Moves made before the search splits into parallel tasks (about 3,000 of them, so that no
+/// task is a large share of a depth and both threads stay busy to its end).
+const SPLIT: u32 = 3;
 
 /// Every move, as a mask.
 const ALL_MOVES: u32 = (1 << Move::COUNT) - 1;
