@@ -12,7 +12,6 @@ use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
 use crate::resources::check_memory;
 use anyhow::{Context, Result};
-use shared::bfs::Progress;
 use shared::checksum::crc32;
 use shared::coset::pages::Layout;
 use shared::coset::{
@@ -112,11 +111,10 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         match &solver {
             Some(solver) => run_chunks(&mut |_, range| {
                 let mut words = Vec::new();
-                // The display counts cosets; the levels of one coset are not shown.
-                let levels = Progress::default();
+                // The display counts cosets and shows the depth the running one is at.
                 for (_, moves) in &config.cosets[range] {
                     let t = Instant::now();
-                    let found = solver.solve(&apply_moves(moves), spec, &levels)?;
+                    let found = solver.solve(&apply_moves(moves), spec, &reporter.progress)?;
                     words.extend(wire::coset::encode(&found, spec, t.elapsed().as_millis() as u64));
                     done.fetch_add(1, Ordering::Relaxed);
                 }
