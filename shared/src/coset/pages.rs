@@ -352,7 +352,7 @@ impl Pages {
     /// soon touches most of its 2 MiB regions, and 4 KiB faults (a read maps the shared zero
     /// page, the first write copies it and flushes every core's TLB) were 31 % of a profiled
     /// run's samples here. Memory first touched is slow on this machine's virtual machine
-    /// (about 2 CPU seconds a GiB to fault and clear), so nothing is mapped twice.
+    /// (about 1.5 CPU seconds a GiB to fault and clear, measured), so nothing is mapped twice.
     pub fn new() -> io::Result<Self> {
         let bits = MmapMut::map_anon(PAGES * STRIDE)?;
         #[cfg(target_os = "linux")]

@@ -6,7 +6,11 @@
 //! the edge flip (2^11) and the places of the slice edges (12 choose 4 = 495); each moves by a
 //! table. The search prunes with the exact distance to H of every coordinate: a row search
 //! over (flip, slice) reduced by the 16 symmetries that keep H (64,430 rows) times the twist
-//! (2,187 columns), one byte an entry (141 MB), made at start by the row engine.
+//! (2,187 columns), made at start by the row engine, then stored at 32 bits an entry (564 MB)
+//! with what each move does to the distance (see [`encode`]), so a node looks up only the
+//! children it follows. The permutation rides along as four-cubie coordinates ([`perm`]).
+//!
+//! [`perm`]: super::perm
 
 use super::pages::Place;
 use super::perm::{Perm, PermTables};
@@ -331,10 +335,6 @@ impl Phase1 {
             }
         }
         Ok(p)
-    }
-
-    pub fn coord(&self, x: &Cube) -> Coord {
-        coord_of(x)
     }
 
     fn apply(&self, c: Coord, m: Move) -> Coord {
@@ -723,12 +723,12 @@ mod tests {
         }
         let mut rng = SplitMix64::new(3);
         let mut x = Cube::SOLVED;
-        let mut c = p.coord(&x);
+        let mut c = coord_of(&x);
         for _ in 0..200 {
             let m = Move::from_index(rng.below(18) as usize);
             x = x.compose(m.cube());
             c = p.apply(c, m);
-            assert_eq!(c, p.coord(&x));
+            assert_eq!(c, coord_of(&x));
         }
     }
 
@@ -744,7 +744,7 @@ mod tests {
         }
         let mut rng = SplitMix64::new(9);
         for _ in 0..20_000 {
-            let c = p.coord(&crate::cube::random_cube(&mut rng));
+            let c = coord_of(&crate::cube::random_cube(&mut rng));
             let near = Move::all().map(|m| p.apply(c, m)).find(|&n| p.bound(n) == 1);
             if let Some(n) = near {
                 assert!(p.one_away.iter().any(|&(o, _)| o == n), "{n:?}");
@@ -760,7 +760,7 @@ mod tests {
         let mut rng = SplitMix64::new(5);
         let mut deepest = 0;
         for _ in 0..20_000 {
-            let c = p.coord(&crate::cube::random_cube(&mut rng));
+            let c = coord_of(&crate::cube::random_cube(&mut rng));
             let d = p.bound(c);
             let next: Vec<u8> = Move::all().map(|m| p.bound(p.apply(c, m))).collect();
             // The entry's moves are what the neighbours' distances say.
@@ -787,9 +787,9 @@ mod tests {
     #[test]
     fn the_bound_is_zero_exactly_in_h_and_never_overestimates() {
         let p = Phase1::new().unwrap();
-        assert!(p.is_goal(p.coord(&apply_moves(&parse_moves("U R2 D' F2 L2").unwrap()))));
-        assert_eq!(p.bound(p.coord(&apply_moves(&parse_moves("R").unwrap()))), 1);
+        assert!(p.is_goal(coord_of(&apply_moves(&parse_moves("U R2 D' F2 L2").unwrap()))));
+        assert_eq!(p.bound(coord_of(&apply_moves(&parse_moves("R").unwrap()))), 1);
         // R U F needs three moves to reach H: no pruning table may say more.
-        assert!(p.bound(p.coord(&apply_moves(&parse_moves("R U F").unwrap()))) <= 3);
+        assert!(p.bound(coord_of(&apply_moves(&parse_moves("R U F").unwrap()))) <= 3);
     }
 }
