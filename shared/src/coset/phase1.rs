@@ -732,15 +732,20 @@ mod tests {
         }
     }
 
-    /// The coordinates one move from H are those the table puts at 1.
+    /// The coordinates one move from H are those the table puts at 1, and the moves each
+    /// lists into H are exactly those that cube arithmetic takes into H (from a position with
+    /// that coordinate: a move outside H applied to solved).
     #[test]
     fn one_move_from_h_is_what_the_table_says() {
         let p = Phase1::new().unwrap();
         assert!(!p.one_away.is_empty());
         for &(c, to_h) in &p.one_away {
             assert_eq!(p.bound(c), 1);
-            let into_h: Vec<Move> = Move::all().filter(|&m| p.is_goal(p.apply(c, m))).collect();
-            assert!(to_h != 0 && into_h.iter().all(|&m| in_h(m) == (to_h >> m.index() & 1 == 0)));
+            let x = Move::all().map(|m| *m.cube()).find(|x| coord_of(x) == c).expect("a position");
+            let into_h = Move::all()
+                .filter(|&m| !in_h(m) && p.is_goal(coord_of(&x.compose(m.cube()))))
+                .fold(0u32, |mask, m| mask | 1 << m.index());
+            assert!(to_h != 0 && to_h == into_h, "{c:?}: {to_h:#x} against {into_h:#x}");
         }
         let mut rng = SplitMix64::new(9);
         for _ in 0..20_000 {
