@@ -27,6 +27,10 @@ use rayon::prelude::*;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
+mod pass;
+
+use pass::{extend_page, Kernel};
+
 /// Corner permutations: pages.
 pub const PAGES: usize = 40320;
 /// Groups of a page: pairs of U/D-edge permutations.
@@ -68,6 +72,8 @@ pub struct Layout {
     /// The moves of H in the order the pass reads them: five that exchange the halves and keep
     /// the slots, two that keep both, three that exchange the halves and permute the slots.
     moves: [Move; 10],
+    /// The tables as a pass's kernel reads them.
+    kernel: Kernel,
 }
 
 /// Where an element of H is: page, byte within the page, bit within the byte.
@@ -142,7 +148,7 @@ impl Layout {
         );
         // A destination bit (slot of s') is read from the source bit of s' . m; per source
         // parity, map each source slot to its destination slot (m is its own inverse on slices).
-        let slot_maps = moves[7..]
+        let slot_maps: Vec<[Vec<u16>; 2]> = moves[7..]
             .iter()
             .map(|&m| {
                 std::array::from_fn(|parity| {
@@ -181,7 +187,7 @@ impl Layout {
             members.push([even as u16, odd as u16]);
         }
         assert_eq!(members.len(), GROUPS);
-        let sources = members
+        let sources: Vec<[u16; 10]> = members
             .iter()
             .map(|&[even, _]| {
                 let x = element(0, even as usize, 0);
@@ -217,6 +223,7 @@ impl Layout {
             .iter()
             .map(|&c| std::array::from_fn(|i| page_of_corner[corner_after(c as usize, moves[i])]))
             .collect();
+        let kernel = Kernel::new(&sources, &slot_maps);
         Layout {
             page_of_corner,
             corner_of_page,
@@ -230,6 +237,7 @@ impl Layout {
             slice_in_slot,
             slot_maps,
             moves,
+            kernel,
         }
     }
 
@@ -329,15 +337,6 @@ fn prefetch(byte: &AtomicU8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = byte;
-}
-
-/// Reads the 24 bits of a group (and one byte past it, which callers mask off).
-#[inline(always)]
-fn read(page: &[u8], offset: u16) -> u32 {
-    debug_assert!(offset as usize + 4 <= page.len());
-    // SAFETY: offsets come from `Layout::sources` (3 x group < PAGE_BYTES) and every page slice
-    // is STRIDE = PAGE_BYTES + 8 bytes long, so the four bytes are inside it.
-    unsafe { std::ptr::read_unaligned(page.as_ptr().add(offset as usize) as *const u32) }
 }
 
 fn count_page(page: &[u8]) -> u32 {
@@ -500,7 +499,7 @@ impl Pages {
                         let pages: [&[u8]; 10] =
                             from.map(|q| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE]);
                         let own = &src_bits[p * STRIDE..(p + 1) * STRIDE];
-                        extend_page(dst, &pages, own, layout, layout.page_odd[p]);
+                        extend_page(dst, &pages, own, src_counts[p], layout, layout.page_odd[p]);
                         *count = count_page(dst);
                     }
                 }
@@ -535,36 +534,6 @@ impl Pages {
                 }
             }
         }
-    }
-}
-
-/// One destination page of [`Pages::extend_from`]: for each group, the ten source groups, each
-/// moved into place, and the group's own bits in the source (a group already full is not
-/// recomputed: near the end of a run most are).
-fn extend_page(dst: &mut [u8], src: &[&[u8]; 10], own: &[u8], layout: &Layout, odd: bool) {
-    // The slot tables by the parity of the source half: the low half of a destination group
-    // (slots of the page's parity) comes from the source's high half, of the other parity.
-    let (to_low, to_high) = (odd as usize ^ 1, odd as usize);
-    let maps: [(&[u16], &[u16]); 3] =
-        std::array::from_fn(|k| (&layout.slot_maps[k][to_low][..], &layout.slot_maps[k][to_high][..]));
-    for (g, o) in layout.sources.iter().enumerate() {
-        let mine = read(own, 3 * g as u16) & 0xff_ffff;
-        if mine == 0xff_ffff {
-            dst[3 * g..3 * g + 4].copy_from_slice(&mine.to_le_bytes());
-            continue;
-        }
-        let swapped = read(src[0], o[0])
-            | read(src[1], o[1])
-            | read(src[2], o[2])
-            | read(src[3], o[3])
-            | read(src[4], o[4]);
-        let mut w =
-            mine | (swapped >> 12 & LOW) | (swapped & LOW) << 12 | read(src[5], o[5]) | read(src[6], o[6]);
-        for (k, (low, high)) in maps.iter().enumerate() {
-            let v = read(src[7 + k], o[7 + k]);
-            w |= low[(v >> 12 & LOW) as usize] as u32 | (high[(v & LOW) as usize] as u32) << 12;
-        }
-        dst[3 * g..3 * g + 4].copy_from_slice(&(w & 0xff_ffff).to_le_bytes());
     }
 }
 
@@ -622,6 +591,39 @@ mod tests {
         assert!(source.extend_sparse(&layout, u64::MAX));
         assert_eq!(source.count(), expected.len() as u64);
         assert!(expected.iter().all(|y| source.contains(layout.place(y))));
+    }
+
+    /// The vector kernel against the scalar one on dense random pages, groups full and not.
+    #[test]
+    fn both_pass_kernels_write_the_same_bytes() {
+        let vector = Layout::new();
+        let mut scalar = Layout::new();
+        scalar.kernel = Kernel::new(&scalar.sources, &scalar.slot_maps).scalar();
+        if !vector.kernel.is_vector() {
+            eprintln!("no AVX-512 here: only the scalar kernel runs");
+            return;
+        }
+        let mut rng = SplitMix64::new(5);
+        let mut source = Pages::new().unwrap();
+        for _ in 0..300 {
+            let p = rng.below(PAGES as u64) as usize;
+            let page = &mut source.bits[p * STRIDE..p * STRIDE + PAGE_BYTES];
+            for (i, byte) in page.iter_mut().enumerate() {
+                // Runs of full groups, and sparse and dense bytes.
+                *byte = match (i / 96) % 3 {
+                    0 => u8::MAX,
+                    1 => rng.below(256) as u8 & rng.below(256) as u8,
+                    _ => rng.below(256) as u8 | rng.below(256) as u8,
+                };
+            }
+        }
+        source.recount();
+        let (mut a, mut b) = (Pages::new().unwrap(), Pages::new().unwrap());
+        a.extend_from(&source, &vector);
+        b.extend_from(&source, &scalar);
+        assert!(a.count() > source.count());
+        assert_eq!(a.counts, b.counts);
+        assert!(a.bits[..] == b.bits[..], "the kernels' bytes differ");
     }
 
     #[test]
