@@ -181,6 +181,11 @@ pub struct CosetArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Keep phase 1's distance table in this file (564 MB): read and checked if it exists, made
+    /// and written there if not. Without it the table is made at every start (about 4 s).
+    #[arg(long, value_name = "FILE")]
+    pub phase1_table: Option<PathBuf>,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 
@@ -210,6 +215,7 @@ impl TryFrom<CosetArgs> for CosetConfig {
             json: a.json,
             mem_limit: a.limits.mem_limit,
             state_dir: a.limits.state_dir,
+            phase1_table: a.phase1_table,
             ..config
         })
     }

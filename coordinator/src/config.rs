@@ -254,6 +254,8 @@ pub struct CosetConfig {
     pub mem_limit: Option<u64>,
     /// Journal finished chunks of cosets here, so that a killed job resumes.
     pub state_dir: Option<PathBuf>,
+    /// Phase 1's distance table kept in this file (read, or made and written).
+    pub phase1_table: Option<PathBuf>,
     pub cluster: ClusterConfig,
 }
 
@@ -308,6 +310,7 @@ impl CosetConfig {
             json: None,
             mem_limit: None,
             state_dir: None,
+            phase1_table: None,
             cluster,
         })
     }

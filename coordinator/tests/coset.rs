@@ -81,6 +81,52 @@ fn bad_coset_requests_are_refused_clearly() {
     assert!(!json.exists(), "no JSON after a refusal");
 }
 
+#[test]
+fn the_phase1_table_file_is_written_once_read_after_and_refused_when_damaged() {
+    let dir = scratch("phase1");
+    let table = dir.join("phase1.tbl");
+    let run = |json: &str| {
+        let json = dir.join(json);
+        let out = coordinator(&[
+            "coset",
+            "--exact-to",
+            "5",
+            "R1U1F1",
+            "--phase1-table",
+            path(&table),
+            "--json",
+            path(&json),
+        ]);
+        (out, json)
+    };
+    let (made, json_made) = run("made.json");
+    let said = |out: &std::process::Output| {
+        ok(out);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(said(&made).contains("phase-1 table made and written to"));
+    let size = std::fs::metadata(&table).unwrap().len();
+    let (read, json_read) = run("read.json");
+    assert!(said(&read).contains("phase-1 table read from"));
+    assert_eq!(counts_of(&json_read), counts_of(&json_made), "the same counts from the file");
+    assert_eq!(std::fs::metadata(&table).unwrap().len(), size, "the file is read, not rewritten");
+    // One entry's byte changed: the checksum refuses the file, and it is left as it was.
+    let bytes = std::fs::read(&table).unwrap();
+    let mut damaged = bytes.clone();
+    damaged[4096 + 1000] ^= 1;
+    std::fs::write(&table, &damaged).unwrap();
+    fails(&run("damaged.json").0, "checksum mismatch");
+    std::fs::write(&table, &bytes[..bytes.len() / 2]).unwrap();
+    fails(&run("short.json").0, "truncated");
+    std::fs::write(&table, "not a table\n").unwrap();
+    fails(&run("text.json").0, "not a table file");
+    assert!(!dir.join("damaged.json").exists() && !dir.join("text.json").exists());
+    fails(
+        &coordinator(&["coset", "--exact-to", "3", "R", "--phase1-table", "/nonexistent/dir/p1.tbl"]),
+        "cannot write it",
+    );
+}
+
 /// The counts of every coset in a `coset --json` file (the seconds may differ between runs).
 fn counts_of(path: &std::path::Path) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

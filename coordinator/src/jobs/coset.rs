@@ -14,6 +14,7 @@ use crate::resources::check_memory;
 use anyhow::{Context, Result};
 use shared::checksum::crc32;
 use shared::coset::pages::Layout;
+use shared::coset::phase1_file::{self, Origin};
 use shared::coset::{
     unreached_position, CosetDistances, CosetSolver, CosetSpec, COSET_SIZE, MAX_UNREACHED, STATE_BYTES,
 };
@@ -69,7 +70,18 @@ pub fn run(config: &CosetConfig) -> Result<()> {
             gib(STATE_BYTES)
         );
     }
-    let solver = (!distributed).then(CosetSolver::new).transpose()?;
+    let solver = if distributed {
+        None
+    } else if let Some(path) = &config.phase1_table {
+        let (phase1, origin) = phase1_file::load_or_make(path)?;
+        match origin {
+            Origin::Read => eprintln!("phase-1 table read from {}", path.display()),
+            Origin::Written => eprintln!("phase-1 table made and written to {}", path.display()),
+        }
+        Some(CosetSolver::with_phase1(phase1))
+    } else {
+        Some(CosetSolver::new()?)
+    };
     // The representatives as workers read them: one canonical move sequence a line.
     let list: String = config.cosets.iter().map(|(_, moves)| format_moves(moves) + "\n").collect();
     let n = config.cosets.len();

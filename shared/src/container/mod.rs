@@ -62,6 +62,9 @@ pub enum SectionKind {
     EoEsep,
     /// Rokicki's phase-2 table, cube20src's file bytes (`crate::phase2`), alone in its file.
     Phase2,
+    /// The coset solver's phase-1 table (`crate::coset::phase1`): 32-bit little-endian entries,
+    /// alone in its file; `h` is the entry encoding's version.
+    CosetPhase1,
 }
 
 impl SectionKind {
@@ -71,6 +74,7 @@ impl SectionKind {
             SectionKind::H48 => format!("h48h{h}"),
             SectionKind::EoEsep => "eoesep".into(),
             SectionKind::Phase2 => "phase2".into(),
+            SectionKind::CosetPhase1 => "coset-phase1".into(),
         }
     }
 }
@@ -178,6 +182,52 @@ pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Reads the payload of a file of one section of `kind` into `payload`, which must be the
+/// section's length: the header, the section's kind and length and its CRC are checked.
+pub fn read_single(
+    path: &Path,
+    kind: SectionKind,
+    payload: &mut [u8],
+) -> Result<SectionInfo, TableFileError> {
+    let file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut head = vec![0u8; HEADER_AREA.min(len) as usize];
+    file.read_exact_at(&mut head, 0)?;
+    if !is_container(&head) {
+        return Err(TableFileError::Magic);
+    }
+    let header = read_header(&head)?;
+    let section = match &header.sections[..] {
+        [s] if s.info.kind == kind => s,
+        _ => return Err(TableFileError::Header(format!("not a file of one {} section", kind.name(0)))),
+    };
+    if section.info.len != payload.len() as u64 {
+        return Err(TableFileError::Header(format!(
+            "the section holds {} bytes, {} expected",
+            section.info.len,
+            payload.len()
+        )));
+    }
+    slice_len(len, section.offset, section.info.len, &kind.name(0))?;
+    file.read_exact_at(payload, section.offset)?;
+    let computed = crc32(payload);
+    if computed != section.crc {
+        return Err(TableFileError::SectionChecksum { name: kind.name(0), stored: section.crc, computed });
+    }
+    Ok(section.info.clone())
+}
+
+/// Checks that a file of `len` bytes holds `at .. at + want`.
+fn slice_len(len: u64, at: u64, want: u64, what: &str) -> Result<(), TableFileError> {
+    match at.checked_add(want) {
+        Some(end) if end <= len => Ok(()),
+        _ => Err(TableFileError::Truncated(format!(
+            "{what} needs bytes {at}..{} of {len}",
+            at.saturating_add(want)
+        ))),
+    }
 }
 
 /// Whether `bytes` start as a container file.

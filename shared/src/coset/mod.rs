@@ -20,6 +20,7 @@
 pub mod pages;
 pub mod perm;
 pub mod phase1;
+pub mod phase1_file;
 
 use crate::bfs::Progress;
 use crate::cube::Cube;
@@ -85,13 +86,13 @@ pub struct CosetSolver {
 impl CosetSolver {
     /// The layout's tables and phase 1's (its distance table is a row search of a few seconds).
     pub fn new() -> Result<Self, CosetError> {
+        Ok(Self::with_phase1(Phase1::new()?))
+    }
+
+    /// The layout's tables around phase 1's, made or read elsewhere ([`phase1_file`]).
+    pub fn with_phase1(phase1: Phase1) -> Self {
         let layout = Layout::new();
-        Ok(CosetSolver {
-            perms: PermTables::new(&layout),
-            layout,
-            phase1: Phase1::new()?,
-            spare: Mutex::new(Vec::new()),
-        })
+        CosetSolver { perms: PermTables::new(&layout), layout, phase1, spare: Mutex::new(Vec::new()) }
     }
 
     /// Runs the coset of `rep` as `spec` asks: to `spec.depth`, with phase-1 solutions searched

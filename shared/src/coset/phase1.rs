@@ -260,6 +260,21 @@ pub fn in_h(m: Move) -> bool {
 impl Phase1 {
     /// The move tables and the distance table (a row search of a few seconds).
     pub fn new() -> Result<Self, BfsError> {
+        Self::build(None).map(|p| p.expect("a table made here has its own size"))
+    }
+
+    /// The move tables around a distance table made earlier ([`Phase1::entries`]); `None` if
+    /// `entries` is not the table's size.
+    pub fn with_entries(entries: Vec<u32>) -> Result<Option<Self>, BfsError> {
+        Self::build(Some(entries))
+    }
+
+    /// The distance table's entries (as [`Phase1::with_entries`] takes them).
+    pub fn entries(&self) -> &[u32] {
+        &self.entries
+    }
+
+    fn build(entries: Option<Vec<u32>>) -> Result<Option<Self>, BfsError> {
         let twist_move = move_table(TWISTS, with_twist, twist_of);
         let flip_move = move_table(FLIPS, with_flip, flip_of);
         let slice_move = move_table(SLICES, with_slice, slice_of);
@@ -279,23 +294,28 @@ impl Phase1 {
                 *to = twist_of(&conj(s, &with_twist(t as u16)));
             }
         }
-        let rows = ClassRows::build(classes.clone(), &Move::all().collect::<Vec<_>>(), |m, raw| {
-            let (f, sl) = (raw as usize / SLICES, raw as usize % SLICES);
-            flip_move[f][m.index()] as u32 * SLICES as u32 + slice_move[sl][m.index()] as u32
-        });
-        let goal = goal_slice as u32;
-        let start_symmetry = classes.to_rep(goal);
-        let start = (classes.class_of(goal), twist_conj[start_symmetry.index() * TWISTS] as u32);
-        let space = DistanceSpace {
-            rows,
-            twist_move: (0..Move::COUNT).flat_map(|m| twist_move.iter().map(move |t| t[m])).collect(),
-            twist_conj: &twist_conj,
-            start,
+        let entries = match entries {
+            Some(entries) if entries.len() == classes.class_count() * TWISTS => entries,
+            Some(_) => return Ok(None),
+            None => {
+                let rows = ClassRows::build(classes.clone(), &Move::all().collect::<Vec<_>>(), |m, raw| {
+                    let (f, sl) = (raw as usize / SLICES, raw as usize % SLICES);
+                    flip_move[f][m.index()] as u32 * SLICES as u32 + slice_move[sl][m.index()] as u32
+                });
+                let goal = goal_slice as u32;
+                let start_symmetry = classes.to_rep(goal);
+                let start = (classes.class_of(goal), twist_conj[start_symmetry.index() * TWISTS] as u32);
+                let space = DistanceSpace {
+                    rows,
+                    twist_move: (0..Move::COUNT).flat_map(|m| twist_move.iter().map(move |t| t[m])).collect(),
+                    twist_conj: &twist_conj,
+                    start,
+                };
+                let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
+                let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
+                encode_entries(&space, &distances)
+            }
         };
-        let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
-        let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
-        let entries = encode_entries(&space, &distances);
-        drop(distances);
         let decode = group.members().map(decode_table).collect();
         let row_of = (0..(FLIPS * SLICES) as u32)
             .map(|raw| classes.class_of(raw) << 6 | classes.to_rep(raw).index() as u32)
@@ -334,7 +354,7 @@ impl Phase1 {
                 p.near_twist[c.twist as usize] = true;
             }
         }
-        Ok(p)
+        Ok(Some(p))
     }
 
     fn apply(&self, c: Coord, m: Move) -> Coord {

@@ -222,7 +222,9 @@ fn solver_info(s: &SectionInfo, next: u64) -> [u8; INFO_BYTES] {
             (s.depth_counts.len() as u8).saturating_sub(1),
             0xff,
         ),
-        SectionKind::Phase2 => unreachable!("the phase-2 table has no H48 solver info block"),
+        SectionKind::Phase2 | SectionKind::CosetPhase1 => {
+            unreachable!("only the H48 tables have H48 solver info blocks")
+        }
     };
     for (k, v) in distribution.iter().take(21).enumerate() {
         info[8 * k..8 * k + 8].copy_from_slice(&v.to_le_bytes());
@@ -301,7 +303,7 @@ fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>,
         let want_bits = match kind {
             SectionKind::Cocsep => 32,
             SectionKind::H48 => 2,
-            SectionKind::EoEsep | SectionKind::Phase2 => 4,
+            SectionKind::EoEsep | SectionKind::Phase2 | SectionKind::CosetPhase1 => 4,
         };
         if u64_at(i + 176) != INFO_BYTES as u64 || bits != want_bits || full < INFO_BYTES as u64 {
             return Err(TableFileError::Header(format!("bad {} info block at offset {at}", kind.name(h))));
@@ -346,7 +348,7 @@ fn parse_h48(bytes: &[u8]) -> Result<Vec<(SectionInfo, std::ops::Range<usize>)>,
         let want_len = match kind {
             SectionKind::Cocsep => COCSEP_PAYLOAD,
             SectionKind::EoEsep => EOESEP_PAYLOAD,
-            SectionKind::H48 | SectionKind::Phase2 => len,
+            SectionKind::H48 | SectionKind::Phase2 | SectionKind::CosetPhase1 => len,
         };
         if len != want_len {
             return Err(TableFileError::Header(format!("{name}: {len} bytes, the solver's has {want_len}")));
