@@ -25,6 +25,9 @@ command -v ctangle > /dev/null || { echo "error: ctangle is missing (apt-get ins
 cargo build --release --locked -q -p coordinator
 (cd "$dir" && make -s hcoset) > /dev/null
 [ -f "$dir/p1p1h.dat" ] || (cd "$dir" && ./hcoset -t "$threads" -d 0 U2U2 > /dev/null)
+# Our phase-1 table kept in a file too, made before anything is measured, as hcoset's is.
+phase1=${PHASE1_TABLE:-/tmp/coset-phase1.tbl}
+target/release/coordinator coset --exact-to 0 U2 --phase1-table "$phase1" > /dev/null 2>&1
 mkdir -p results/logs
 name="cover-$first-$count-S$search"
 log="results/logs/hcoset-$name.log"
@@ -36,7 +39,7 @@ mapfile -t reps < <(awk '/^Coset representative/ { print $4 }' "$log")
 [ ${#reps[@]} -eq "$count" ] || { echo "error: hcoset's log names ${#reps[@]} cosets, not $count" >&2; exit 1; }
 json="results/coset-$name.json"
 python3 scripts/bench/measure.py "coset --bound 20 --search-to $search (hcoset -r $first $count)" -- \
-    target/release/coordinator --threads "$threads" coset --bound 20 --search-to "$search" "${reps[@]}" \
+    target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --bound 20 --search-to "$search" "${reps[@]}" \
     --json "$json" --unreached "$ours_sing" > /dev/null 2> "results/logs/coset-$name.log"
 status=0
 # Per coset, hcoset's "lev" at each depth it prints (a depth that completes the coset is not

@@ -16,7 +16,8 @@
 # repository); hcoset is built there with its makefile (ctangle from texlive-binaries, a C++
 # compiler). Cosets are given in cube20src's notation (hcoset reads no spaces); the default is
 # the identity coset (U2U2) and R1U1F1. hcoset builds its phase-1 table p1p1h.dat (680 MB) the
-# first time; that run is not measured.
+# first time; that run is not measured. Ours is kept in a file likewise (`--phase1-table`,
+# $PHASE1_TABLE, default /tmp/coset-phase1.tbl), made before the measured runs.
 set -euo pipefail
 dir=${1:?usage: hcoset.sh SOLVER_DIR [DEPTH] [COSET ...]}
 depth=${2:-10}
@@ -30,6 +31,9 @@ command -v ctangle > /dev/null || { echo "error: ctangle is missing (apt-get ins
 cargo build --release --locked -q -p coordinator
 (cd "$dir" && make -s hcoset) > /dev/null
 [ -f "$dir/p1p1h.dat" ] || (cd "$dir" && ./hcoset -t "$threads" -d 0 U2U2 > /dev/null)
+# Our phase-1 table kept in a file too, made before anything is measured, as hcoset's is.
+phase1=${PHASE1_TABLE:-/tmp/coset-phase1.tbl}
+target/release/coordinator coset --exact-to 0 U2 --phase1-table "$phase1" > /dev/null 2>&1
 mkdir -p results/logs
 status=0
 search=${SEARCH_TO:-}
@@ -42,7 +46,7 @@ for coset in "${cosets[@]}"; do
             "$coset") > "$log"
         json="results/coset-$name.json"
         python3 scripts/bench/measure.py "coset --bound $depth --search-to $search $coset" -- \
-            target/release/coordinator --threads "$threads" coset --bound "$depth" --search-to "$search" "$coset" \
+            target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --bound "$depth" --search-to "$search" "$coset" \
             --json "$json" --unreached "/tmp/coset-sing-$name.txt" > /dev/null 2> "results/logs/coset-$name.log"
         if cmp -s <(sort "/tmp/hcoset-sing-$name.txt") <(sort "/tmp/coset-sing-$name.txt"); then
             echo "$coset, bound $depth, phase 1 to $search: the same $(wc -l < "/tmp/coset-sing-$name.txt") unreached position(s)"
@@ -63,7 +67,7 @@ for coset in "${cosets[@]}"; do
     if [ -z "$search" ]; then
         json="results/coset-$coset-$depth.json"
         python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
-            target/release/coordinator --threads "$threads" coset --exact-to "$depth" "$coset" --json "$json" \
+            target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --exact-to "$depth" "$coset" --json "$json" \
             > /dev/null 2> "results/logs/coset-$coset-$depth.log"
     fi
     ours=$(python3 -c "import json,sys; print(' '.join(map(str, json.load(open(sys.argv[1]))['cosets'][0]['counts'])))" "$json")
