@@ -601,7 +601,7 @@ fn encode(distance: u8, closer: u32, further: u32) -> u32 {
 /// row, so each row's 18 neighbours are read whole.
 fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
     use rayon::prelude::*;
-    let mut entries = vec![0u32; distances.len()];
+    let mut entries = huge_zeroed(distances.len());
     entries.par_chunks_mut(TWISTS).enumerate().for_each_init(
         || vec![(0u32, 0u32); TWISTS],
         |masks, (row, out)| {
@@ -622,6 +622,27 @@ fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
         },
     );
     entries
+}
+
+/// `len` zero entries, in huge pages where the kernel allows: the search reads the table at
+/// random, one lookup per node followed, and with 4 KiB pages each lookup also misses the TLB.
+pub fn huge_zeroed(len: usize) -> Vec<u32> {
+    let v = vec![0u32; len];
+    #[cfg(target_os = "linux")]
+    {
+        // A vector this large is its own fresh mapping, untouched yet; the advice covers the
+        // 2 MiB regions inside it.
+        const HUGE: usize = 2 << 20;
+        let (start, end) = (v.as_ptr() as usize, v.as_ptr() as usize + 4 * len);
+        let first = start.div_ceil(HUGE) * HUGE;
+        if end > first + HUGE {
+            let bytes = (end - first) / HUGE * HUGE;
+            // SAFETY: advice on whole pages inside the vector's allocation; it changes how
+            // they are mapped, not their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
+        }
+    }
+    v
 }
 
 /// [`Phase1::decode`]'s table for the symmetry `s`: the entry is that of `c0 = s c s^-1`, and

@@ -72,7 +72,7 @@ pub fn load_or_make(path: &Path) -> Result<(Phase1, Origin), Phase1FileError> {
     if info.len != 4 * info.entries || info.entries > u32::MAX as u64 {
         return Err(Phase1FileError::Size { path: shown, entries: info.entries });
     }
-    let mut entries = vec![0u32; info.entries as usize];
+    let mut entries = super::phase1::huge_zeroed(info.entries as usize);
     // SAFETY: a u32 slice viewed as its bytes (no alignment or validity requirement on u8).
     let bytes =
         unsafe { std::slice::from_raw_parts_mut(entries.as_mut_ptr().cast::<u8>(), 4 * entries.len()) };
