@@ -41,9 +41,9 @@ pub fn load_or_make(path: &Path) -> Result<(Phase1, Origin), Phase1FileError> {
     let info = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(refused(e.into())),
-        Ok(_) => Some(read_info(path).map_err(refused)?),
+        Ok(meta) => Some((read_info(path).map_err(refused)?, meta.len())),
     };
-    let Some(info) = info else {
+    let Some((info, file_len)) = info else {
         // A directory that is not there fails now, not after the table is made.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
             let reason =
@@ -71,6 +71,11 @@ pub fn load_or_make(path: &Path) -> Result<(Phase1, Origin), Phase1FileError> {
     }
     if info.len != 4 * info.entries || info.entries > u32::MAX as u64 {
         return Err(Phase1FileError::Size { path: shown, entries: info.entries });
+    }
+    // Refused before its memory is allocated.
+    if info.len.saturating_add(container::HEADER_AREA) > file_len {
+        let what = format!("{} bytes of entries in a file of {file_len}", info.len);
+        return Err(refused(TableFileError::Truncated(what)));
     }
     let mut entries = super::phase1::huge_zeroed(info.entries as usize);
     // SAFETY: a u32 slice viewed as its bytes (no alignment or validity requirement on u8).
