@@ -24,17 +24,7 @@ depth=${2:-10}
 shift $(( $# >= 2 ? 2 : 1 ))
 cosets=("$@")
 [ ${#cosets[@]} -gt 0 ] || cosets=(U2U2 R1U1F1)
-threads=${THREADS:-$(nproc)}
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-[ -f "$dir/hcoset.w" ] || { echo "error: $dir is not cube20src's source tree" >&2; exit 1; }
-command -v ctangle > /dev/null || { echo "error: ctangle is missing (apt-get install texlive-binaries)" >&2; exit 1; }
-cargo build --release --locked -q -p coordinator
-(cd "$dir" && make -s hcoset) > /dev/null
-[ -f "$dir/p1p1h.dat" ] || (cd "$dir" && ./hcoset -t "$threads" -d 0 U2U2 > /dev/null)
-# Our phase-1 table kept in a file too, made before anything is measured, as hcoset's is.
-phase1=${PHASE1_TABLE:-/tmp/coset-phase1.tbl}
-target/release/coordinator coset --exact-to 0 U2 --phase1-table "$phase1" > /dev/null 2>&1
-mkdir -p results/logs
+source "$(dirname "${BASH_SOURCE[0]}")/hcoset-setup.sh"
 status=0
 search=${SEARCH_TO:-}
 for coset in "${cosets[@]}"; do
