@@ -210,24 +210,13 @@ pub fn read_single(
             payload.len()
         )));
     }
-    slice_len(len, section.offset, section.info.len, &kind.name(0))?;
+    range_in(len, section.offset, section.info.len, &kind.name(0))?;
     file.read_exact_at(payload, section.offset)?;
     let computed = crc32(payload);
     if computed != section.crc {
         return Err(TableFileError::SectionChecksum { name: kind.name(0), stored: section.crc, computed });
     }
     Ok(section.info.clone())
-}
-
-/// Checks that a file of `len` bytes holds `at .. at + want`.
-fn slice_len(len: u64, at: u64, want: u64, what: &str) -> Result<(), TableFileError> {
-    match at.checked_add(want) {
-        Some(end) if end <= len => Ok(()),
-        _ => Err(TableFileError::Truncated(format!(
-            "{what} needs bytes {at}..{} of {len}",
-            at.saturating_add(want)
-        ))),
-    }
 }
 
 /// Whether `bytes` start as a container file.
@@ -237,13 +226,14 @@ pub fn is_container(bytes: &[u8]) -> bool {
 
 /// The byte range `at .. at + len` of `bytes`, or why the file is too short for it.
 pub fn slice(bytes: &[u8], at: u64, len: u64, what: &str) -> Result<std::ops::Range<usize>, TableFileError> {
-    let end = at.checked_add(len).filter(|&e| e <= bytes.len() as u64);
+    range_in(bytes.len() as u64, at, len, what)
+}
+
+/// The range `at .. at + len` of a file of `total` bytes, or why the file is too short for it.
+fn range_in(total: u64, at: u64, len: u64, what: &str) -> Result<std::ops::Range<usize>, TableFileError> {
+    let end = at.checked_add(len).filter(|&e| e <= total);
     end.map(|e| at as usize..e as usize).ok_or_else(|| {
-        TableFileError::Truncated(format!(
-            "{what} needs bytes {at}..{} of {}",
-            at.saturating_add(len),
-            bytes.len()
-        ))
+        TableFileError::Truncated(format!("{what} needs bytes {at}..{} of {total}", at.saturating_add(len)))
     })
 }
 

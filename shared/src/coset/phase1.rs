@@ -31,7 +31,7 @@ pub struct Phase1 {
     slice_move: Vec<[u16; Move::COUNT]>,
     /// Per entry of [`DistanceSpace`], row-major, as [`encode`] writes it: the distance to H
     /// and what each move does to it.
-    entries: Vec<u32>,
+    entries: Entries,
     /// Per (flip, slice): its row (class) times 64 plus the symmetry that takes it to the
     /// class's representative, in one word so that a lookup misses the cache once.
     row_of: Vec<u32>,
@@ -265,7 +265,7 @@ impl Phase1 {
 
     /// The move tables around a distance table made earlier ([`Phase1::entries`]); `None` if
     /// `entries` is not the table's size.
-    pub fn with_entries(entries: Vec<u32>) -> Result<Option<Self>, BfsError> {
+    pub fn with_entries(entries: Entries) -> Result<Option<Self>, BfsError> {
         Self::build(Some(entries))
     }
 
@@ -274,7 +274,7 @@ impl Phase1 {
         &self.entries
     }
 
-    fn build(entries: Option<Vec<u32>>) -> Result<Option<Self>, BfsError> {
+    fn build(entries: Option<Entries>) -> Result<Option<Self>, BfsError> {
         let twist_move = move_table(TWISTS, with_twist, twist_of);
         let flip_move = move_table(FLIPS, with_flip, flip_of);
         let slice_move = move_table(SLICES, with_slice, slice_of);
@@ -313,7 +313,7 @@ impl Phase1 {
                 };
                 let options = BfsOptions { positions_only: true, ..BfsOptions::default() };
                 let distances = bfs_depths(&space, &Move::all().collect::<Vec<_>>(), &options)?.values;
-                encode_entries(&space, &distances)
+                encode_entries(&space, &distances)?
             }
         };
         let decode = group.members().map(decode_table).collect();
@@ -599,9 +599,9 @@ fn encode(distance: u8, closer: u32, further: u32) -> u32 {
 
 /// The entries of the whole table from its distances, row by row: a move takes a row to one
 /// row, so each row's 18 neighbours are read whole.
-fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
+fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> std::io::Result<Entries> {
     use rayon::prelude::*;
-    let mut entries = huge_zeroed(distances.len());
+    let mut entries = Entries::zeroed(distances.len())?;
     entries.par_chunks_mut(TWISTS).enumerate().for_each_init(
         || vec![(0u32, 0u32); TWISTS],
         |masks, (row, out)| {
@@ -621,28 +621,46 @@ fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> Vec<u32> {
             }
         },
     );
-    entries
+    Ok(entries)
 }
 
-/// `len` zero entries, in huge pages where the kernel allows: the search reads the table at
-/// random, one lookup per node followed, and with 4 KiB pages each lookup also misses the TLB.
-pub fn huge_zeroed(len: usize) -> Vec<u32> {
-    let v = vec![0u32; len];
-    #[cfg(target_os = "linux")]
-    {
-        // A vector this large is its own fresh mapping, untouched yet; the advice covers the
-        // 2 MiB regions inside it.
-        const HUGE: usize = 2 << 20;
-        let (start, end) = (v.as_ptr() as usize, v.as_ptr() as usize + 4 * len);
-        let first = start.div_ceil(HUGE) * HUGE;
-        if end > first + HUGE {
-            let bytes = (end - first) / HUGE * HUGE;
-            // SAFETY: advice on whole pages inside the vector's allocation; it changes how
-            // they are mapped, not their contents.
-            unsafe { libc::madvise(first as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE) };
-        }
+/// The distance table's entries: an anonymous mapping in huge pages where the kernel allows
+/// (as the coset's bit arrays are), since the search reads the table at random, one lookup per
+/// node followed, and with 4 KiB pages each lookup also misses the TLB.
+pub struct Entries {
+    map: memmap2::MmapMut,
+    len: usize,
+}
+
+impl Entries {
+    /// `len` zero entries, mapped as they are first written.
+    pub fn zeroed(len: usize) -> std::io::Result<Self> {
+        let map = memmap2::MmapMut::map_anon((4 * len).max(4))?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        Ok(Entries { map, len })
     }
-    v
+
+    /// The entries' bytes, in this machine's byte order.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.map[..4 * self.len]
+    }
+}
+
+impl std::ops::Deref for Entries {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        // SAFETY: the mapping is page aligned and at least 4 x len bytes, and any bytes are a
+        // valid u32.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<u32>(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Entries {
+    fn deref_mut(&mut self) -> &mut [u32] {
+        // SAFETY: as in `deref`, through the exclusive borrow.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u32>(), self.len) }
+    }
 }
 
 /// [`Phase1::decode`]'s table for the symmetry `s`: the entry is that of `c0 = s c s^-1`, and

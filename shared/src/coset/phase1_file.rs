@@ -3,7 +3,7 @@
 //! project's container (a versioned header and a CRC-32, see `crate::container`) around the
 //! table's 32-bit entries; a file that fails a check is refused, never used.
 
-use super::phase1::Phase1;
+use super::phase1::{Entries, Phase1};
 use crate::container::{self, SectionInfo, SectionKind, TableFileError};
 use std::path::Path;
 
@@ -77,12 +77,9 @@ pub fn load_or_make(path: &Path) -> Result<(Phase1, Origin), Phase1FileError> {
         let what = format!("{} bytes of entries in a file of {file_len}", info.len);
         return Err(refused(TableFileError::Truncated(what)));
     }
-    let mut entries = super::phase1::huge_zeroed(info.entries as usize);
-    // SAFETY: a u32 slice viewed as its bytes (no alignment or validity requirement on u8).
-    let bytes =
-        unsafe { std::slice::from_raw_parts_mut(entries.as_mut_ptr().cast::<u8>(), 4 * entries.len()) };
-    container::read_single(path, SectionKind::CosetPhase1, bytes).map_err(refused)?;
-    for e in &mut entries {
+    let mut entries = Entries::zeroed(info.entries as usize).map_err(|e| refused(e.into()))?;
+    container::read_single(path, SectionKind::CosetPhase1, entries.bytes_mut()).map_err(refused)?;
+    for e in entries.iter_mut() {
         *e = u32::from_le(*e);
     }
     match Phase1::with_entries(entries)? {

@@ -98,7 +98,7 @@ pub(super) fn extend_page(
 
 /// Reads the 24 bits of a group (and one byte past it, which callers mask off).
 #[inline(always)]
-pub(super) fn read(page: &[u8], offset: u16) -> u32 {
+fn read(page: &[u8], offset: u16) -> u32 {
     debug_assert!(offset as usize + 4 <= page.len());
     // SAFETY: offsets come from `Layout::sources` (3 x group < PAGE_BYTES) and every page slice
     // is STRIDE = PAGE_BYTES + 8 bytes long, so the four bytes are inside it.
