@@ -17,7 +17,11 @@
 //! ten 3-byte reads from the ten neighbouring pages, three table lookups and a few shifts.
 //!
 //! Pages are stored orbit by orbit of <U, D> (16 corner permutations joined by U and D turns),
-//! so the pages one thread works on share most of their sources.
+//! so the pages one thread works on share most of their sources. Groups are ordered the same
+//! way, in blocks of 16 joined by U and D turns (<U, D> acts freely on groups), each block as
+//! G U^a D^b at 4 b + a: a move of <U, D> then takes a block's sources from the same block of
+//! the source page, permuted alike in every block, so six of the ten moves read 48 contiguous
+//! bytes where the other four gather.
 
 use crate::coord::rank::perm_rank;
 use crate::cube::{Cube, Move, MoveSet};
@@ -187,6 +191,42 @@ impl Layout {
             members.push([even as u16, odd as u16]);
         }
         assert_eq!(members.len(), GROUPS);
+        // Groups renumbered orbit by orbit of <U, D>: the orbit of a group G is G U^a D^b,
+        // held at 16 o + 4 b + a. A move of <U, D> then maps each block of sixteen groups to
+        // the same block, permuted the same way in every block, and the vector kernel reads
+        // its sources as one contiguous load instead of a gather.
+        let quarter = |face: usize| *h.iter().find(|m| m.face() == face && m.turns() == 1).expect("U and D");
+        let (u, d) = (quarter(0), quarter(3));
+        let group_after = |g: usize, m: Move| {
+            group_of[ud_rank(&element(0, members[g][0] as usize, 0).compose(m.cube()))] as usize
+        };
+        let mut renumber = vec![usize::MAX; GROUPS];
+        let mut next = 0;
+        for g in 0..GROUPS {
+            if renumber[g] != usize::MAX {
+                continue;
+            }
+            let mut x = g;
+            for b in 0..4 {
+                let mut y = x;
+                for a in 0..4 {
+                    assert_eq!(renumber[y], usize::MAX, "<U, D> acts freely on groups");
+                    renumber[y] = next + 4 * b + a;
+                    y = group_after(y, u);
+                }
+                x = group_after(x, d);
+            }
+            next += ORBIT;
+        }
+        assert_eq!(next, GROUPS);
+        let mut renumbered = vec![[0u16; 2]; GROUPS];
+        for (g, &n) in renumber.iter().enumerate() {
+            renumbered[n] = members[g];
+        }
+        let members = renumbered;
+        for v in group_of.iter_mut() {
+            *v = renumber[*v as usize] as u16;
+        }
         let sources: Vec<[u16; 10]> = members
             .iter()
             .map(|&[even, _]| {
@@ -197,8 +237,6 @@ impl Layout {
 
         // Pages: orbits of <U, D> in order of their smallest member.
         let corner_after = |c: usize, m: Move| corner_rank(&element(c, 0, 0).compose(m.cube()));
-        let quarter = |face: usize| *h.iter().find(|m| m.face() == face && m.turns() == 1).expect("U and D");
-        let (u, d) = (quarter(0), quarter(3));
         let mut page_of_corner = vec![u16::MAX; PAGES];
         let mut corner_of_page = Vec::with_capacity(PAGES);
         for c in 0..PAGES {
@@ -497,10 +535,10 @@ impl Pages {
                         dst[..PAGE_BYTES].fill(u8::MAX);
                         *count = PAGE_BITS;
                     } else {
-                        let pages: [&[u8]; 10] =
-                            from.map(|q| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE]);
-                        let own = &src_bits[p * STRIDE..(p + 1) * STRIDE];
-                        extend_page(dst, &pages, own, src_counts[p], layout, layout.page_odd[p]);
+                        let page = |q: u16| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE];
+                        let own = page(p as u16);
+                        let next = layout.neighbours[(p + 1) % PAGES].map(page);
+                        extend_page(dst, &from.map(page), own, layout, layout.page_odd[p], &next);
                         *count = count_page(dst);
                     }
                 }

@@ -7,6 +7,9 @@
 
 use super::{Layout, GROUPS, LOW};
 
+/// Groups a vector step takes: one block of the layout's order (sixteen groups, 48 bytes).
+const BLOCK: usize = 16;
+
 /// The layout's tables as the kernels read them.
 pub(super) struct Kernel {
     /// Per move, per group: the byte offset of its source group (the layout's `sources`
@@ -16,8 +19,26 @@ pub(super) struct Kernel {
     /// 32-word tables, for source bits 0..5, 5..10 and 10..12 (a map of bits is the OR of its
     /// parts).
     words: Vec<[[[u16; 32]; 3]; 2]>,
+    /// Per move, if it maps every block of sixteen groups to the same block in the same way
+    /// (the moves of <U, D>, by the layout's order of groups): the byte shuffle that takes the
+    /// block's 48 bytes in the source page to its sixteen groups in place, one a 32-bit lane.
+    blocks: [Option<[u8; 64]>; 10],
+    /// The moves whose sources are gathered (the other four): their source pages for the next
+    /// page are prefetched while a page is made, which hides their cache misses.
+    gathered: [usize; 4],
     /// Whether the vector kernel runs here.
     vector: bool,
+}
+
+/// The byte shuffle of move `k`'s blocks, if its sources stay in the block (see
+/// [`Kernel::blocks`]).
+fn block_shuffle(sources: &[[u16; 10]], k: usize) -> Option<[u8; 64]> {
+    let within: Vec<usize> = (0..BLOCK).map(|j| sources[j][k] as usize / 3).collect();
+    let same = sources
+        .chunks_exact(BLOCK)
+        .enumerate()
+        .all(|(b, block)| block.iter().zip(&within).all(|(o, &j)| o[k] as usize == 3 * (BLOCK * b + j)));
+    same.then(|| std::array::from_fn(|i| (3 * within[i / 4] + (i % 4).min(2)) as u8))
 }
 
 impl Kernel {
@@ -40,7 +61,10 @@ impl Kernel {
                 })
             })
             .collect();
-        Kernel { by_move, words, vector: vector_available() }
+        let blocks: [Option<[u8; 64]>; 10] = std::array::from_fn(|k| block_shuffle(sources, k));
+        let gathered: Vec<usize> = (0..10).filter(|&k| blocks[k].is_none()).collect();
+        let gathered = gathered.try_into().expect("the six moves of <U, D> stay in their blocks");
+        Kernel { by_move, words, blocks, gathered, vector: vector_available() }
     }
 
     /// The same kernel, scalar whatever the processor (for the tests that compare the two).
@@ -68,29 +92,25 @@ fn vector_available() -> bool {
     false
 }
 
-/// Pages whose own bits are at least this full go to the scalar kernel, which skips each full
-/// group; the vector kernel skips only sixteen full groups in a row, rare below 99.9 %. Measured
-/// per group here: about 6 ns scalar, 4 ns vector, and a skipped group almost nothing; with
-/// groups full at random a page is cheaper scalar from about 96 % full (then 2 in 5 groups are).
-const SCALAR_FROM: u32 = super::PAGE_BITS / 100 * 96;
-
 /// Writes destination page `dst` (of a page whose corner permutation is `odd` or even) from
-/// its ten source pages and its own page in the source set, which holds `own_count` elements.
-/// A group already full in `own` is copied without reading its sources: near the end of a run
-/// most are.
+/// its ten source pages and its own page in the source set. Groups already full in `own` are
+/// copied without reading their sources (the vector kernel: sixteen in a row). `next` are the
+/// source pages of the page made after this one: the vector kernel prefetches those it will
+/// gather from.
 pub(super) fn extend_page(
     dst: &mut [u8],
     src: &[&[u8]; 10],
     own: &[u8],
-    own_count: u32,
     layout: &Layout,
     odd: bool,
+    next: &[&[u8]; 10],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if layout.kernel.vector && own_count < SCALAR_FROM {
+    if layout.kernel.vector {
+        let ahead = layout.kernel.gathered.map(|k| next[k]);
         // SAFETY: the kernel's flag says the instructions were detected; the pages are
         // STRIDE bytes, as the scalar kernel's reads require too.
-        unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd) };
+        unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, &ahead) };
         return;
     }
     extend_page_scalar(dst, src, own, layout, odd);
@@ -134,11 +154,9 @@ fn extend_page_scalar(dst: &mut [u8], src: &[&[u8]; 10], own: &[u8], layout: &La
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Kernel, GROUPS};
+    use super::{Kernel, BLOCK, GROUPS};
     use std::arch::x86_64::*;
 
-    /// Sixteen groups: 48 bytes.
-    const BLOCK: usize = 16;
     const BLOCK_BYTES: __mmask64 = (1 << 48) - 1;
 
     /// Sixty-four bytes as a vector.
@@ -160,12 +178,23 @@ mod avx512 {
         _mm512_or_si512(_mm512_or_si512(a, b), c)
     }
 
-    /// The sixteen source groups of move `k` for the groups from `g`.
+    /// The sixteen source groups of move `k` for the block of groups from `g`, one a lane:
+    /// the same block of the source page shuffled, or a gather.
     #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn gather(kernel: &Kernel, src: &[&[u8]; 10], k: usize, g: usize) -> __m512i {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn gather(
+        kernel: &Kernel,
+        shuffles: &[Option<__m512i>; 10],
+        src: &[&[u8]; 10],
+        k: usize,
+        g: usize,
+    ) -> __m512i {
         // SAFETY (caller): g + 16 <= GROUPS, and the offsets index STRIDE-byte pages.
         unsafe {
+            if let Some(shuffle) = shuffles[k] {
+                let raw = _mm512_maskz_loadu_epi8(BLOCK_BYTES, src[k].as_ptr().add(3 * g).cast());
+                return _mm512_maskz_permutexvar_epi8(0x7777_7777_7777_7777, shuffle, raw);
+            }
             let offsets = _mm256_loadu_si256(kernel.by_move[k].as_ptr().add(g).cast());
             _mm512_i32gather_epi32::<1>(_mm512_cvtepu16_epi32(offsets), src[k].as_ptr().cast())
         }
@@ -178,6 +207,7 @@ mod avx512 {
         own: &[u8],
         kernel: &Kernel,
         odd: bool,
+        ahead: &[&[u8]; 4],
     ) {
         // 48 bytes to sixteen 32-bit lanes (byte 3 of each lane zero), and back.
         let unpack = bytes(std::array::from_fn(|i| (3 * (i / 4) + i % 4) as u8));
@@ -193,27 +223,33 @@ mod avx512 {
             })
         };
         let maps: [[[__m512i; 3]; 2]; 3] = std::array::from_fn(|k| [table(k, to_low), table(k, to_high)]);
+        let shuffles: [Option<__m512i>; 10] = std::array::from_fn(|k| kernel.blocks[k].map(|b| bytes(b)));
         assert!(dst.len() >= 3 * GROUPS && own.len() >= 3 * GROUPS);
+        assert!(ahead.iter().all(|page| page.len() >= 3 * GROUPS));
         for g in (0..GROUPS).step_by(BLOCK) {
             // SAFETY: 3 g + 48 <= 3 GROUPS bytes of `own` and `dst` (asserted); `gather`'s
             // offsets come from the layout's sources.
             unsafe {
+                // A block's worth of each page gathered from next: a page a page.
+                for page in ahead {
+                    _mm_prefetch::<_MM_HINT_T1>(page.as_ptr().add(3 * g).cast());
+                }
                 let raw = _mm512_maskz_loadu_epi8(BLOCK_BYTES, own.as_ptr().add(3 * g).cast());
                 let mine = _mm512_maskz_permutexvar_epi8(unpack_keep, unpack, raw);
                 if _mm512_cmpeq_epi32_mask(mine, full) == 0xffff {
                     _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(3 * g).cast(), BLOCK_BYTES, raw);
                     continue;
                 }
-                let mut swapped = gather(kernel, src, 0, g);
+                let mut swapped = gather(kernel, &shuffles, src, 0, g);
                 for k in 1..5 {
-                    swapped = _mm512_or_si512(swapped, gather(kernel, src, k, g));
+                    swapped = _mm512_or_si512(swapped, gather(kernel, &shuffles, src, k, g));
                 }
                 let mut w = _mm512_or_si512(mine, _mm512_and_si512(_mm512_srli_epi32::<12>(swapped), low));
                 w = _mm512_or_si512(w, _mm512_slli_epi32::<12>(_mm512_and_si512(swapped, low)));
-                w = _mm512_or_si512(w, gather(kernel, src, 5, g));
-                w = _mm512_or_si512(w, gather(kernel, src, 6, g));
+                w = _mm512_or_si512(w, gather(kernel, &shuffles, src, 5, g));
+                w = _mm512_or_si512(w, gather(kernel, &shuffles, src, 6, g));
                 for (k, [to_low, to_high]) in maps.iter().enumerate() {
-                    let v = gather(kernel, src, 7 + k, g);
+                    let v = gather(kernel, &shuffles, src, 7 + k, g);
                     w = _mm512_or_si512(
                         w,
                         slot_map(_mm512_and_si512(_mm512_srli_epi32::<12>(v), low), to_low),
