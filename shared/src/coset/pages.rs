@@ -385,17 +385,21 @@ fn count_page(page: &[u8]) -> u32 {
 }
 
 impl Pages {
-    /// An empty set. The memory is mapped lazily, in huge pages where the kernel allows: a set
-    /// soon touches most of its 2 MiB regions, and 4 KiB faults (a read maps the shared zero
-    /// page, the first write copies it and flushes every core's TLB) were 31 % of a profiled
-    /// run's samples here. Memory first touched is slow on this machine's virtual machine
-    /// (about 1.5 CPU seconds a GiB to fault and clear, measured), so nothing is mapped twice.
-    pub fn new() -> io::Result<Self> {
+    /// An empty set, its memory mapped lazily: in huge pages if `huge`, else in 4 KiB pages.
+    /// First touched memory is slow on this machine's virtual machine, and slower in huge pages
+    /// (4 GiB written a byte per 4 KiB took 5.5 to 9 system seconds advised into huge pages
+    /// against 2 without, measured with a small C program); a pass's reads stay within a few
+    /// 60 KB pages at a time, which the TLB covers either way, but a deep phase-1 search's
+    /// inserts land anywhere. A run writes its sets over once ([`Pages::commit`]) before they
+    /// grow, and a process that solves several cosets clears and reuses them.
+    pub fn new(huge: bool) -> io::Result<Self> {
         let bits = MmapMut::map_anon(PAGES * STRIDE)?;
         #[cfg(target_os = "linux")]
-        {
+        if huge {
             let _ = bits.advise(memmap2::Advice::HugePage);
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = huge;
         Ok(Pages { bits, counts: vec![0; PAGES] })
     }
 
@@ -410,15 +414,20 @@ impl Pages {
         });
     }
 
-    /// Maps the pages not yet written, in parallel, for a set about to be dense (a pass then
-    /// writes all of it).
+    /// Maps the whole set, in parallel, by writing a byte of every 4 KiB (the byte it holds).
+    /// Memory first read maps a shared page of zeros, which the first write then copies and
+    /// flushes from every core's TLB (a costly interrupt on a virtual machine): a set about to
+    /// grow is cheaper written over once, before anything reads it.
     pub fn commit(&mut self) {
         let counts = &self.counts;
         self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter()).for_each(|(page, &count)| {
-            if count == 0 {
-                // One write per 4 KiB maps the memory; the kernel hands it over zeroed.
-                for byte in page.iter_mut().step_by(4096) {
+            for byte in page.iter_mut().step_by(4096) {
+                if count == 0 {
                     *byte = 0;
+                } else {
+                    // An atomic OR of nothing: one write, so no page of zeros is mapped first.
+                    // SAFETY: a valid, exclusively borrowed byte, aligned as every u8 is.
+                    unsafe { AtomicU8::from_ptr(byte) }.fetch_or(0, Ordering::Relaxed);
                 }
             }
         });
@@ -617,12 +626,12 @@ mod tests {
         let layout = Layout::new();
         let mut rng = SplitMix64::new(11);
         let elements: Vec<Cube> = (0..2000).map(|_| random_element(&layout, &mut rng)).collect();
-        let mut source = Pages::new().unwrap();
+        let mut source = Pages::new(false).unwrap();
         source.insert(&elements.iter().map(|y| layout.place(y)).collect::<Vec<_>>());
         let mut expected: HashSet<Cube> =
             elements.iter().flat_map(|y| layout.moves().map(|m| y.compose(m.cube()))).collect();
         expected.extend(&elements);
-        let mut next = Pages::new().unwrap();
+        let mut next = Pages::new(false).unwrap();
         next.extend_from(&source, &layout);
         assert_eq!(next.count(), expected.len() as u64);
         assert!(expected.iter().all(|y| next.contains(layout.place(y))));
@@ -643,7 +652,7 @@ mod tests {
             return;
         }
         let mut rng = SplitMix64::new(5);
-        let mut source = Pages::new().unwrap();
+        let mut source = Pages::new(false).unwrap();
         for _ in 0..300 {
             let p = rng.below(PAGES as u64) as usize;
             let page = &mut source.bits[p * STRIDE..p * STRIDE + PAGE_BYTES];
@@ -657,7 +666,7 @@ mod tests {
             }
         }
         source.recount();
-        let (mut a, mut b) = (Pages::new().unwrap(), Pages::new().unwrap());
+        let (mut a, mut b) = (Pages::new(false).unwrap(), Pages::new(false).unwrap());
         a.extend_from(&source, &vector);
         b.extend_from(&source, &scalar);
         assert!(a.count() > source.count());
@@ -668,7 +677,7 @@ mod tests {
     #[test]
     fn missing_elements_are_listed_by_index() {
         let layout = Layout::new();
-        let mut pages = Pages::new().unwrap();
+        let mut pages = Pages::new(false).unwrap();
         pages.bits.par_chunks_mut(STRIDE).for_each(|page| page[..PAGE_BYTES].fill(u8::MAX));
         pages.recount();
         let holes = [(5u16, 0u32), (5, 483_839), (40_000, 77)];
@@ -683,7 +692,7 @@ mod tests {
         assert_eq!(listed, expected);
         assert_eq!(pages.count(), PAGES as u64 * PAGE_BITS as u64 - 3);
         // A pass over full pages makes full pages without reading them.
-        let mut next = Pages::new().unwrap();
+        let mut next = Pages::new(false).unwrap();
         next.extend_from(&pages, &layout);
         assert!(next.count() >= pages.count());
     }
