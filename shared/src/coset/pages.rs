@@ -547,8 +547,7 @@ impl Pages {
                         let page = |q: u16| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE];
                         let own = page(p as u16);
                         let next = layout.neighbours[(p + 1) % PAGES].map(page);
-                        extend_page(dst, &from.map(page), own, layout, layout.page_odd[p], &next);
-                        *count = count_page(dst);
+                        *count = extend_page(dst, &from.map(page), own, layout, layout.page_odd[p], &next);
                     }
                 }
             },

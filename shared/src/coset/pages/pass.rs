@@ -1,9 +1,11 @@
 //! One destination page of a pass ([`super::Pages::extend_from`]): for each group, the group's
 //! own bits and its ten source groups, each moved into place. Two kernels compute the same
-//! bytes: a scalar one, group by group, and where the processor has AVX-512 (F, BW and VBMI,
-//! checked at run time) one that takes sixteen groups at a time: each move's sixteen source
-//! groups in one gather, and the slot permutations of R2, L2 and B2 as word shuffles instead of
-//! table loads. The tests hold the two equal.
+//! bytes: a scalar one, group by group, and where the processor has AVX-512 (F, BW, VBMI and
+//! VPOPCNTDQ, checked at run time) one that takes a block of sixteen groups at a time: the
+//! sources of the six moves of <U, D> as one shuffled load each (the layout keeps them in the
+//! block), the other four moves' in one gather each, the slot permutations of R2, L2 and B2 as
+//! word shuffles instead of table loads, and the page's elements counted as they are written.
+//! The tests hold the two equal.
 
 use super::{Layout, GROUPS, LOW};
 
@@ -85,6 +87,7 @@ fn vector_available() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512bw")
         && std::arch::is_x86_feature_detected!("avx512vbmi")
+        && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -96,7 +99,7 @@ fn vector_available() -> bool {
 /// its ten source pages and its own page in the source set. Groups already full in `own` are
 /// copied without reading their sources (the vector kernel: sixteen in a row). `next` are the
 /// source pages of the page made after this one: the vector kernel prefetches those it will
-/// gather from.
+/// gather from. Returns the elements of the page made.
 pub(super) fn extend_page(
     dst: &mut [u8],
     src: &[&[u8]; 10],
@@ -104,16 +107,16 @@ pub(super) fn extend_page(
     layout: &Layout,
     odd: bool,
     next: &[&[u8]; 10],
-) {
+) -> u32 {
     #[cfg(target_arch = "x86_64")]
     if layout.kernel.vector {
         let ahead = layout.kernel.gathered.map(|k| next[k]);
         // SAFETY: the kernel's flag says the instructions were detected; the pages are
         // STRIDE bytes, as the scalar kernel's reads require too.
-        unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, &ahead) };
-        return;
+        return unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, &ahead) };
     }
     extend_page_scalar(dst, src, own, layout, odd);
+    super::count_page(dst)
 }
 
 /// Reads the 24 bits of a group (and one byte past it, which callers mask off).
@@ -200,7 +203,7 @@ mod avx512 {
         }
     }
 
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vpopcntdq")]
     pub(super) unsafe fn extend_page(
         dst: &mut [u8],
         src: &[&[u8]; 10],
@@ -208,7 +211,7 @@ mod avx512 {
         kernel: &Kernel,
         odd: bool,
         ahead: &[&[u8]; 4],
-    ) {
+    ) -> u32 {
         // 48 bytes to sixteen 32-bit lanes (byte 3 of each lane zero), and back.
         let unpack = bytes(std::array::from_fn(|i| (3 * (i / 4) + i % 4) as u8));
         let unpack_keep: __mmask64 = 0x7777_7777_7777_7777;
@@ -226,6 +229,10 @@ mod avx512 {
         let shuffles: [Option<__m512i>; 10] = std::array::from_fn(|k| kernel.blocks[k].map(|b| bytes(b)));
         assert!(dst.len() >= 3 * GROUPS && own.len() >= 3 * GROUPS);
         assert!(ahead.iter().all(|page| page.len() >= 3 * GROUPS));
+        // Per lane, the elements of the groups written (counted as they are made: the page
+        // is not read again).
+        let mut count = _mm512_setzero_si512();
+        let all = _mm512_set1_epi32(24);
         for g in (0..GROUPS).step_by(BLOCK) {
             // SAFETY: 3 g + 48 <= 3 GROUPS bytes of `own` and `dst` (asserted); `gather`'s
             // offsets come from the layout's sources.
@@ -238,6 +245,7 @@ mod avx512 {
                 let mine = _mm512_maskz_permutexvar_epi8(unpack_keep, unpack, raw);
                 if _mm512_cmpeq_epi32_mask(mine, full) == 0xffff {
                     _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(3 * g).cast(), BLOCK_BYTES, raw);
+                    count = _mm512_add_epi32(count, all);
                     continue;
                 }
                 let mut swapped = gather(kernel, &shuffles, src, 0, g);
@@ -259,9 +267,12 @@ mod avx512 {
                         _mm512_slli_epi32::<12>(slot_map(_mm512_and_si512(v, low), to_high)),
                     );
                 }
-                let packed = _mm512_permutexvar_epi8(pack, _mm512_and_si512(w, full));
+                let w = _mm512_and_si512(w, full);
+                count = _mm512_add_epi32(count, _mm512_popcnt_epi32(w));
+                let packed = _mm512_permutexvar_epi8(pack, w);
                 _mm512_mask_storeu_epi8(dst.as_mut_ptr().add(3 * g).cast(), BLOCK_BYTES, packed);
             }
         }
+        _mm512_reduce_add_epi32(count) as u32
     }
 }
