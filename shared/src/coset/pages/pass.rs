@@ -36,10 +36,11 @@ pub(super) struct Kernel {
 /// [`Kernel::blocks`]).
 fn block_shuffle(sources: &[[u16; 10]], k: usize) -> Option<[u8; 64]> {
     let within: Vec<usize> = (0..BLOCK).map(|j| sources[j][k] as usize / 3).collect();
-    let same = sources
-        .chunks_exact(BLOCK)
-        .enumerate()
-        .all(|(b, block)| block.iter().zip(&within).all(|(o, &j)| o[k] as usize == 3 * (BLOCK * b + j)));
+    let same = within.iter().all(|&j| j < BLOCK)
+        && sources
+            .chunks_exact(BLOCK)
+            .enumerate()
+            .all(|(b, block)| block.iter().zip(&within).all(|(o, &j)| o[k] as usize == 3 * (BLOCK * b + j)));
     same.then(|| std::array::from_fn(|i| (3 * within[i / 4] + (i % 4).min(2)) as u8))
 }
 
