@@ -200,25 +200,7 @@ impl Layout {
         let group_after = |g: usize, m: Move| {
             group_of[ud_rank(&element(0, members[g][0] as usize, 0).compose(m.cube()))] as usize
         };
-        let mut renumber = vec![usize::MAX; GROUPS];
-        let mut next = 0;
-        for g in 0..GROUPS {
-            if renumber[g] != usize::MAX {
-                continue;
-            }
-            let mut x = g;
-            for b in 0..4 {
-                let mut y = x;
-                for a in 0..4 {
-                    assert_eq!(renumber[y], usize::MAX, "<U, D> acts freely on groups");
-                    renumber[y] = next + 4 * b + a;
-                    y = group_after(y, u);
-                }
-                x = group_after(x, d);
-            }
-            next += ORBIT;
-        }
-        assert_eq!(next, GROUPS);
+        let renumber = orbit_order(GROUPS, group_after, u, d);
         let mut renumbered = vec![[0u16; 2]; GROUPS];
         for (g, &n) in renumber.iter().enumerate() {
             renumbered[n] = members[g];
@@ -237,25 +219,12 @@ impl Layout {
 
         // Pages: orbits of <U, D> in order of their smallest member.
         let corner_after = |c: usize, m: Move| corner_rank(&element(c, 0, 0).compose(m.cube()));
-        let mut page_of_corner = vec![u16::MAX; PAGES];
-        let mut corner_of_page = Vec::with_capacity(PAGES);
-        for c in 0..PAGES {
-            if page_of_corner[c] != u16::MAX {
-                continue;
-            }
-            let mut x = c;
-            for i in 0..4 {
-                let mut y = x;
-                for _ in 0..4 {
-                    page_of_corner[y] = corner_of_page.len() as u16;
-                    corner_of_page.push(y as u16);
-                    y = corner_after(y, u);
-                }
-                debug_assert_eq!(y, x, "U four times is the identity (orbit step {i})");
-                x = corner_after(x, d);
-            }
+        let position = orbit_order(PAGES, corner_after, u, d);
+        let page_of_corner: Vec<u16> = position.iter().map(|&p| p as u16).collect();
+        let mut corner_of_page = vec![0u16; PAGES];
+        for (c, &p) in position.iter().enumerate() {
+            corner_of_page[p] = c as u16;
         }
-        assert!(corner_of_page.len() == PAGES && corner_of_page.len() % ORBIT == 0);
         let page_odd = corner_of_page.iter().map(|&c| parity8(c as usize)).collect();
         let neighbours = corner_of_page
             .iter()
@@ -328,6 +297,34 @@ impl Default for Layout {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Positions for `n` things that <U, D> acts on freely (`after(i, m)`: thing `i` after the turn
+/// `m`, U or D), orbit by orbit in order of their first member `x`: the member `x U^a D^b` of
+/// the `o`-th orbit at `16 o + 4 b + a`.
+fn orbit_order(n: usize, after: impl Fn(usize, Move) -> usize, u: Move, d: Move) -> Vec<usize> {
+    let mut position = vec![usize::MAX; n];
+    let mut next = 0;
+    for first in 0..n {
+        if position[first] != usize::MAX {
+            continue;
+        }
+        let mut x = first;
+        for b in 0..4 {
+            let mut y = x;
+            for a in 0..4 {
+                assert_eq!(position[y], usize::MAX, "<U, D> acts freely");
+                position[y] = next + 4 * b + a;
+                y = after(y, u);
+            }
+            assert_eq!(y, x, "U four times is the identity");
+            x = after(x, d);
+        }
+        assert_eq!(x, first, "D four times is the identity");
+        next += ORBIT;
+    }
+    assert_eq!(next, n, "orbits of sixteen");
+    position
 }
 
 /// A set of elements of H: one bit each, and each page's count of set bits.
