@@ -46,6 +46,7 @@ fn cosets_are_solved_and_written_as_json() {
     }
     let sums: Vec<u64> = (0..5).map(|d| cosets.iter().map(|c| counts(c)[d]).sum()).collect();
     assert_eq!(counts(&v), sums, "the top-level counts are the sums");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -79,6 +80,7 @@ fn bad_coset_requests_are_refused_clearly() {
     );
     assert!(!dir.join("u.txt").exists(), "no unreached list after a refusal");
     assert!(!json.exists(), "no JSON after a refusal");
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -125,6 +127,7 @@ fn the_phase1_table_file_is_written_once_read_after_and_refused_when_damaged() {
         &coordinator(&["coset", "--exact-to", "3", "R", "--phase1-table", "/nonexistent/dir/p1.tbl"]),
         "cannot write it",
     );
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The counts of every coset in a `coset --json` file (the seconds may differ between runs).
