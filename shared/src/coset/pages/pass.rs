@@ -186,7 +186,7 @@ mod avx512 {
     /// the same block of the source page shuffled, or a gather.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    unsafe fn gather(
+    unsafe fn sources(
         kernel: &Kernel,
         shuffles: &[Option<__m512i>; 10],
         src: &[&[u8]; 10],
@@ -235,7 +235,7 @@ mod avx512 {
         let mut count = _mm512_setzero_si512();
         let all = _mm512_set1_epi32(24);
         for g in (0..GROUPS).step_by(BLOCK) {
-            // SAFETY: 3 g + 48 <= 3 GROUPS bytes of `own` and `dst` (asserted); `gather`'s
+            // SAFETY: 3 g + 48 <= 3 GROUPS bytes of `own` and `dst` (asserted); `sources`'
             // offsets come from the layout's sources.
             unsafe {
                 // A block's worth of each page gathered from next: a page a page.
@@ -249,16 +249,16 @@ mod avx512 {
                     count = _mm512_add_epi32(count, all);
                     continue;
                 }
-                let mut swapped = gather(kernel, &shuffles, src, 0, g);
+                let mut swapped = sources(kernel, &shuffles, src, 0, g);
                 for k in 1..5 {
-                    swapped = _mm512_or_si512(swapped, gather(kernel, &shuffles, src, k, g));
+                    swapped = _mm512_or_si512(swapped, sources(kernel, &shuffles, src, k, g));
                 }
                 let mut w = _mm512_or_si512(mine, _mm512_and_si512(_mm512_srli_epi32::<12>(swapped), low));
                 w = _mm512_or_si512(w, _mm512_slli_epi32::<12>(_mm512_and_si512(swapped, low)));
-                w = _mm512_or_si512(w, gather(kernel, &shuffles, src, 5, g));
-                w = _mm512_or_si512(w, gather(kernel, &shuffles, src, 6, g));
+                w = _mm512_or_si512(w, sources(kernel, &shuffles, src, 5, g));
+                w = _mm512_or_si512(w, sources(kernel, &shuffles, src, 6, g));
                 for (k, [to_low, to_high]) in maps.iter().enumerate() {
-                    let v = gather(kernel, &shuffles, src, 7 + k, g);
+                    let v = sources(kernel, &shuffles, src, 7 + k, g);
                     w = _mm512_or_si512(
                         w,
                         slot_map(_mm512_and_si512(_mm512_srli_epi32::<12>(v), low), to_low),
