@@ -377,7 +377,12 @@ impl Phase1 {
         let row = self.row_of[c.flip as usize * SLICES + c.slice as usize];
         let s = (row & 63) as usize;
         let column = self.twist_conj[s * TWISTS + c.twist as usize] as usize;
-        let e = self.entries[(row >> 6) as usize * TWISTS + column];
+        self.decode_entry(self.entries[(row >> 6) as usize * TWISTS + column], s)
+    }
+
+    /// What the entry `e`, of a coordinate whose conjugate by the symmetry `s` it is, says.
+    #[inline(always)]
+    fn decode_entry(&self, e: u32, s: usize) -> Lookup {
         let t = &self.decode[s];
         let masks = t[0][(e & 255) as usize] | t[1][(e >> 8 & 255) as usize] | t[2][(e >> 16 & 255) as usize];
         Lookup { distance: (e >> 24) as u8, down: masks as u32, level: (masks >> 32) as u32 }
@@ -547,16 +552,35 @@ impl Phase1 {
                 }
             }
             _ => {
-                let mut children = [(Move::from_index(0), *node, *look); Move::COUNT];
+                // In three sweeps, so that the children's two dependent cache misses (the row
+                // of their (flip, slice), then their entry) are in flight together.
+                let mut moves = [0u8; Move::COUNT];
+                let mut nodes = [*node; Move::COUNT];
+                let mut at = [0u32; Move::COUNT];
                 let mut n = 0;
                 for m in moves_in(self.worth_following(look, allowed, left - 1)) {
                     let next = self.step(perms, node, m);
-                    children[n] = (m, next, self.lookup(next.coord()));
+                    let i = next.flip as usize * SLICES + next.slice as usize / 24;
+                    prefetch(&self.row_of[i]);
+                    (moves[n], nodes[n], at[n]) = (m.index() as u8, next, i as u32);
                     n += 1;
                 }
-                for (m, next, look) in &children[..n] {
-                    let next = next.follow(perms, node, *m);
-                    self.expand(perms, &next, look, self.after[m.index()], left - 1, leaves);
+                for (next, at) in nodes[..n].iter().zip(&mut at[..n]) {
+                    let row = self.row_of[*at as usize];
+                    let s = (row & 63) as usize;
+                    let column = self.twist_conj[s * TWISTS + next.twist as usize] as usize;
+                    let e = (row >> 6) as usize * TWISTS + column;
+                    prefetch(&self.entries[e]);
+                    *at = (e as u32) << 4 | s as u32;
+                }
+                let mut looks = [*look; Move::COUNT];
+                for (l, &at) in looks[..n].iter_mut().zip(&at[..n]) {
+                    *l = self.decode_entry(self.entries[(at >> 4) as usize], (at & 15) as usize);
+                }
+                for i in 0..n {
+                    let m = Move::from_index(moves[i] as usize);
+                    let next = nodes[i].follow(perms, node, m);
+                    self.expand(perms, &next, &looks[i], self.after[m.index()], left - 1, leaves);
                 }
             }
         }
@@ -578,6 +602,18 @@ struct Lookup {
     distance: u8,
     down: u32,
     level: u32,
+}
+
+/// Asks for the cache line holding `r`.
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and the address is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// An entry: the distance in bits 24..28, and per face f a nibble at bits 4f..4f+4 for its
