@@ -12,6 +12,8 @@
 //!
 //! [`perm`]: super::perm
 
+mod lanes;
+
 use super::pages::Place;
 use super::perm::{Perm, PermTables};
 use crate::bfs::{bfs_depths, BfsError, BfsOptions};
@@ -19,6 +21,7 @@ use crate::coord::ColumnMapper;
 use crate::coord::SymClasses;
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
 use crate::space::{AnyColumn, ClassRows, Inverses, RowIndex};
+use lanes::LOOKUP_FROM;
 
 const TWISTS: usize = 2187;
 const FLIPS: usize = 2048;
@@ -433,9 +436,13 @@ impl Phase1 {
         let split = if length >= SPLIT + 3 { SPLIT } else { 0 };
         let mut tasks = Vec::new();
         self.prefixes(perms, &root, &look, ALL_MOVES, length, split, &mut tasks);
+        let left = length - split;
+        if left >= LOOKUP_FROM {
+            return self.run_lanes(perms, &tasks, left, found);
+        }
         tasks.into_par_iter().for_each(|(node, look, allowed)| {
             let mut leaves = Leaves { places: Vec::with_capacity(BATCH), found };
-            self.expand(perms, &node, &look, allowed, length - split, &mut leaves);
+            self.finish(perms, &node, &look, allowed, left, &mut leaves);
             leaves.flush();
         });
     }
@@ -517,9 +524,9 @@ impl Phase1 {
     }
 
     /// Every way on from `node` (whose entry is `look`) by the moves in `allowed`, with
-    /// exactly `left` moves to go. The entry says which moves are worth following; their
-    /// entries are looked up together before any is followed, so the cache misses overlap.
-    fn expand(
+    /// exactly `left` moves to go, fewer than [`LOOKUP_FROM`]: what the entry says is enough,
+    /// no table is read.
+    fn finish(
         &self,
         perms: &PermTables,
         node: &Node,
@@ -543,44 +550,13 @@ impl Phase1 {
                 }
             }
             2 => self.last_two(perms, node, &node.perm, None, allowed, leaves),
-            3 => {
+            _ => {
                 // The children worth following are two moves from H, and the last two moves
                 // need no table: the children are not looked up.
+                debug_assert_eq!(left, 3, "deeper nodes are the lanes' work");
                 for m in moves_in(self.worth_following(look, allowed, 2)) {
                     let next = self.step(perms, node, m);
                     self.last_two(perms, &next, &node.perm, Some(m), self.after[m.index()], leaves);
-                }
-            }
-            _ => {
-                // In three sweeps, so that the children's two dependent cache misses (the row
-                // of their (flip, slice), then their entry) are in flight together.
-                let mut moves = [0u8; Move::COUNT];
-                let mut nodes = [*node; Move::COUNT];
-                let mut at = [0u32; Move::COUNT];
-                let mut n = 0;
-                for m in moves_in(self.worth_following(look, allowed, left - 1)) {
-                    let next = self.step(perms, node, m);
-                    let i = next.flip as usize * SLICES + next.slice as usize / 24;
-                    prefetch(&self.row_of[i]);
-                    (moves[n], nodes[n], at[n]) = (m.index() as u8, next, i as u32);
-                    n += 1;
-                }
-                for (next, at) in nodes[..n].iter().zip(&mut at[..n]) {
-                    let row = self.row_of[*at as usize];
-                    let s = (row & 63) as usize;
-                    let column = self.twist_conj[s * TWISTS + next.twist as usize] as usize;
-                    let e = (row >> 6) as usize * TWISTS + column;
-                    prefetch(&self.entries[e]);
-                    *at = (e as u32) << 4 | s as u32;
-                }
-                let mut looks = [*look; Move::COUNT];
-                for (l, &at) in looks[..n].iter_mut().zip(&at[..n]) {
-                    *l = self.decode_entry(self.entries[(at >> 4) as usize], (at & 15) as usize);
-                }
-                for i in 0..n {
-                    let m = Move::from_index(moves[i] as usize);
-                    let next = nodes[i].follow(perms, node, m);
-                    self.expand(perms, &next, &looks[i], self.after[m.index()], left - 1, leaves);
                 }
             }
         }
