@@ -166,8 +166,8 @@ pub struct CosetArgs {
     pub bound: Option<u32>,
 
     /// Bound runs: search phase 1 to this many moves (at most the bound). Each move more costs
-    /// about ten times the search: here 16 costs about 2 minutes a coset (an exact run to 16
-    /// takes 112 s), 14 about 18 s, and leaves a few more positions unreached.
+    /// about ten times the search: here 16 costs over a minute a coset (an exact run to 16
+    /// takes 69 s), 14 about 15 s, and leaves a few more positions unreached.
     #[arg(long, value_name = "S", value_parser = parse_depth, default_value_t = DEFAULT_SEARCH_TO)]
     pub search_to: u32,
 

@@ -8,7 +8,8 @@
 //! over (flip, slice) reduced by the 16 symmetries that keep H (64,430 rows) times the twist
 //! (2,187 columns), made at start by the row engine, then stored at 32 bits an entry (564 MB)
 //! with what each move does to the distance (see [`encode`]), so a node looks up only the
-//! children it follows. The permutation rides along as four-cubie coordinates ([`perm`]).
+//! children it follows, several searches interleaved so that their cache misses overlap
+//! ([`lanes`]). The permutation rides along as four-cubie coordinates ([`perm`]).
 //!
 //! [`perm`]: super::perm
 
@@ -421,7 +422,8 @@ impl Phase1 {
     /// in the order of two commuting opposite-face turns. Length 0: `start` itself when it is
     /// in H. A sequence ending in a move of H is left out: its element is one of length - 1
     /// times that move (the coset solver's passes add those). The work is split by the first
-    /// three moves, which run in parallel; each task hands over batches of places.
+    /// three moves; the tasks run on every thread, several searches interleaved in each
+    /// ([`lanes`]), and hand over batches of places.
     pub fn solutions(
         &self,
         perms: &PermTables,
