@@ -41,10 +41,13 @@ pub const STATE_BYTES: u64 = 2 * Pages::BYTES;
 /// CPU each) rather than by a pass over every page (about 2.6 CPU seconds measured here).
 const SPARSE_LIMIT: u64 = 4_000_000;
 
-/// From a set of this many elements on, both sets are written once over (see
-/// [`Pages::commit`]) before the run goes on: its extensions and searches soon touch most of
-/// their memory, which is cheaper to map in one sweep than a fault at a time.
-const COMMIT_FROM: u64 = 10_000;
+/// Runs to this depth or deeper write both sets over once before they start (see
+/// [`Pages::commit`]): their extensions and searches touch all of their memory, which is
+/// cheaper mapped in one sweep than a fault at a time, and a page read before it is written
+/// maps the shared page of zeros, whose copy at the first write flushes every core's TLB
+/// (committed only once a set held 10,000 elements, those copies were a fifth of a single
+/// coset's run at bound 20). Shorter runs hold few elements and map only what they touch.
+const COMMIT_DEPTH: u32 = 12;
 
 /// Runs that search phase 1 this deep keep their sets in huge pages: the search inserts some
 /// 10^9 elements at random, and saves more on TLB misses than the huge pages cost to map (exact
@@ -140,14 +143,13 @@ impl CosetSolver {
         [last, next]: &mut [Pages; 2],
     ) -> Result<CosetDistances, CosetError> {
         let size = COSET_SIZE;
-        let (mut counts, mut seen, mut committed) = (Vec::new(), 0u64, false);
+        let (mut counts, mut seen) = (Vec::new(), 0u64);
+        if spec.depth >= COMMIT_DEPTH {
+            last.commit();
+            next.commit();
+        }
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
-            if !committed && seen >= COMMIT_FROM {
-                committed = true;
-                last.commit();
-                next.commit();
-            }
             if depth > 0 && !last.extend_sparse(&self.layout, SPARSE_LIMIT) {
                 next.extend_from(last, &self.layout);
                 std::mem::swap(last, next);

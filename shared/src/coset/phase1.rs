@@ -52,6 +52,10 @@ pub struct Phase1 {
     one_away: Vec<(Coord, u32)>,
     /// Per twist: whether a coordinate one move from H has it (a quick first test).
     near_twist: Vec<bool>,
+    /// The coordinates two moves from H, by twist, each with the moves that take it one move
+    /// from H: those of twist t are `two_away[two_away_at[t]..two_away_at[t + 1]]`.
+    two_away: Vec<(Coord, u32)>,
+    two_away_at: Vec<u16>,
     /// Per move, the moves that may follow it in a search: one turn per face in a row, and of
     /// two opposite faces the lower first. Entry [`Move::COUNT`]: every move (none before).
     after: [u32; Move::COUNT + 1],
@@ -345,6 +349,8 @@ impl Phase1 {
             goal_slice,
             one_away: Vec::new(),
             near_twist: vec![false; TWISTS],
+            two_away: Vec::new(),
+            two_away_at: Vec::new(),
             after,
         };
         let goal = Coord { twist: 0, flip: 0, slice: goal_slice };
@@ -358,6 +364,22 @@ impl Phase1 {
                 p.near_twist[c.twist as usize] = true;
             }
         }
+        // Every coordinate two moves from H is a neighbour of one a move from H.
+        for i in 0..p.one_away.len() {
+            for m in Move::all() {
+                let c = p.apply(p.one_away[i].0, m);
+                if p.bound(c) == 2 && p.two_away.iter().all(|&(o, _)| o != c) {
+                    let toward = Move::all()
+                        .filter(|&m| p.to_h(p.apply(c, m)).is_some())
+                        .fold(0u32, |mask, m| mask | 1 << m.index());
+                    p.two_away.push((c, toward));
+                }
+            }
+        }
+        p.two_away.sort_by_key(|&(c, _)| c.twist);
+        p.two_away_at = (0..=TWISTS)
+            .map(|t| p.two_away.iter().filter(|(c, _)| (c.twist as usize) < t).count() as u16)
+            .collect();
         Ok(Some(p))
     }
 
@@ -496,9 +518,19 @@ impl Phase1 {
         self.one_away.iter().find(|(o, _)| *o == c).map(|&(_, to_h)| to_h)
     }
 
-    /// The last two moves from `node`, by the moves in `allowed`: the first to one of the few
-    /// coordinates one move from H, the second out of H's moves into H. `node`'s permutation is
-    /// `from` after the move `via` (made only when a solution needs it).
+    /// The moves that take a coordinate two moves from H one move from H (none for any other
+    /// coordinate).
+    #[inline(always)]
+    fn toward_h(&self, c: Coord) -> u32 {
+        let t = c.twist as usize;
+        let range = self.two_away_at[t] as usize..self.two_away_at[t + 1] as usize;
+        self.two_away[range].iter().find(|(o, _)| *o == c).map_or(0, |&(_, toward)| toward)
+    }
+
+    /// The last two moves from `node`, by the moves in `allowed` and `first`: the first to one
+    /// of the few coordinates one move from H, the second out of H's moves into H. `node`'s
+    /// permutation is `from` after the move `via` (made only when a solution needs it).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn last_two(
         &self,
@@ -507,10 +539,11 @@ impl Phase1 {
         from: &Perm,
         via: Option<Move>,
         allowed: u32,
+        first: u32,
         leaves: &mut Leaves,
     ) {
         let mut perm = None;
-        for m in moves_in(allowed) {
+        for m in moves_in(allowed & first) {
             if !self.near_twist[self.twist_move[node.twist as usize][m.index()] as usize] {
                 continue;
             }
@@ -551,14 +584,16 @@ impl Phase1 {
                     }
                 }
             }
-            2 => self.last_two(perms, node, &node.perm, None, allowed, leaves),
+            2 => self.last_two(perms, node, &node.perm, None, allowed, ALL_MOVES, leaves),
             _ => {
                 // The children worth following are two moves from H, and the last two moves
-                // need no table: the children are not looked up.
+                // need no table: the children are not looked up, only found among the few
+                // coordinates two moves from H.
                 debug_assert_eq!(left, 3, "deeper nodes are the lanes' work");
                 for m in moves_in(self.worth_following(look, allowed, 2)) {
                     let next = self.step(perms, node, m);
-                    self.last_two(perms, &next, &node.perm, Some(m), self.after[m.index()], leaves);
+                    let first = self.toward_h(next.coord());
+                    self.last_two(perms, &next, &node.perm, Some(m), self.after[m.index()], first, leaves);
                 }
             }
         }
@@ -828,6 +863,39 @@ mod tests {
                 assert!(p.one_away.iter().any(|&(o, _)| o == n), "{n:?}");
             }
         }
+    }
+
+    /// The coordinates two moves from H are those a search over coordinates finds at depth 2,
+    /// each with exactly the moves that take it to depth 1.
+    #[test]
+    fn two_moves_from_h_are_what_a_search_finds() {
+        let p = Phase1::new().unwrap();
+        let goal = Coord { twist: 0, flip: 0, slice: p.goal_slice };
+        let level = |from: &[Coord], seen: &mut Vec<Coord>| {
+            let mut next = Vec::new();
+            for &c in from {
+                for n in Move::all().map(|m| p.apply(c, m)) {
+                    if !seen.contains(&n) {
+                        seen.push(n);
+                        next.push(n);
+                    }
+                }
+            }
+            next
+        };
+        let mut seen = vec![goal];
+        let one = level(&[goal], &mut seen);
+        let two = level(&one, &mut seen);
+        assert_eq!(two.len(), p.two_away.len());
+        for &c in &two {
+            let toward = Move::all()
+                .filter(|&m| one.contains(&p.apply(c, m)))
+                .fold(0u32, |mask, m| mask | 1 << m.index());
+            assert!(toward != 0);
+            assert_eq!(p.toward_h(c), toward, "{c:?}");
+        }
+        assert_eq!(p.toward_h(goal), 0);
+        assert!(one.iter().all(|&c| p.toward_h(c) == 0));
     }
 
     /// The distance table is neighbour-consistent, and each entry's moves agree with it: a coordinate at distance d > 0 has a move
