@@ -233,6 +233,18 @@ impl std::fmt::Display for CosetSpec {
     }
 }
 
+/// Asks for the cache line holding `r`.
+#[inline(always)]
+pub(crate) fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and the address is a valid reference.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 /// A job spec that is not a coset job's.
 #[derive(Debug, thiserror::Error)]
 #[error("not a coset job: {0}")]

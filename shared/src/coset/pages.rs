@@ -23,6 +23,7 @@
 //! the source page, permuted alike in every block, so six of the ten moves read 48 contiguous
 //! bytes where the other four gather.
 
+use super::prefetch;
 use crate::coord::rank::perm_rank;
 use crate::cube::{Cube, Move, MoveSet};
 use crate::space::kociemba::{corners_of, edge_ranks, edges_of};
@@ -360,18 +361,6 @@ impl SharedPages<'_> {
             }
         }
     }
-}
-
-/// Asks for the cache line holding `byte`.
-#[inline(always)]
-fn prefetch(byte: &AtomicU8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it reads nothing and the address is a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(byte.as_ptr() as *const i8);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = byte;
 }
 
 fn count_page(page: &[u8]) -> u32 {

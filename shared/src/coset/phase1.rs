@@ -617,18 +617,6 @@ struct Lookup {
     level: u32,
 }
 
-/// Asks for the cache line holding `r`.
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint; it reads nothing and the address is a valid reference.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((r as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
 /// An entry: the distance in bits 24..28, and per face f a nibble at bits 4f..4f+4 for its
 /// three turns (clockwise, half, counter-clockwise), whose effects on the distance differ by
 /// at most one (one turns into another by a turn of the same face). Bit 3 set: the turns keep

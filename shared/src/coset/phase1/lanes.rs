@@ -8,9 +8,10 @@
 //! one step and hands over to the next lane, so by the time it comes back its memory has
 //! arrived: with `LANES` lanes about that many nodes' lookups are in flight at once.
 
-use super::{moves_in, prefetch, Leaves, Lookup, Node, Phase1, SLICES, TWISTS};
+use super::{moves_in, Leaves, Lookup, Node, Phase1, SLICES, TWISTS};
 use crate::coset::pages::Place;
 use crate::coset::perm::PermTables;
+use crate::coset::prefetch;
 use crate::cube::Move;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
