@@ -3,10 +3,12 @@
 //!
 //! A node's children are looked up in three steps: the row of each child's (flip, slice)
 //! coordinate, then its entry, then the entry decoded; each step reads what the one before
-//! asked for (a prefetch). One search alone spends most of its time waiting for those two
+//! asked for (a prefetch). One search alone spends much of its time waiting for those two
 //! misses, since a node's children are known only once its own entry is read. A lane takes
-//! one step and hands over to the next lane, so by the time it comes back its memory has
-//! arrived: with `LANES` lanes about that many nodes' lookups are in flight at once.
+//! one step and hands over to the next lane, so that its memory arrives while the others
+//! work and the lanes' misses are in flight together. The search to 15 alone took 6.9 to
+//! 7.3 CPU s with 8 lanes, against 10.3 to 12.7 s for one search whose nodes prefetched
+//! their children's lookups together.
 
 use super::{moves_in, Leaves, Lookup, Node, Phase1, SLICES, TWISTS};
 use crate::coset::pages::Place;
