@@ -50,6 +50,8 @@ const STRIDE: usize = PAGE_BYTES + 8;
 /// Pages in an orbit of <U, D>.
 const ORBIT: usize = 16;
 const LOW: u32 = 0xfff;
+/// Elements a step of [`Pages::extend_sparse`] moves at once (ten places each).
+const SPARSE_CHUNK: usize = 64;
 
 /// The index of H as pages, groups and bits, and what H's moves do to it.
 pub struct Layout {
@@ -77,6 +79,9 @@ pub struct Layout {
     /// The moves of H in the order the pass reads them: five that exchange the halves and keep
     /// the slots, two that keep both, three that exchange the halves and permute the slots.
     moves: [Move; 10],
+    /// Per move, per parity of a slice permutation: the slot of its product with the move, by
+    /// its slot (what [`Layout::moved`] reads to move one element without making it).
+    slot_moves: [[[u8; 12]; 2]; 10],
     /// The tables as a pass's kernel reads them.
     kernel: Kernel,
 }
@@ -231,6 +236,11 @@ impl Layout {
             .iter()
             .map(|&c| std::array::from_fn(|i| page_of_corner[corner_after(c as usize, moves[i])]))
             .collect();
+        let slot_moves = moves.map(|m| {
+            std::array::from_fn(|parity| {
+                std::array::from_fn(|b| slot_of[slice_after(slice_in_slot[parity][b] as usize, m)])
+            })
+        });
         let kernel = Kernel::new(&sources, &slot_maps);
         Layout {
             page_of_corner,
@@ -245,8 +255,26 @@ impl Layout {
             slice_in_slot,
             slot_maps,
             moves,
+            slot_moves,
             kernel,
         }
+    }
+
+    /// Where the element at bit `index` of `page` is taken by the `k`-th of [`Layout::moves`]:
+    /// the place of its product with the move, from the tables the pass reads.
+    #[inline]
+    pub fn moved(&self, page: u16, index: u32, k: usize) -> Place {
+        let (group, bit) = ((index / 24) as usize, index % 24);
+        let (odd, slot) = (bit >= 12, (bit % 12) as usize);
+        let parity = (self.page_odd[page as usize] ^ odd) as usize;
+        // Moves 5 and 6 keep a U/D-edge permutation's parity; the other eight change it.
+        let odd_after = odd ^ !(5..7).contains(&k);
+        Place::new(
+            self.neighbours[page as usize][k],
+            self.sources[group][k] / 3,
+            odd_after,
+            self.slot_moves[k][parity][slot],
+        )
     }
 
     /// The moves of H.
@@ -426,31 +454,35 @@ impl Pages {
         if self.count() > limit {
             return false;
         }
-        let mut elements = Vec::with_capacity(self.count() as usize);
-        for (p, &count) in self.counts.iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            let page = self.page(p);
-            for (w, chunk) in page[..PAGE_BYTES].chunks_exact(8).enumerate() {
-                let mut bits = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-                while bits != 0 {
-                    elements.push((p as u16, 64 * w as u32 + bits.trailing_zeros()));
-                    bits &= bits - 1;
-                }
-            }
-        }
-        let places: Vec<Place> = elements
-            .par_chunks(4096)
-            .flat_map_iter(|chunk| {
-                chunk.iter().flat_map(|&(p, i)| {
-                    let y = layout.element(p, i);
-                    layout.moves().map(|m| layout.place(&y.compose(m.cube())))
+        // The elements first, page by page: the set grows in place.
+        let bits = &self.bits;
+        let elements: Vec<(u16, u32)> = (0..PAGES)
+            .into_par_iter()
+            .filter(|&p| self.counts[p] != 0)
+            .flat_map_iter(|p| {
+                let page = &bits[p * STRIDE..p * STRIDE + PAGE_BYTES];
+                page.chunks_exact(8).enumerate().flat_map(move |(w, chunk)| {
+                    let mut bits = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+                    std::iter::from_fn(move || {
+                        (bits != 0).then(|| {
+                            let b = bits.trailing_zeros();
+                            bits &= bits - 1;
+                            (p as u16, 64 * w as u32 + b)
+                        })
+                    })
                 })
             })
             .collect();
-        // On both threads: the first elements of a set fault in most of its memory.
-        self.fill(|set| places.par_chunks(4096).for_each(|chunk| set.insert(chunk)));
+        // Then their products with the moves, a few hundred at a time so that the inserts'
+        // prefetches stay in cache; on both threads, since the first elements of a set fault
+        // in most of its memory.
+        self.fill(|set| {
+            elements.par_chunks(SPARSE_CHUNK).for_each_init(Vec::new, |places, chunk| {
+                places.clear();
+                places.extend(chunk.iter().flat_map(|&(p, i)| (0..10).map(move |k| layout.moved(p, i, k))));
+                set.insert(places);
+            })
+        });
         true
     }
 
@@ -604,6 +636,20 @@ mod tests {
             assert_eq!((p.page, 8 * p.byte as u32 + p.bit as u32), (123, index));
         }
         assert!(seen.len() > 2900);
+    }
+
+    #[test]
+    fn moving_a_place_is_moving_its_element() {
+        let layout = Layout::new();
+        let mut rng = SplitMix64::new(3);
+        for _ in 0..3000 {
+            let y = random_element(&layout, &mut rng);
+            let p = layout.place(&y);
+            let index = 8 * p.byte as u32 + p.bit as u32;
+            for (k, m) in layout.moves().iter().enumerate() {
+                assert_eq!(layout.moved(p.page, index, k), layout.place(&y.compose(m.cube())));
+            }
+        }
     }
 
     #[test]
