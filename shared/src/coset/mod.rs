@@ -33,16 +33,16 @@ use std::sync::Mutex;
 /// Positions in a coset: |H| = 8!·8!·4!/2.
 pub const COSET_SIZE: u64 = PAGES as u64 * PAGE_BITS as u64;
 
-/// Bytes of the bit arrays a run of one coset holds: two bits per element of H (the last
-/// depth's set and the next one's).
-pub const STATE_BYTES: u64 = 2 * Pages::BYTES;
+/// Bytes of the bit array a run of one coset holds at most: a bit per element of H, and the
+/// pages of the last depth's set that a pass still reads (see [`Pages::extend`]).
+pub const STATE_BYTES: u64 = Pages::BYTES;
 
 /// Sets of at most this many elements are extended element by element (0.4 CPU microseconds
 /// each, with a scan of the set's pages for them) rather than by a pass over every page (about
 /// 2.5 CPU seconds, measured here).
 const SPARSE_LIMIT: u64 = 4_000_000;
 
-/// Runs to this depth or deeper write both sets over once before they start (see
+/// Runs to this depth or deeper write their set over once before they start (see
 /// [`Pages::commit`]): their extensions and searches touch all of their memory, which is
 /// cheaper mapped in one sweep than a fault at a time, and a page read before it is written
 /// maps the shared page of zeros, whose copy at the first write flushes every core's TLB
@@ -93,8 +93,8 @@ pub struct CosetSolver {
     layout: Layout,
     phase1: Phase1,
     perms: PermTables,
-    /// Bit arrays of finished runs, cleared, for the next run: clearing 4.9 GB costs less than
-    /// mapping it afresh (see [`Pages::new`]).
+    /// Bit arrays of finished runs, for the next run: clearing one costs less than mapping it
+    /// afresh (see [`Pages::new`]), and is left to the run that reuses it.
     spare: Mutex<Vec<Pages>>,
 }
 
@@ -120,20 +120,17 @@ impl CosetSolver {
         progress: &Progress,
     ) -> Result<CosetDistances, CosetError> {
         let huge = spec.search_to >= HUGE_FROM_SEARCH;
-        let mut sets = [self.spare_pages(huge)?, self.spare_pages(huge)?];
-        let result = self.run(rep, spec, progress, &mut sets);
-        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
-        for mut pages in sets {
-            pages.clear();
-            spare.push(pages);
-        }
-        result
-    }
-
-    /// A cleared set left by an earlier run, or a new one.
-    fn spare_pages(&self, huge: bool) -> std::io::Result<Pages> {
         let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        spare.map_or_else(|| Pages::new(huge), Ok)
+        let mut set = match spare {
+            Some(mut set) => {
+                set.clear();
+                set
+            }
+            None => Pages::new(huge)?,
+        };
+        let result = self.run(rep, spec, progress, &mut set);
+        self.spare.lock().unwrap_or_else(|e| e.into_inner()).push(set);
+        result
     }
 
     fn run(
@@ -141,24 +138,22 @@ impl CosetSolver {
         rep: &Cube,
         spec: CosetSpec,
         progress: &Progress,
-        [last, next]: &mut [Pages; 2],
+        set: &mut Pages,
     ) -> Result<CosetDistances, CosetError> {
         let size = COSET_SIZE;
         let (mut counts, mut seen) = (Vec::new(), 0u64);
         if spec.depth >= COMMIT_DEPTH {
-            last.commit();
-            next.commit();
+            set.commit();
         }
         for depth in 0..=spec.depth {
             progress.depth.store(depth, Ordering::Relaxed);
-            if depth > 0 && !last.extend_sparse(&self.layout, SPARSE_LIMIT) {
-                next.extend_from(last, &self.layout);
-                std::mem::swap(last, next);
+            if depth > 0 {
+                set.extend(&self.layout, SPARSE_LIMIT);
             }
             if depth <= spec.search_to {
-                self.add_phase1(rep, depth, last);
+                self.add_phase1(rep, depth, set);
             }
-            let total = last.count();
+            let total = set.count();
             counts.push(total - seen);
             seen = total;
             if seen == size {
@@ -174,7 +169,7 @@ impl CosetSolver {
                     search_to: spec.search_to,
                 });
             }
-            last.for_each_missing(|index| unreached.push(index));
+            set.for_each_missing(|index| unreached.push(index));
         }
         Ok(CosetDistances { counts, beyond: size - seen, unreached })
     }

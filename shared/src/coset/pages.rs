@@ -30,7 +30,8 @@ use crate::space::kociemba::{corners_of, edge_ranks, edges_of};
 use memmap2::MmapMut;
 use rayon::prelude::*;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 mod pass;
 
@@ -50,6 +51,8 @@ const STRIDE: usize = PAGE_BYTES + 8;
 /// Pages in an orbit of <U, D>.
 const ORBIT: usize = 16;
 const LOW: u32 = 0xfff;
+/// An empty page, as a pass reads one.
+static ZEROS: [u8; STRIDE] = [0; STRIDE];
 /// Elements a step of [`Pages::extend_sparse`] moves at once (ten places each).
 const SPARSE_CHUNK: usize = 64;
 
@@ -84,6 +87,11 @@ pub struct Layout {
     slot_moves: [[[u8; 12]; 2]; 10],
     /// The tables as a pass's kernel reads them.
     kernel: Kernel,
+    /// Orbits of pages in the order a pass makes them (see [`Pages::extend`]).
+    pass_order: Vec<u16>,
+    /// Per page: how many pages of the next set a pass makes from it (itself and the pages it
+    /// is a neighbour of).
+    readers: Vec<u8>,
 }
 
 /// Where an element of H is: page, byte within the page, bit within the byte.
@@ -232,7 +240,7 @@ impl Layout {
             corner_of_page[p] = c as u16;
         }
         let page_odd = corner_of_page.iter().map(|&c| parity8(c as usize)).collect();
-        let neighbours = corner_of_page
+        let neighbours: Vec<[u16; 10]> = corner_of_page
             .iter()
             .map(|&c| std::array::from_fn(|i| page_of_corner[corner_after(c as usize, moves[i])]))
             .collect();
@@ -242,6 +250,13 @@ impl Layout {
             })
         });
         let kernel = Kernel::new(&sources, &slot_maps);
+        let pass_order = pass_order(&neighbours);
+        let mut readers = vec![1u8; PAGES];
+        for from in &neighbours {
+            for &q in from {
+                readers[q as usize] += 1;
+            }
+        }
         Layout {
             page_of_corner,
             corner_of_page,
@@ -257,6 +272,8 @@ impl Layout {
             moves,
             slot_moves,
             kernel,
+            pass_order,
+            readers,
         }
     }
 
@@ -356,15 +373,49 @@ fn orbit_order(n: usize, after: impl Fn(usize, Move) -> usize, u: Move, d: Move)
     position
 }
 
-/// A set of elements of H: one bit each, and each page's count of set bits.
+/// The orbits of pages in breadth-first order over the moves that join them, from orbit 0: a
+/// pass that makes them in this order finishes with each page of the last set soon after its
+/// first use, and holds at most 1.18 sets at once (1.61 in the orbits' own order).
+fn pass_order(neighbours: &[[u16; 10]]) -> Vec<u16> {
+    let orbits = PAGES / ORBIT;
+    let mut seen = vec![false; orbits];
+    let mut order = vec![0u16];
+    seen[0] = true;
+    let mut i = 0;
+    while i < order.len() {
+        let o = order[i] as usize;
+        let mut joined: Vec<u16> =
+            neighbours[o * ORBIT..(o + 1) * ORBIT].iter().flatten().map(|&q| q / ORBIT as u16).collect();
+        joined.sort_unstable();
+        for w in joined {
+            if !std::mem::replace(&mut seen[w as usize], true) {
+                order.push(w);
+            }
+        }
+        i += 1;
+    }
+    assert_eq!(order.len(), orbits, "H's moves join every orbit of pages");
+    order
+}
+
+/// A set of elements of H: one bit each, held page by page in *slots* of a mapping with room for
+/// two sets. A pass ([`Pages::extend`]) writes each new page to a free slot and frees a page's
+/// old slot once every page made from it is made, so a run touches only the slots it needs at
+/// once (about 1.18 sets) and reuses them from depth to depth.
 pub struct Pages {
-    bits: MmapMut,
+    memory: MmapMut,
+    /// Per page: its slot.
+    slot: Vec<u32>,
+    /// Per page: its elements.
     counts: Vec<u32>,
+    /// Slots holding no page, the most recently freed last.
+    free: Vec<u32>,
 }
 
 /// A set that several threads add elements to (see [`Pages::fill`]).
 pub struct SharedPages<'a> {
     bits: &'a [AtomicU8],
+    slot: &'a [u32],
     /// Per page: whether an element was added (its count is redone afterwards).
     touched: &'a [AtomicBool],
 }
@@ -374,7 +425,7 @@ impl SharedPages<'_> {
     /// misses overlap instead of each waiting behind the previous atomic write; a bit already
     /// set costs a plain read.
     pub fn insert(&self, places: &[Place]) {
-        let at = |p: &Place| p.page as usize * STRIDE + p.byte as usize;
+        let at = |p: &Place| self.slot[p.page as usize] as usize * STRIDE + p.byte as usize;
         for p in places {
             prefetch(&self.bits[at(p)]);
         }
@@ -399,42 +450,60 @@ fn count_page(page: &[u8]) -> u32 {
 }
 
 impl Pages {
+    /// Slots the mapping has room for: two sets (a pass holds at most 1.18, see
+    /// [`Pages::extend`]; the rest is never touched, so it costs address space only).
+    const SLOTS: usize = 2 * PAGES;
+
+    /// Bytes a set's slots come to at most: one set and a fifth (the pass's 1.18, see
+    /// `passes_hold_under_a_set_and_a_fifth`).
+    pub const BYTES: u64 = ((PAGES + PAGES / 5) * STRIDE) as u64;
+
     /// An empty set, its memory mapped lazily: in huge pages if `huge`, else in 4 KiB pages.
     /// First touched memory is slow on this machine's virtual machine, and slower in huge pages
     /// (4 GiB written a byte per 4 KiB took 5.5 to 9 system seconds advised into huge pages
     /// against 2 without, measured with a small C program); a pass's reads stay within a few
     /// 60 KB pages at a time, which the TLB covers either way, but a deep phase-1 search's
-    /// inserts land anywhere. A run writes its sets over once ([`Pages::commit`]) before they
-    /// grow, and a process that solves several cosets clears and reuses them.
+    /// inserts land anywhere. A run writes its set over once ([`Pages::commit`]) before it
+    /// grows, and a process that solves several cosets clears and reuses it.
     pub fn new(huge: bool) -> io::Result<Self> {
-        let bits = MmapMut::map_anon(PAGES * STRIDE)?;
+        let memory = MmapMut::map_anon(Self::SLOTS * STRIDE)?;
         #[cfg(target_os = "linux")]
         if huge {
-            let _ = bits.advise(memmap2::Advice::HugePage);
+            let _ = memory.advise(memmap2::Advice::HugePage);
         }
         #[cfg(not(target_os = "linux"))]
         let _ = huge;
-        Ok(Pages { bits, counts: vec![0; PAGES] })
+        Ok(Pages {
+            memory,
+            slot: (0..PAGES as u32).collect(),
+            counts: vec![0; PAGES],
+            free: (PAGES as u32..Self::SLOTS as u32).rev().collect(),
+        })
     }
 
     /// Makes the set empty, keeping its memory mapped.
     pub fn clear(&mut self) {
-        let counts = &mut self.counts;
-        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter_mut()).for_each(|(page, count)| {
+        let memory = SlotMemory::of(&mut self.memory);
+        self.slot.par_iter().zip(self.counts.par_iter_mut()).for_each(|(&slot, count)| {
             if *count != 0 {
-                page.fill(0);
+                // SAFETY: each page has its own slot.
+                let page = unsafe { memory.slot_mut(slot) };
+                page[..PAGE_BYTES].fill(0);
                 *count = 0;
             }
         });
     }
 
-    /// Maps the whole set, in parallel, by writing a byte of every 4 KiB (the byte it holds).
+    /// Maps the set's slots, in parallel, by writing a byte of every 4 KiB (the byte it holds).
     /// Memory first read maps a shared page of zeros, which the first write then copies and
     /// flushes from every core's TLB (a costly interrupt on a virtual machine): a set about to
-    /// grow is cheaper written over once, before anything reads it.
+    /// grow is cheaper written over once, before anything reads it. (A pass writes the slots it
+    /// takes before it reads them.)
     pub fn commit(&mut self) {
-        let counts = &self.counts;
-        self.bits.par_chunks_mut(STRIDE).zip(counts.par_iter()).for_each(|(page, &count)| {
+        let memory = SlotMemory::of(&mut self.memory);
+        self.slot.par_iter().zip(self.counts.par_iter()).for_each(|(&slot, &count)| {
+            // SAFETY: each page has its own slot.
+            let page = unsafe { memory.slot_mut(slot) };
             for byte in page.iter_mut().step_by(4096) {
                 if count == 0 {
                     *byte = 0;
@@ -447,21 +516,25 @@ impl Pages {
         });
     }
 
-    /// Adds to the set every element times each of H's moves, in place, for a set small enough
-    /// that visiting its elements one by one costs less than a pass over every page. Returns
-    /// whether it did (false: the set is too big, nothing changed).
-    pub fn extend_sparse(&mut self, layout: &Layout, limit: u64) -> bool {
-        if self.count() > limit {
-            return false;
+    /// Adds to the set every element times each of H's moves, in place: element by element
+    /// while it holds at most `sparse_limit` elements (cheaper than a pass over every page),
+    /// else by a pass.
+    pub fn extend(&mut self, layout: &Layout, sparse_limit: u64) {
+        if self.count() <= sparse_limit {
+            self.extend_sparse(layout);
+        } else {
+            self.extend_dense(layout);
         }
+    }
+
+    /// [`Pages::extend`] element by element.
+    fn extend_sparse(&mut self, layout: &Layout) {
         // The elements first, page by page: the set grows in place.
-        let bits = &self.bits;
         let elements: Vec<(u16, u32)> = (0..PAGES)
             .into_par_iter()
             .filter(|&p| self.counts[p] != 0)
             .flat_map_iter(|p| {
-                let page = &bits[p * STRIDE..p * STRIDE + PAGE_BYTES];
-                page.chunks_exact(8).enumerate().flat_map(move |(w, chunk)| {
+                self.page(p)[..PAGE_BYTES].chunks_exact(8).enumerate().flat_map(move |(w, chunk)| {
                     let mut bits = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
                     std::iter::from_fn(move || {
                         (bits != 0).then(|| {
@@ -483,35 +556,108 @@ impl Pages {
                 set.insert(places);
             })
         });
-        true
     }
 
-    /// Bytes of the bit array.
-    pub const BYTES: u64 = (PAGES * STRIDE) as u64;
+    /// [`Pages::extend`] by a pass: each page of the new set made from its own page and its ten
+    /// neighbours in the old one, orbit by orbit in the layout's pass order, into a free slot.
+    /// An old page's slot is freed once the pages made from it are made. Pages whose sources
+    /// are all empty or all full, and groups full in the old set, are written without reading
+    /// the rest.
+    fn extend_dense(&mut self, layout: &Layout) {
+        let memory = SlotMemory::of(&mut self.memory);
+        let (old_slot, old_counts) = (&self.slot, &self.counts);
+        let readers: Vec<AtomicU8> = layout.readers.iter().map(|&r| AtomicU8::new(r)).collect();
+        let new_slot: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(u32::MAX)).collect();
+        let new_counts: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(0)).collect();
+        let free = Mutex::new(std::mem::take(&mut self.free));
+        let taken = AtomicUsize::new(0);
+        // SAFETY (every `slot` and `slot_mut` below): an old page's slot is read only while
+        // pages made from it are being made, and freed (so written again) only after; a slot
+        // taken from the free list belongs to the page it is taken for alone.
+        // An empty page is read as the page of zeros, not from its slot: memory never written
+        // would map the kernel's shared page of zeros, whose copy at the slot's next write
+        // flushes every core's TLB (see [`Pages::commit`]).
+        let old = |q: u16| match old_counts[q as usize] {
+            0 => &ZEROS[..],
+            _ => unsafe { memory.slot(old_slot[q as usize]) },
+        };
+        rayon::broadcast(|_| {
+            let mut done = Vec::new();
+            loop {
+                let i = taken.fetch_add(1, Ordering::Relaxed);
+                let Some(&orbit) = layout.pass_order.get(i) else { break };
+                let pages = orbit as usize * ORBIT..(orbit as usize + 1) * ORBIT;
+                let slots: Vec<u32> = {
+                    let mut free = free.lock().unwrap_or_else(|e| e.into_inner());
+                    (0..ORBIT).map(|_| free.pop().expect("free slots for a pass")).collect()
+                };
+                for (p, &slot) in pages.clone().zip(&slots) {
+                    let dst = unsafe { memory.slot_mut(slot) };
+                    let from = &layout.neighbours[p];
+                    let all = |n: u32| from.iter().all(|&q| old_counts[q as usize] == n);
+                    let count = if old_counts[p] == PAGE_BITS || all(PAGE_BITS) {
+                        // A set grows: what was full stays full.
+                        dst[..PAGE_BYTES].fill(u8::MAX);
+                        PAGE_BITS
+                    } else if old_counts[p] == 0 && all(0) {
+                        dst[..PAGE_BYTES].fill(0);
+                        0
+                    } else {
+                        // The page made next on this thread, if it is in this orbit (its
+                        // sources are still held either way), for the kernel's prefetches.
+                        let next = layout.neighbours[if p + 1 < pages.end { p + 1 } else { p }].map(old);
+                        extend_page(dst, &from.map(old), old(p as u16), layout, layout.page_odd[p], &next)
+                    };
+                    new_slot[p].store(slot, Ordering::Relaxed);
+                    new_counts[p].store(count, Ordering::Relaxed);
+                }
+                done.clear();
+                for p in pages {
+                    for q in std::iter::once(p as u16).chain(layout.neighbours[p]) {
+                        if readers[q as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                            done.push(old_slot[q as usize]);
+                        }
+                    }
+                }
+                free.lock().unwrap_or_else(|e| e.into_inner()).extend_from_slice(&done);
+            }
+        });
+        self.free = free.into_inner().unwrap_or_else(|e| e.into_inner());
+        self.slot = new_slot.into_iter().map(AtomicU32::into_inner).collect();
+        self.counts = new_counts.into_iter().map(AtomicU32::into_inner).collect();
+    }
 
     /// Elements in the set.
     pub fn count(&self) -> u64 {
         self.counts.iter().map(|&c| c as u64).sum()
     }
 
+    /// The bytes of page `p`.
     fn page(&self, p: usize) -> &[u8] {
-        &self.bits[p * STRIDE..(p + 1) * STRIDE]
+        let at = self.slot[p] as usize * STRIDE;
+        &self.memory[at..at + STRIDE]
+    }
+
+    fn page_mut(&mut self, p: usize) -> &mut [u8] {
+        let at = self.slot[p] as usize * STRIDE;
+        &mut self.memory[at..at + STRIDE]
     }
 
     /// Runs `f` with a view through which several threads add elements at once, then
     /// recounts the pages they added to.
     pub fn fill<R>(&mut self, f: impl FnOnce(&SharedPages) -> R) -> R {
         let touched: Vec<AtomicBool> = (0..PAGES).map(|_| AtomicBool::new(false)).collect();
-        let bytes: &mut [u8] = &mut self.bits;
+        let bytes: &mut [u8] = &mut self.memory;
         // SAFETY: the exclusive borrow is turned into a shared atomic view of the same memory
         // for the view's lifetime (AtomicU8 has u8's layout), so no other access exists
         // meanwhile.
         let bits = unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr() as *const AtomicU8, bytes.len()) };
-        let result = f(&SharedPages { bits, touched: &touched });
-        let bits = &self.bits;
+        let result = f(&SharedPages { bits, slot: &self.slot, touched: &touched });
+        let (memory, slot) = (&self.memory, &self.slot);
         self.counts.par_iter_mut().zip(touched.par_iter()).enumerate().for_each(|(p, (c, t))| {
             if t.load(Ordering::Relaxed) {
-                *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]);
+                let at = slot[p] as usize * STRIDE;
+                *c = count_page(&memory[at..at + STRIDE]);
             }
         });
         result
@@ -521,8 +667,8 @@ impl Pages {
     pub fn insert(&mut self, places: &[Place]) -> u64 {
         let mut new = 0;
         for p in places {
-            let byte = &mut self.bits[p.page as usize * STRIDE + p.byte as usize];
             let mask = 1u8 << p.bit;
+            let byte = &mut self.page_mut(p.page as usize)[p.byte as usize];
             if *byte & mask == 0 {
                 *byte |= mask;
                 self.counts[p.page as usize] += 1;
@@ -534,52 +680,14 @@ impl Pages {
 
     /// Whether an element is in the set.
     pub fn contains(&self, p: Place) -> bool {
-        self.bits[p.page as usize * STRIDE + p.byte as usize] >> p.bit & 1 == 1
-    }
-
-    /// Makes `self` the set `source U source . M_H` (every element of `source`, and each times
-    /// each of H's ten moves). Pages whose sources are all empty or all full, and groups full in
-    /// `source`, are written without reading the rest.
-    pub fn extend_from(&mut self, source: &Pages, layout: &Layout) {
-        let src_counts = &source.counts;
-        let src_bits = &source.bits[..];
-        self.bits.par_chunks_mut(ORBIT * STRIDE).zip(self.counts.par_chunks_mut(ORBIT)).enumerate().for_each(
-            |(orbit, (chunk, counts))| {
-                for (k, (dst, count)) in chunk.chunks_mut(STRIDE).zip(counts.iter_mut()).enumerate() {
-                    let p = orbit * ORBIT + k;
-                    let from = &layout.neighbours[p];
-                    let empty = from.iter().all(|&q| src_counts[q as usize] == 0);
-                    if src_counts[p] == PAGE_BITS {
-                        // A set grows: what was full stays full.
-                        dst[..PAGE_BYTES].fill(u8::MAX);
-                        *count = PAGE_BITS;
-                    } else if empty && src_counts[p] == 0 {
-                        if *count != 0 {
-                            dst[..PAGE_BYTES].fill(0);
-                            *count = 0;
-                        }
-                    } else if from.iter().all(|&q| src_counts[q as usize] == PAGE_BITS) {
-                        dst[..PAGE_BYTES].fill(u8::MAX);
-                        *count = PAGE_BITS;
-                    } else {
-                        let page = |q: u16| &src_bits[q as usize * STRIDE..(q as usize + 1) * STRIDE];
-                        let own = page(p as u16);
-                        let next = layout.neighbours[(p + 1) % PAGES].map(page);
-                        *count = extend_page(dst, &from.map(page), own, layout, layout.page_odd[p], &next);
-                    }
-                }
-            },
-        );
+        self.page(p.page as usize)[p.byte as usize] >> p.bit & 1 == 1
     }
 
     /// Recounts every page (for a caller that wrote bits directly).
     #[cfg(test)]
     fn recount(&mut self) {
-        let bits = &self.bits;
-        self.counts
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(p, c)| *c = count_page(&bits[p * STRIDE..(p + 1) * STRIDE]));
+        let counts: Vec<u32> = (0..PAGES).into_par_iter().map(|p| count_page(self.page(p))).collect();
+        self.counts = counts;
     }
 
     /// Calls `f` with the index (page x 483,840 + bit) of every element of H not in the set, in
@@ -599,6 +707,44 @@ impl Pages {
                 }
             }
         }
+    }
+}
+
+/// A set's mapping as slots that threads write at once, each its own (a pass's, a clear's):
+/// the callers say which slots are whose.
+#[derive(Clone, Copy)]
+struct SlotMemory(*mut u8);
+
+// SAFETY: the pointer is a mapping that outlives every use (the borrow in `of`), and callers of
+// the unsafe accessors keep threads to disjoint slots.
+unsafe impl Send for SlotMemory {}
+unsafe impl Sync for SlotMemory {}
+
+impl SlotMemory {
+    fn of(memory: &mut MmapMut) -> Self {
+        assert_eq!(memory.len(), Pages::SLOTS * STRIDE);
+        SlotMemory(memory.as_mut_ptr())
+    }
+
+    /// Slot `slot`'s bytes.
+    ///
+    /// # Safety
+    /// No thread writes the slot meanwhile.
+    unsafe fn slot<'a>(self, slot: u32) -> &'a [u8] {
+        assert!((slot as usize) < Pages::SLOTS);
+        // SAFETY: inside the mapping (asserted); the caller rules out writers.
+        unsafe { std::slice::from_raw_parts(self.0.add(slot as usize * STRIDE), STRIDE) }
+    }
+
+    /// Slot `slot`'s bytes, to write.
+    ///
+    /// # Safety
+    /// No other thread reads or writes the slot meanwhile.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot_mut<'a>(self, slot: u32) -> &'a mut [u8] {
+        assert!((slot as usize) < Pages::SLOTS);
+        // SAFETY: inside the mapping (asserted); the caller rules out other access.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(slot as usize * STRIDE), STRIDE) }
     }
 }
 
@@ -662,14 +808,67 @@ mod tests {
         let mut expected: HashSet<Cube> =
             elements.iter().flat_map(|y| layout.moves().map(|m| y.compose(m.cube()))).collect();
         expected.extend(&elements);
-        let mut next = Pages::new(false).unwrap();
-        next.extend_from(&source, &layout);
-        assert_eq!(next.count(), expected.len() as u64);
-        assert!(expected.iter().all(|y| next.contains(layout.place(y))));
-        // Element by element, in place: the same set.
-        assert!(source.extend_sparse(&layout, u64::MAX));
-        assert_eq!(source.count(), expected.len() as u64);
-        assert!(expected.iter().all(|y| source.contains(layout.place(y))));
+        // By a pass, and element by element: the same set.
+        let mut sparse = Pages::new(false).unwrap();
+        sparse.insert(&elements.iter().map(|y| layout.place(y)).collect::<Vec<_>>());
+        source.extend(&layout, 0);
+        sparse.extend(&layout, u64::MAX);
+        for set in [&source, &sparse] {
+            assert_eq!(set.count(), expected.len() as u64);
+            assert!(expected.iter().all(|y| set.contains(layout.place(y))));
+        }
+    }
+
+    /// Passes free the old set's slots as they go: after several, the set's pages still have a
+    /// slot each and no slot past a set and a fifth was ever taken (the mapping has room for
+    /// two).
+    #[test]
+    fn passes_hold_under_a_set_and_a_fifth() {
+        let layout = Layout::new();
+        let mut rng = SplitMix64::new(13);
+        let mut set = Pages::new(false).unwrap();
+        set.commit();
+        let elements: Vec<Place> =
+            (0..200_000).map(|_| layout.place(&random_element(&layout, &mut rng))).collect();
+        set.insert(&elements);
+        let mut counts = vec![set.count()];
+        for _ in 0..3 {
+            set.extend(&layout, 0);
+            counts.push(set.count());
+        }
+        assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
+        let mut slots = set.slot.clone();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), PAGES);
+        assert_eq!(slots.len() + set.free.len(), Pages::SLOTS);
+        // The free list hands out the most recently freed slots first and fresh ones from the
+        // end of its first order (the highest first): slots past a set and a fifth were never
+        // taken if they are still where they started.
+        let limit = (Pages::BYTES / STRIDE as u64) as usize;
+        let fresh: Vec<u32> = (limit as u32..Pages::SLOTS as u32).rev().collect();
+        assert!(set.free.starts_with(&fresh), "slots past a set and a fifth were taken");
+        // One thread's pass in the layout's order holds 1.18 sets at most.
+        let peak = single_thread_peak(&layout);
+        assert!(peak as f64 <= 1.18 * PAGES as f64, "{peak}");
+    }
+
+    /// Pages held at once by a pass that makes the orbits one at a time in the layout's order.
+    fn single_thread_peak(layout: &Layout) -> usize {
+        let mut readers = layout.readers.clone();
+        let (mut made, mut freed, mut peak) = (0, 0, 0);
+        for &o in &layout.pass_order {
+            made += ORBIT;
+            peak = peak.max(PAGES - freed + made);
+            for p in o as usize * ORBIT..(o as usize + 1) * ORBIT {
+                for q in std::iter::once(p as u16).chain(layout.neighbours[p]) {
+                    readers[q as usize] -= 1;
+                    freed += (readers[q as usize] == 0) as usize;
+                }
+            }
+        }
+        assert_eq!(freed, PAGES);
+        peak
     }
 
     /// The vector kernel against the scalar one on dense random pages, groups full and not.
@@ -683,11 +882,9 @@ mod tests {
             return;
         }
         let mut rng = SplitMix64::new(5);
-        let mut source = Pages::new(false).unwrap();
-        for _ in 0..300 {
-            let p = rng.below(PAGES as u64) as usize;
-            let page = &mut source.bits[p * STRIDE..p * STRIDE + PAGE_BYTES];
-            for (i, byte) in page.iter_mut().enumerate() {
+        let mut random_page = || {
+            let mut page = vec![0u8; STRIDE];
+            for (i, byte) in page[..PAGE_BYTES].iter_mut().enumerate() {
                 // Runs of full groups, and sparse and dense bytes.
                 *byte = match (i / 96) % 3 {
                     0 => u8::MAX,
@@ -695,26 +892,36 @@ mod tests {
                     _ => rng.below(256) as u8 | rng.below(256) as u8,
                 };
             }
+            page
+        };
+        let pages: Vec<Vec<u8>> = (0..16).map(|_| random_page()).collect();
+        let mut sparse = random_page();
+        sparse.iter_mut().for_each(|b| *b &= 0x11);
+        for round in 0..16 {
+            let src: [&[u8]; 10] = std::array::from_fn(|k| &pages[(round + 3 * k) % 16][..]);
+            let own: &[u8] = if round % 2 == 0 { &pages[round] } else { &sparse };
+            let (mut a, mut b) = (vec![0u8; STRIDE], vec![0u8; STRIDE]);
+            for odd in [false, true] {
+                let count = extend_page(&mut a, &src, own, &vector, odd, &src);
+                extend_page(&mut b, &src, own, &scalar, odd, &src);
+                assert!(a == b, "the kernels' bytes differ");
+                assert_eq!(count, count_page(&b));
+            }
         }
-        source.recount();
-        let (mut a, mut b) = (Pages::new(false).unwrap(), Pages::new(false).unwrap());
-        a.extend_from(&source, &vector);
-        b.extend_from(&source, &scalar);
-        assert!(a.count() > source.count());
-        assert_eq!(a.counts, b.counts);
-        assert!(a.bits[..] == b.bits[..], "the kernels' bytes differ");
     }
 
     #[test]
     fn missing_elements_are_listed_by_index() {
         let layout = Layout::new();
         let mut pages = Pages::new(false).unwrap();
-        pages.bits.par_chunks_mut(STRIDE).for_each(|page| page[..PAGE_BYTES].fill(u8::MAX));
+        for p in 0..PAGES {
+            pages.page_mut(p)[..PAGE_BYTES].fill(u8::MAX);
+        }
         pages.recount();
         let holes = [(5u16, 0u32), (5, 483_839), (40_000, 77)];
         for &(page, index) in &holes {
             let p = layout.place(&layout.element(page, index));
-            pages.bits[p.page as usize * STRIDE + p.byte as usize] &= !(1 << p.bit);
+            pages.page_mut(p.page as usize)[p.byte as usize] &= !(1 << p.bit);
         }
         pages.recount();
         let mut listed = Vec::new();
@@ -723,8 +930,8 @@ mod tests {
         assert_eq!(listed, expected);
         assert_eq!(pages.count(), PAGES as u64 * PAGE_BITS as u64 - 3);
         // A pass over full pages makes full pages without reading them.
-        let mut next = Pages::new(false).unwrap();
-        next.extend_from(&pages, &layout);
-        assert!(next.count() >= pages.count());
+        let before = pages.count();
+        pages.extend_dense(&layout);
+        assert!(pages.count() > before);
     }
 }
