@@ -571,6 +571,7 @@ impl Pages {
         let new_counts: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(0)).collect();
         let free = Mutex::new(std::mem::take(&mut self.free));
         let taken = AtomicUsize::new(0);
+        let threads = rayon::current_num_threads();
         // SAFETY (every `slot` and `slot_mut` below): an old page's slot is read only while
         // pages made from it are being made, and freed (so written again) only after; a slot
         // taken from the free list belongs to the page it is taken for alone.
@@ -603,10 +604,17 @@ impl Pages {
                         dst[..PAGE_BYTES].fill(0);
                         0
                     } else {
-                        // The page made next on this thread, if it is in this orbit (its
-                        // sources are still held either way), for the kernel's prefetches.
-                        let next = layout.neighbours[if p + 1 < pages.end { p + 1 } else { p }].map(old);
-                        extend_page(dst, &from.map(old), old(p as u16), layout, layout.page_odd[p], &next)
+                        // The page this thread likely makes next: the orbit's next, or the
+                        // first of the orbit a turn of every thread on.
+                        let next = match p + 1 {
+                            n if n < pages.end => n,
+                            _ => layout.pass_order.get(i + threads).map_or(p, |&o| o as usize * ORBIT),
+                        };
+                        let ahead = layout
+                            .kernel
+                            .gathered()
+                            .map(|k| memory.address(old_slot[layout.neighbours[next][k] as usize]));
+                        extend_page(dst, &from.map(old), old(p as u16), layout, layout.page_odd[p], ahead)
                     };
                     new_slot[p].store(slot, Ordering::Relaxed);
                     new_counts[p].store(count, Ordering::Relaxed);
@@ -724,6 +732,11 @@ impl SlotMemory {
     fn of(memory: &mut MmapMut) -> Self {
         assert_eq!(memory.len(), Pages::SLOTS * STRIDE);
         SlotMemory(memory.as_mut_ptr())
+    }
+
+    /// Where slot `slot` starts (to prefetch: whoever holds it may be writing it).
+    fn address(self, slot: u32) -> *const u8 {
+        self.0.wrapping_add(slot as usize * STRIDE)
     }
 
     /// Slot `slot`'s bytes.
@@ -902,8 +915,9 @@ mod tests {
             let own: &[u8] = if round % 2 == 0 { &pages[round] } else { &sparse };
             let (mut a, mut b) = (vec![0u8; STRIDE], vec![0u8; STRIDE]);
             for odd in [false, true] {
-                let count = extend_page(&mut a, &src, own, &vector, odd, &src);
-                extend_page(&mut b, &src, own, &scalar, odd, &src);
+                let ahead = std::array::from_fn(|k| src[k].as_ptr());
+                let count = extend_page(&mut a, &src, own, &vector, odd, ahead);
+                extend_page(&mut b, &src, own, &scalar, odd, ahead);
                 assert!(a == b, "the kernels' bytes differ");
                 assert_eq!(count, count_page(&b));
             }

@@ -77,6 +77,11 @@ impl Kernel {
         self
     }
 
+    /// The moves whose sources are gathered, not loaded a block at a time.
+    pub(super) fn gathered(&self) -> [usize; 4] {
+        self.gathered
+    }
+
     #[cfg(test)]
     pub(super) fn is_vector(&self) -> bool {
         self.vector
@@ -98,24 +103,25 @@ fn vector_available() -> bool {
 
 /// Writes destination page `dst` (of a page whose corner permutation is `odd` or even) from
 /// its ten source pages and its own page in the source set. Groups already full in `own` are
-/// copied without reading their sources (the vector kernel: sixteen in a row). `next` are the
-/// source pages of the page made after this one: the vector kernel prefetches those it will
-/// gather from. Returns the elements of the page made.
+/// copied without reading their sources (the vector kernel: sixteen in a row). `ahead` are the
+/// addresses of the pages that the page made after this one gathers from ([`Kernel::gathered`]),
+/// which the vector kernel prefetches (it never reads them). Returns the elements of the page
+/// made.
 pub(super) fn extend_page(
     dst: &mut [u8],
     src: &[&[u8]; 10],
     own: &[u8],
     layout: &Layout,
     odd: bool,
-    next: &[&[u8]; 10],
+    ahead: [*const u8; 4],
 ) -> u32 {
     #[cfg(target_arch = "x86_64")]
     if layout.kernel.vector {
-        let ahead = layout.kernel.gathered.map(|k| next[k]);
         // SAFETY: the kernel's flag says the instructions were detected; the pages are
         // STRIDE bytes, as the scalar kernel's reads require too.
-        return unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, &ahead) };
+        return unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, ahead) };
     }
+    let _ = ahead;
     extend_page_scalar(dst, src, own, layout, odd);
     super::count_page(dst)
 }
@@ -211,7 +217,7 @@ mod avx512 {
         own: &[u8],
         kernel: &Kernel,
         odd: bool,
-        ahead: &[&[u8]; 4],
+        ahead: [*const u8; 4],
     ) -> u32 {
         // 48 bytes to sixteen 32-bit lanes (byte 3 of each lane zero), and back.
         let unpack = bytes(std::array::from_fn(|i| (3 * (i / 4) + i % 4) as u8));
@@ -229,7 +235,6 @@ mod avx512 {
         let maps: [[[__m512i; 3]; 2]; 3] = std::array::from_fn(|k| [table(k, to_low), table(k, to_high)]);
         let shuffles: [Option<__m512i>; 10] = std::array::from_fn(|k| kernel.blocks[k].map(|b| bytes(b)));
         assert!(dst.len() >= 3 * GROUPS && own.len() >= 3 * GROUPS);
-        assert!(ahead.iter().all(|page| page.len() >= 3 * GROUPS));
         // Per lane, the elements of the groups written (counted as they are made: the page
         // is not read again).
         let mut count = _mm512_setzero_si512();
@@ -238,9 +243,10 @@ mod avx512 {
             // SAFETY: 3 g + 48 <= 3 GROUPS bytes of `own` and `dst` (asserted); `sources`'
             // offsets come from the layout's sources.
             unsafe {
-                // A block's worth of each page gathered from next: a page a page.
+                // A block's worth of each page gathered from next: a page a page. (A
+                // prefetch reads nothing, so the addresses need not be readable.)
                 for page in ahead {
-                    _mm_prefetch::<_MM_HINT_T1>(page.as_ptr().add(3 * g).cast());
+                    _mm_prefetch::<_MM_HINT_T1>(page.wrapping_add(3 * g).cast());
                 }
                 let raw = _mm512_maskz_loadu_epi8(BLOCK_BYTES, own.as_ptr().add(3 * g).cast());
                 let mine = _mm512_maskz_permutexvar_epi8(unpack_keep, unpack, raw);
