@@ -398,24 +398,24 @@ fn pass_order(neighbours: &[[u16; 10]]) -> Vec<u16> {
     order
 }
 
-/// A set of elements of H: one bit each, held page by page in *slots* of a mapping with room for
-/// two sets. A pass ([`Pages::extend`]) writes each new page to a free slot and frees a page's
-/// old slot once every page made from it is made, so a run touches only the slots it needs at
+/// A set of elements of H: one bit each, held page by page in *frames* of a mapping with room for
+/// two sets. A pass ([`Pages::extend`]) writes each new page to a free frame and frees a page's
+/// old frame once every page made from it is made, so a run touches only the frames it needs at
 /// once (about 1.18 sets) and reuses them from depth to depth.
 pub struct Pages {
     memory: MmapMut,
-    /// Per page: its slot.
-    slot: Vec<u32>,
+    /// Per page: its frame.
+    frame: Vec<u32>,
     /// Per page: its elements.
     counts: Vec<u32>,
-    /// Slots holding no page, the most recently freed last.
+    /// Frames holding no page, the most recently freed last.
     free: Vec<u32>,
 }
 
 /// A set that several threads add elements to (see [`Pages::fill`]).
 pub struct SharedPages<'a> {
     bits: &'a [AtomicU8],
-    slot: &'a [u32],
+    frame: &'a [u32],
     /// Per page: whether an element was added (its count is redone afterwards).
     touched: &'a [AtomicBool],
 }
@@ -425,7 +425,7 @@ impl SharedPages<'_> {
     /// misses overlap instead of each waiting behind the previous atomic write; a bit already
     /// set costs a plain read.
     pub fn insert(&self, places: &[Place]) {
-        let at = |p: &Place| self.slot[p.page as usize] as usize * STRIDE + p.byte as usize;
+        let at = |p: &Place| self.frame[p.page as usize] as usize * STRIDE + p.byte as usize;
         for p in places {
             prefetch(&self.bits[at(p)]);
         }
@@ -450,11 +450,11 @@ fn count_page(page: &[u8]) -> u32 {
 }
 
 impl Pages {
-    /// Slots the mapping has room for: two sets (a pass holds at most 1.18, see
+    /// Frames the mapping has room for: two sets (a pass holds at most 1.18, see
     /// [`Pages::extend`]; the rest is never touched, so it costs address space only).
-    const SLOTS: usize = 2 * PAGES;
+    const FRAMES: usize = 2 * PAGES;
 
-    /// Bytes a set's slots come to at most: one set and a fifth (the pass's 1.18, see
+    /// Bytes a set's frames come to at most: one set and a fifth (the pass's 1.18, see
     /// `passes_hold_under_a_set_and_a_fifth`).
     pub const BYTES: u64 = ((PAGES + PAGES / 5) * STRIDE) as u64;
 
@@ -466,7 +466,7 @@ impl Pages {
     /// inserts land anywhere. A run writes its set over once ([`Pages::commit`]) before it
     /// grows, and a process that solves several cosets clears and reuses it.
     pub fn new(huge: bool) -> io::Result<Self> {
-        let memory = MmapMut::map_anon(Self::SLOTS * STRIDE)?;
+        let memory = MmapMut::map_anon(Self::FRAMES * STRIDE)?;
         #[cfg(target_os = "linux")]
         if huge {
             let _ = memory.advise(memmap2::Advice::HugePage);
@@ -475,35 +475,35 @@ impl Pages {
         let _ = huge;
         Ok(Pages {
             memory,
-            slot: (0..PAGES as u32).collect(),
+            frame: (0..PAGES as u32).collect(),
             counts: vec![0; PAGES],
-            free: (PAGES as u32..Self::SLOTS as u32).rev().collect(),
+            free: (PAGES as u32..Self::FRAMES as u32).rev().collect(),
         })
     }
 
     /// Makes the set empty, keeping its memory mapped.
     pub fn clear(&mut self) {
-        let memory = SlotMemory::of(&mut self.memory);
-        self.slot.par_iter().zip(self.counts.par_iter_mut()).for_each(|(&slot, count)| {
+        let memory = FrameMemory::of(&mut self.memory);
+        self.frame.par_iter().zip(self.counts.par_iter_mut()).for_each(|(&frame, count)| {
             if *count != 0 {
-                // SAFETY: each page has its own slot.
-                let page = unsafe { memory.slot_mut(slot) };
+                // SAFETY: each page has its own frame.
+                let page = unsafe { memory.frame_mut(frame) };
                 page[..PAGE_BYTES].fill(0);
                 *count = 0;
             }
         });
     }
 
-    /// Maps the set's slots, in parallel, by writing a byte of every 4 KiB (the byte it holds).
+    /// Maps the set's frames, in parallel, by writing a byte of every 4 KiB (the byte it holds).
     /// Memory first read maps a shared page of zeros, which the first write then copies and
     /// flushes from every core's TLB (a costly interrupt on a virtual machine): a set about to
-    /// grow is cheaper written over once, before anything reads it. (A pass writes the slots it
+    /// grow is cheaper written over once, before anything reads it. (A pass writes the frames it
     /// takes before it reads them.)
     pub fn commit(&mut self) {
-        let memory = SlotMemory::of(&mut self.memory);
-        self.slot.par_iter().zip(self.counts.par_iter()).for_each(|(&slot, &count)| {
-            // SAFETY: each page has its own slot.
-            let page = unsafe { memory.slot_mut(slot) };
+        let memory = FrameMemory::of(&mut self.memory);
+        self.frame.par_iter().zip(self.counts.par_iter()).for_each(|(&frame, &count)| {
+            // SAFETY: each page has its own frame.
+            let page = unsafe { memory.frame_mut(frame) };
             for byte in page.iter_mut().step_by(4096) {
                 if count == 0 {
                     *byte = 0;
@@ -559,28 +559,28 @@ impl Pages {
     }
 
     /// [`Pages::extend`] by a pass: each page of the new set made from its own page and its ten
-    /// neighbours in the old one, orbit by orbit in the layout's pass order, into a free slot.
-    /// An old page's slot is freed once the pages made from it are made. Pages whose sources
+    /// neighbours in the old one, orbit by orbit in the layout's pass order, into a free frame.
+    /// An old page's frame is freed once the pages made from it are made. Pages whose sources
     /// are all empty or all full, and groups full in the old set, are written without reading
     /// the rest.
     fn extend_dense(&mut self, layout: &Layout) {
-        let memory = SlotMemory::of(&mut self.memory);
-        let (old_slot, old_counts) = (&self.slot, &self.counts);
+        let memory = FrameMemory::of(&mut self.memory);
+        let (old_frame, old_counts) = (&self.frame, &self.counts);
         let readers: Vec<AtomicU8> = layout.readers.iter().map(|&r| AtomicU8::new(r)).collect();
-        let new_slot: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(u32::MAX)).collect();
+        let new_frame: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(u32::MAX)).collect();
         let new_counts: Vec<AtomicU32> = (0..PAGES).map(|_| AtomicU32::new(0)).collect();
         let free = Mutex::new(std::mem::take(&mut self.free));
         let taken = AtomicUsize::new(0);
         let threads = rayon::current_num_threads();
-        // SAFETY (every `slot` and `slot_mut` below): an old page's slot is read only while
-        // pages made from it are being made, and freed (so written again) only after; a slot
+        // SAFETY (every `frame` and `frame_mut` below): an old page's frame is read only while
+        // pages made from it are being made, and freed (so written again) only after; a frame
         // taken from the free list belongs to the page it is taken for alone.
-        // An empty page is read as the page of zeros, not from its slot: memory never written
-        // would map the kernel's shared page of zeros, whose copy at the slot's next write
+        // An empty page is read as the page of zeros, not from its frame: memory never written
+        // would map the kernel's shared page of zeros, whose copy at the frame's next write
         // flushes every core's TLB (see [`Pages::commit`]).
         let old = |q: u16| match old_counts[q as usize] {
             0 => &ZEROS[..],
-            _ => unsafe { memory.slot(old_slot[q as usize]) },
+            _ => unsafe { memory.frame(old_frame[q as usize]) },
         };
         rayon::broadcast(|_| {
             let mut done = Vec::new();
@@ -588,12 +588,12 @@ impl Pages {
                 let i = taken.fetch_add(1, Ordering::Relaxed);
                 let Some(&orbit) = layout.pass_order.get(i) else { break };
                 let pages = orbit as usize * ORBIT..(orbit as usize + 1) * ORBIT;
-                let slots: Vec<u32> = {
+                let frames: Vec<u32> = {
                     let mut free = free.lock().unwrap_or_else(|e| e.into_inner());
-                    (0..ORBIT).map(|_| free.pop().expect("free slots for a pass")).collect()
+                    (0..ORBIT).map(|_| free.pop().expect("free frames for a pass")).collect()
                 };
-                for (p, &slot) in pages.clone().zip(&slots) {
-                    let dst = unsafe { memory.slot_mut(slot) };
+                for (p, &frame) in pages.clone().zip(&frames) {
+                    let dst = unsafe { memory.frame_mut(frame) };
                     let from = &layout.neighbours[p];
                     let all = |n: u32| from.iter().all(|&q| old_counts[q as usize] == n);
                     let count = if old_counts[p] == PAGE_BITS || all(PAGE_BITS) {
@@ -613,17 +613,17 @@ impl Pages {
                         let ahead = layout
                             .kernel
                             .gathered()
-                            .map(|k| memory.address(old_slot[layout.neighbours[next][k] as usize]));
+                            .map(|k| memory.address(old_frame[layout.neighbours[next][k] as usize]));
                         extend_page(dst, &from.map(old), old(p as u16), layout, layout.page_odd[p], ahead)
                     };
-                    new_slot[p].store(slot, Ordering::Relaxed);
+                    new_frame[p].store(frame, Ordering::Relaxed);
                     new_counts[p].store(count, Ordering::Relaxed);
                 }
                 done.clear();
                 for p in pages {
                     for q in std::iter::once(p as u16).chain(layout.neighbours[p]) {
                         if readers[q as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                            done.push(old_slot[q as usize]);
+                            done.push(old_frame[q as usize]);
                         }
                     }
                 }
@@ -631,7 +631,7 @@ impl Pages {
             }
         });
         self.free = free.into_inner().unwrap_or_else(|e| e.into_inner());
-        self.slot = new_slot.into_iter().map(AtomicU32::into_inner).collect();
+        self.frame = new_frame.into_iter().map(AtomicU32::into_inner).collect();
         self.counts = new_counts.into_iter().map(AtomicU32::into_inner).collect();
     }
 
@@ -642,12 +642,12 @@ impl Pages {
 
     /// The bytes of page `p`.
     fn page(&self, p: usize) -> &[u8] {
-        let at = self.slot[p] as usize * STRIDE;
+        let at = self.frame[p] as usize * STRIDE;
         &self.memory[at..at + STRIDE]
     }
 
     fn page_mut(&mut self, p: usize) -> &mut [u8] {
-        let at = self.slot[p] as usize * STRIDE;
+        let at = self.frame[p] as usize * STRIDE;
         &mut self.memory[at..at + STRIDE]
     }
 
@@ -660,11 +660,11 @@ impl Pages {
         // for the view's lifetime (AtomicU8 has u8's layout), so no other access exists
         // meanwhile.
         let bits = unsafe { std::slice::from_raw_parts(bytes.as_mut_ptr() as *const AtomicU8, bytes.len()) };
-        let result = f(&SharedPages { bits, slot: &self.slot, touched: &touched });
-        let (memory, slot) = (&self.memory, &self.slot);
+        let result = f(&SharedPages { bits, frame: &self.frame, touched: &touched });
+        let (memory, frame) = (&self.memory, &self.frame);
         self.counts.par_iter_mut().zip(touched.par_iter()).enumerate().for_each(|(p, (c, t))| {
             if t.load(Ordering::Relaxed) {
-                let at = slot[p] as usize * STRIDE;
+                let at = frame[p] as usize * STRIDE;
                 *c = count_page(&memory[at..at + STRIDE]);
             }
         });
@@ -718,46 +718,46 @@ impl Pages {
     }
 }
 
-/// A set's mapping as slots that threads write at once, each its own (a pass's, a clear's):
-/// the callers say which slots are whose.
+/// A set's mapping as frames that threads write at once, each its own (a pass's, a clear's):
+/// the callers say which frames are whose.
 #[derive(Clone, Copy)]
-struct SlotMemory(*mut u8);
+struct FrameMemory(*mut u8);
 
 // SAFETY: the pointer is a mapping that outlives every use (the borrow in `of`), and callers of
-// the unsafe accessors keep threads to disjoint slots.
-unsafe impl Send for SlotMemory {}
-unsafe impl Sync for SlotMemory {}
+// the unsafe accessors keep threads to disjoint frames.
+unsafe impl Send for FrameMemory {}
+unsafe impl Sync for FrameMemory {}
 
-impl SlotMemory {
+impl FrameMemory {
     fn of(memory: &mut MmapMut) -> Self {
-        assert_eq!(memory.len(), Pages::SLOTS * STRIDE);
-        SlotMemory(memory.as_mut_ptr())
+        assert_eq!(memory.len(), Pages::FRAMES * STRIDE);
+        FrameMemory(memory.as_mut_ptr())
     }
 
-    /// Where slot `slot` starts (to prefetch: whoever holds it may be writing it).
-    fn address(self, slot: u32) -> *const u8 {
-        self.0.wrapping_add(slot as usize * STRIDE)
+    /// Where frame `frame` starts (to prefetch: whoever holds it may be writing it).
+    fn address(self, frame: u32) -> *const u8 {
+        self.0.wrapping_add(frame as usize * STRIDE)
     }
 
-    /// Slot `slot`'s bytes.
+    /// Frame `frame`'s bytes.
     ///
     /// # Safety
-    /// No thread writes the slot meanwhile.
-    unsafe fn slot<'a>(self, slot: u32) -> &'a [u8] {
-        assert!((slot as usize) < Pages::SLOTS);
+    /// No thread writes the frame meanwhile.
+    unsafe fn frame<'a>(self, frame: u32) -> &'a [u8] {
+        assert!((frame as usize) < Pages::FRAMES);
         // SAFETY: inside the mapping (asserted); the caller rules out writers.
-        unsafe { std::slice::from_raw_parts(self.0.add(slot as usize * STRIDE), STRIDE) }
+        unsafe { std::slice::from_raw_parts(self.0.add(frame as usize * STRIDE), STRIDE) }
     }
 
-    /// Slot `slot`'s bytes, to write.
+    /// Frame `frame`'s bytes, to write.
     ///
     /// # Safety
-    /// No other thread reads or writes the slot meanwhile.
+    /// No other thread reads or writes the frame meanwhile.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slot_mut<'a>(self, slot: u32) -> &'a mut [u8] {
-        assert!((slot as usize) < Pages::SLOTS);
+    unsafe fn frame_mut<'a>(self, frame: u32) -> &'a mut [u8] {
+        assert!((frame as usize) < Pages::FRAMES);
         // SAFETY: inside the mapping (asserted); the caller rules out other access.
-        unsafe { std::slice::from_raw_parts_mut(self.0.add(slot as usize * STRIDE), STRIDE) }
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(frame as usize * STRIDE), STRIDE) }
     }
 }
 
@@ -832,8 +832,8 @@ mod tests {
         }
     }
 
-    /// Passes free the old set's slots as they go: after several, the set's pages still have a
-    /// slot each and no slot past a set and a fifth was ever taken (the mapping has room for
+    /// Passes free the old set's frames as they go: after several, the set's pages still have a
+    /// frame each and no frame past a set and a fifth was ever taken (the mapping has room for
     /// two).
     #[test]
     fn passes_hold_under_a_set_and_a_fifth() {
@@ -850,17 +850,17 @@ mod tests {
             counts.push(set.count());
         }
         assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
-        let mut slots = set.slot.clone();
-        slots.sort_unstable();
-        slots.dedup();
-        assert_eq!(slots.len(), PAGES);
-        assert_eq!(slots.len() + set.free.len(), Pages::SLOTS);
-        // The free list hands out the most recently freed slots first and fresh ones from the
-        // end of its first order (the highest first): slots past a set and a fifth were never
+        let mut frames = set.frame.clone();
+        frames.sort_unstable();
+        frames.dedup();
+        assert_eq!(frames.len(), PAGES);
+        assert_eq!(frames.len() + set.free.len(), Pages::FRAMES);
+        // The free list hands out the most recently freed frames first and fresh ones from the
+        // end of its first order (the highest first): frames past a set and a fifth were never
         // taken if they are still where they started.
         let limit = (Pages::BYTES / STRIDE as u64) as usize;
-        let fresh: Vec<u32> = (limit as u32..Pages::SLOTS as u32).rev().collect();
-        assert!(set.free.starts_with(&fresh), "slots past a set and a fifth were taken");
+        let fresh: Vec<u32> = (limit as u32..Pages::FRAMES as u32).rev().collect();
+        assert!(set.free.starts_with(&fresh), "frames past a set and a fifth were taken");
         // One thread's pass in the layout's order holds 1.18 sets at most.
         let peak = single_thread_peak(&layout);
         assert!(peak as f64 <= 1.18 * PAGES as f64, "{peak}");
