@@ -454,8 +454,9 @@ impl Pages {
     /// [`Pages::extend`]; the rest is never touched, so it costs address space only).
     const FRAMES: usize = 2 * PAGES;
 
-    /// Bytes a set's frames come to at most: one set and a fifth (the pass's 1.18, see
-    /// `passes_hold_under_a_set_and_a_fifth`).
+    /// Bytes a set's frames come to: one set and a fifth (a pass in the layout's order holds
+    /// 1.18 sets on one thread, and a few orbits' more pages on many, which finish out of
+    /// order; see `passes_hold_under_a_set_and_a_fifth`).
     pub const BYTES: u64 = ((PAGES + PAGES / 5) * STRIDE) as u64;
 
     /// An empty set, its memory mapped lazily: in huge pages if `huge`, else in 4 KiB pages.
