@@ -442,6 +442,21 @@ impl SharedPages<'_> {
     }
 }
 
+/// The bits of a page that are set (`set`) or clear, in increasing order.
+fn indices(page: &[u8], set: bool) -> impl Iterator<Item = u32> + '_ {
+    page[..PAGE_BYTES].chunks_exact(8).enumerate().flat_map(move |(w, chunk)| {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let mut bits = if set { word } else { !word };
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                64 * w as u32 + b
+            })
+        })
+    })
+}
+
 fn count_page(page: &[u8]) -> u32 {
     page[..PAGE_BYTES]
         .chunks_exact(8)
@@ -534,18 +549,7 @@ impl Pages {
         let elements: Vec<(u16, u32)> = (0..PAGES)
             .into_par_iter()
             .filter(|&p| self.counts[p] != 0)
-            .flat_map_iter(|p| {
-                self.page(p)[..PAGE_BYTES].chunks_exact(8).enumerate().flat_map(move |(w, chunk)| {
-                    let mut bits = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-                    std::iter::from_fn(move || {
-                        (bits != 0).then(|| {
-                            let b = bits.trailing_zeros();
-                            bits &= bits - 1;
-                            (p as u16, 64 * w as u32 + b)
-                        })
-                    })
-                })
-            })
+            .flat_map_iter(|p| indices(self.page(p), true).map(move |i| (p as u16, i)))
             .collect();
         // Then their products with the moves, a few hundred at a time so that the inserts'
         // prefetches stay in cache; on both threads, since the first elements of a set fault
@@ -589,9 +593,9 @@ impl Pages {
                 let i = taken.fetch_add(1, Ordering::Relaxed);
                 let Some(&orbit) = layout.pass_order.get(i) else { break };
                 let pages = orbit as usize * ORBIT..(orbit as usize + 1) * ORBIT;
-                let frames: Vec<u32> = {
+                let frames: [u32; ORBIT] = {
                     let mut free = free.lock().unwrap_or_else(|e| e.into_inner());
-                    (0..ORBIT).map(|_| free.pop().expect("free frames for a pass")).collect()
+                    std::array::from_fn(|_| free.pop().expect("free frames for a pass"))
                 };
                 for (p, &frame) in pages.clone().zip(&frames) {
                     let dst = unsafe { memory.frame_mut(frame) };
@@ -706,14 +710,8 @@ impl Pages {
             if self.counts[p] == PAGE_BITS {
                 continue;
             }
-            let page = self.page(p);
-            for (w, chunk) in page[..PAGE_BYTES].chunks_exact(8).enumerate() {
-                let mut missing = !u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-                while missing != 0 {
-                    let b = missing.trailing_zeros();
-                    missing &= missing - 1;
-                    f(p as u64 * PAGE_BITS as u64 + 64 * w as u64 + b as u64);
-                }
+            for i in indices(self.page(p), false) {
+                f(p as u64 * PAGE_BITS as u64 + i as u64);
             }
         }
     }
