@@ -11,7 +11,7 @@
 //!   per range of the job's cosets, whose representatives are its input.
 
 use crate::bfs::owned::PartCut;
-use crate::bfs::owned::{self, OwnedFrontier, OwnedPart};
+use crate::bfs::owned::{OwnedFrontier, OwnedPart, PartIndex};
 use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;
 use crate::coord::h48::{EoEsepColumns, H48Coords};
@@ -259,53 +259,40 @@ impl AnyIndex {
         }
     }
 
-    pub fn words_per_row(&self) -> usize {
-        with_index!(self, i => (i.column_count() as usize).div_ceil(64))
-    }
-
-    pub fn row_count(&self) -> u32 {
-        with_index!(self, i => RowIndex::row_count(i))
-    }
-
     /// The sources of every row under `moves` (what a push reads).
     pub fn sources(&self, moves: &[Move]) -> Sources {
         with_index!(self, i => Sources::build(i, moves))
-    }
-
-    /// The sources among the rows `from` accepts (see [`Sources::build_from`]).
-    pub fn sources_from(&self, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> Sources {
-        with_index!(self, i => Sources::build_from(i, moves, &from))
     }
 }
 
 /// A row search whose rows the workers own (see [`crate::bfs::owned`]): the same functions
 /// on any index.
-impl AnyIndex {
-    /// Part `k` of `cut` at the start of a search.
-    pub fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {
-        with_index!(self, i => OwnedPart::fresh(i, cut, k))
+impl PartIndex for AnyIndex {
+    fn row_count(&self) -> u32 {
+        with_index!(self, i => RowIndex::row_count(i))
     }
 
-    /// Part `k` of `cut` after the levels `found` (oldest first; see [`OwnedPart::restore`]).
-    pub fn restore_part(&self, cut: PartCut, k: u32, found: &[&[u64]]) -> OwnedPart {
-        with_index!(self, i => OwnedPart::restore(i, cut, k, found))
+    fn words_per_row(&self) -> usize {
+        with_index!(self, i => PartIndex::words_per_row(i))
     }
 
-    /// Level 0 in `part` (see [`OwnedPart::start`]).
-    pub fn start_part(&self, part: &mut OwnedPart, counting: Counting) -> RowCounts {
-        with_index!(self, i => part.start(i, counting))
+    fn entry_count(&self) -> u64 {
+        with_index!(self, i => RowIndex::entry_count(i))
     }
 
-    /// Finishes a level in `part`: its gathered images or hits become its new entries, counted.
-    pub fn finish_part(&self, part: &mut OwnedPart, direction: Direction, counting: Counting) -> RowCounts {
-        with_index!(self, i => match direction {
-            Direction::Backward => part.finish_backward(i, counting),
-            _ => part.finish_forward(i, counting),
-        })
+    fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {
+        with_index!(self, i => i.fresh_part(cut, k))
     }
 
-    /// See [`owned::push_images`].
-    pub fn push_images(
+    fn start_part(&self, part: &mut OwnedPart, counting: Counting) -> RowCounts {
+        with_index!(self, i => i.start_part(part, counting))
+    }
+
+    fn finish_part(&self, part: &mut OwnedPart, direction: Direction, counting: Counting) -> RowCounts {
+        with_index!(self, i => i.finish_part(part, direction, counting))
+    }
+
+    fn push_images(
         &self,
         moves: &[Move],
         targets: Range<u32>,
@@ -313,11 +300,10 @@ impl AnyIndex {
         frontier: &OwnedFrontier,
         out: &mut [u64],
     ) -> bool {
-        with_index!(self, i => owned::push_images(i, moves, targets, sources, frontier, out))
+        with_index!(self, i => PartIndex::push_images(i, moves, targets, sources, frontier, out))
     }
 
-    /// See [`owned::pull_hits`].
-    pub fn pull_hits(
+    fn pull_hits(
         &self,
         moves: &[Move],
         rows: Range<u32>,
@@ -325,17 +311,15 @@ impl AnyIndex {
         frontier: &OwnedFrontier,
         out: &mut [u64],
     ) {
-        with_index!(self, i => owned::pull_hits(i, moves, rows, open, frontier, out))
+        with_index!(self, i => PartIndex::pull_hits(i, moves, rows, open, frontier, out))
     }
 
-    /// See [`owned::open_rows_for`].
-    pub fn open_rows_for(&self, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
-        with_index!(self, i => owned::open_rows_for(i, moves, r, &owned))
+    fn open_rows_for(&self, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
+        with_index!(self, i => PartIndex::open_rows_for(i, moves, r, &owned))
     }
 
-    /// Entries the space counts (reachable ones).
-    pub fn entry_count(&self) -> u64 {
-        with_index!(self, i => RowIndex::entry_count(i))
+    fn sources_from(&self, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> Sources {
+        with_index!(self, i => Sources::build_from(i, moves, &from))
     }
 }
 

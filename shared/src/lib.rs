@@ -32,6 +32,7 @@ pub mod nxopt;
 pub mod phase2;
 pub mod product;
 pub mod report;
+pub mod runtime;
 pub mod shard;
 pub mod space;
 pub mod units;

@@ -83,9 +83,64 @@ fn encode_header(h: &Header) -> Vec<u8> {
     bytes
 }
 
+/// `input` compressed as one zstd frame (level 1), with this thread's compression context:
+/// making a context costs more than compressing a small message.
+fn compress(input: &[u8]) -> Vec<u8> {
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        let context = c.get_or_insert_with(|| zstd::bulk::Compressor::new(1).expect("a zstd context"));
+        context.compress(input).expect("zstd compresses any input")
+    })
+}
+
+thread_local! {
+    /// Decompression contexts of this thread, reused (see [`compress`]).
+    static DECODERS: std::cell::RefCell<Vec<zstd::stream::raw::Decoder<'static>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A decompression context, from this thread's spares when it has one.
+fn decoder() -> zstd::stream::raw::Decoder<'static> {
+    use zstd::stream::raw::Operation;
+    let spare = DECODERS.with(|d| d.borrow_mut().pop());
+    match spare.map(|mut d| d.reinit().map(|()| d)) {
+        Some(Ok(d)) => d,
+        _ => zstd::stream::raw::Decoder::new().expect("a zstd decoder context"),
+    }
+}
+
+fn give_back(decoder: zstd::stream::raw::Decoder<'static>) {
+    DECODERS.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.len() < 4 {
+            d.push(decoder);
+        }
+    });
+}
+
+/// `payload` (zstd frames) decompressed, at most `capacity` bytes.
+fn decompress(payload: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    thread_local! {
+        static CONTEXT: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CONTEXT.with(|c| {
+        let mut c = c.borrow_mut();
+        let context = match c.as_mut() {
+            Some(context) => context,
+            None => c.insert(zstd::bulk::Decompressor::new()?),
+        };
+        context.decompress(payload, capacity)
+    })
+}
+
 /// Compresses `payload` into a shard for `key`.
 pub fn encode(key: ShardKey, payload: &[u8]) -> Vec<u8> {
-    let compressed = zstd::bulk::compress(payload, 1).expect("zstd compresses any input");
+    let compressed = compress(payload);
     let header = Header {
         magic: MAGIC,
         version: SHARD_VERSION,
@@ -155,7 +210,7 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
                     &joined
                 }
             };
-            zstd::bulk::compress(input, 1).expect("zstd compresses any input")
+            compress(input)
         })
         .collect();
     let mut crc = crate::checksum::Crc32::default();
@@ -218,8 +273,8 @@ fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
 /// Checks a shard and returns its key and decompressed payload.
 pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
     let (header, payload) = checked(bytes)?;
-    let raw = zstd::bulk::decompress(payload, header.raw_len as usize)
-        .map_err(|e| ShardError::Decompress(e.to_string()))?;
+    let raw =
+        decompress(payload, header.raw_len as usize).map_err(|e| ShardError::Decompress(e.to_string()))?;
     if raw.len() as u64 != header.raw_len {
         return Err(ShardError::Decompress(format!("{} bytes, header says {}", raw.len(), header.raw_len)));
     }
@@ -272,7 +327,8 @@ pub struct WordsDecoder {
     header: Option<Header>,
     crc: crate::checksum::Crc32,
     received: u64,
-    zstd: zstd::stream::raw::Decoder<'static>,
+    /// Its context (given back to this thread's spares when it is dropped).
+    zstd: Option<zstd::stream::raw::Decoder<'static>>,
     words: Vec<u64>,
     written: usize,
 }
@@ -286,15 +342,16 @@ impl WordsDecoder {
             header: None,
             crc: Default::default(),
             received: 0,
-            zstd: zstd::stream::raw::Decoder::new().expect("a zstd decoder context"),
+            zstd: Some(decoder()),
             words: Vec::new(),
             written: 0,
         }
     }
 
     /// Decodes into `words` (its memory reused: see [`Self::push`]) instead of a new buffer.
-    pub fn with_buffer(self, words: Vec<u64>) -> Self {
-        WordsDecoder { words, ..self }
+    pub fn with_buffer(mut self, words: Vec<u64>) -> Self {
+        self.words = words;
+        self
     }
 
     /// How many more bytes this shard takes (its header's, then its payload's): a reader of
@@ -351,6 +408,8 @@ impl WordsDecoder {
         while !bytes.is_empty() {
             let status = self
                 .zstd
+                .as_mut()
+                .expect("a context until dropped")
                 .run_on_buffers(bytes, &mut out[self.written..])
                 .map_err(|e| ShardError::Decompress(e.to_string()))?;
             self.written += status.bytes_written;
@@ -369,7 +428,7 @@ impl WordsDecoder {
         if self.received != header.payload_len {
             return Err(ShardError::PayloadLength { found: self.received, expected: header.payload_len });
         }
-        let computed = self.crc.finish();
+        let computed = std::mem::take(&mut self.crc).finish();
         if computed != header.payload_crc {
             return Err(ShardError::PayloadChecksum { stored: header.payload_crc, computed });
         }
@@ -378,7 +437,8 @@ impl WordsDecoder {
             std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
         };
         let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
-        let left = self.zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
+        let zstd = self.zstd.as_mut().expect("a context until dropped");
+        let left = zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
         self.written += tail.pos();
         if left != 0 || self.written != self.words.len() * 8 {
             return Err(ShardError::Decompress(format!(
@@ -386,7 +446,15 @@ impl WordsDecoder {
                 self.written, header.raw_len
             )));
         }
-        Ok(self.words)
+        Ok(std::mem::take(&mut self.words))
+    }
+}
+
+impl Drop for WordsDecoder {
+    fn drop(&mut self) {
+        if let Some(d) = self.zstd.take() {
+            give_back(d);
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use crate::driver::{search_levels, SearchSettings};
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources::check_memory;
 use anyhow::{ensure, Context, Result};
+use shared::bfs::owned::PartIndex;
 use shared::bfs::{state_bytes, DepthRecorder};
 use shared::container::{is_container, section_infos, write_single, SectionInfo, SectionKind, HEADER_AREA};
 use shared::cube::MoveSet;

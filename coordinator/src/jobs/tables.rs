@@ -8,6 +8,7 @@ use crate::config::{BuildConfig, Target};
 use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
 use anyhow::{ensure, Context, Result};
+use shared::bfs::owned::PartIndex;
 use shared::bfs::DepthRecorder;
 use shared::container::{Section, SectionInfo, SectionKind, TableFileError};
 use shared::coord::h48::H48Coords;

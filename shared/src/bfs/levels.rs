@@ -45,6 +45,28 @@ pub trait LevelMaker {
     }
 }
 
+impl Standing {
+    /// The level to make next and its direction, or `None` when the search is over: after the
+    /// last kept level had no successor (its frontier is empty) or `max_depth` is kept. `total`
+    /// is the index's entry count.
+    pub fn next(&self, total: u64, max_depth: Option<u32>) -> Option<(u32, Direction)> {
+        let depth = self.depths.len() as u32;
+        if depth == 0 {
+            return Some((0, Direction::Start));
+        }
+        (self.frontier > 0 && max_depth.is_none_or(|m| depth <= m))
+            .then(|| (depth, Direction::choose(total - self.visited, self.frontier)))
+    }
+
+    /// Takes a level just made with entries; returns the entries of every depth to it.
+    pub fn keep(&mut self, report: &LevelReport) -> u64 {
+        self.visited += report.entries;
+        self.frontier = report.entries;
+        self.depths.push(report.counts);
+        self.visited
+    }
+}
+
 /// Makes and keeps levels after `standing` (from depth 0 when it is empty) until a level has
 /// no entries or `max_depth` is kept; `total` is the index's entry count. Returns the counts
 /// of every depth.
@@ -55,14 +77,8 @@ pub fn run_levels<M: LevelMaker>(
     max_depth: Option<u32>,
     progress: &Progress,
 ) -> Result<Vec<DepthCounts>, M::Error> {
-    let mut depth = standing.depths.len() as u32;
-    while depth == 0 || (standing.frontier > 0 && max_depth.is_none_or(|m| depth <= m)) {
+    while let Some((depth, direction)) = standing.next(total, max_depth) {
         let start = Instant::now();
-        let direction = if depth == 0 {
-            Direction::Start
-        } else {
-            Direction::choose(total - standing.visited, standing.frontier)
-        };
         progress.depth.store(depth, Ordering::Relaxed);
         progress.rows_done.store(0, Ordering::Relaxed);
         let counts = maker.make(depth, direction)?;
@@ -72,11 +88,8 @@ pub fn run_levels<M: LevelMaker>(
             maker.end()?;
             break;
         }
-        standing.visited += report.entries;
-        maker.keep(&report, standing.visited)?;
-        standing.frontier = report.entries;
-        standing.depths.push(report.counts);
-        depth += 1;
+        let visited = standing.keep(&report);
+        maker.keep(&report, visited)?;
     }
     Ok(standing.depths)
 }

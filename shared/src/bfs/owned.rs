@@ -50,7 +50,7 @@ pub struct PartFrontier {
 }
 
 impl PartFrontier {
-    fn new(part: u32, rows: Range<u32>, words: usize, bits: Vec<u64>) -> Self {
+    pub fn new(part: u32, rows: Range<u32>, words: usize, bits: Vec<u64>) -> Self {
         let occupied = row_bits(&bits, words.max(1), |_, row| row.iter().any(|&w| w != 0));
         PartFrontier { part, rows, words, bits, occupied }
     }
@@ -316,6 +316,108 @@ pub fn pull_hits<I: RowIndex>(
 /// sends a row's unvisited entries only to the owners of its neighbour rows.
 pub fn open_rows_for<I: RowIndex>(space: &I, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
     moves.iter().any(|&m| owned(space.transition(r, m).0))
+}
+
+/// What an owned-rows search needs of its index: the functions above on parts. Every
+/// [`RowIndex`] is one; so is the job registry's `AnyIndex`, which dispatches to its index.
+pub trait PartIndex: Sync + Send {
+    fn row_count(&self) -> u32;
+    fn words_per_row(&self) -> usize;
+    /// Entries the space counts (reachable ones).
+    fn entry_count(&self) -> u64;
+    /// Part `k` of `cut` at the start of a search.
+    fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart;
+    /// Level 0 in `part` (see [`OwnedPart::start`]).
+    fn start_part(&self, part: &mut OwnedPart, counting: Counting) -> RowCounts;
+    /// Finishes a level in `part`: its gathered images or hits become its new entries, counted.
+    fn finish_part(&self, part: &mut OwnedPart, direction: super::Direction, counting: Counting)
+        -> RowCounts;
+    /// See [`push_images`].
+    fn push_images(
+        &self,
+        moves: &[Move],
+        targets: Range<u32>,
+        sources: &super::task::Sources,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    ) -> bool;
+    /// See [`pull_hits`].
+    fn pull_hits(
+        &self,
+        moves: &[Move],
+        rows: Range<u32>,
+        open: &impl RowBits,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    );
+    /// See [`open_rows_for`].
+    fn open_rows_for(&self, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool;
+    /// The sources among the rows `from` accepts (see [`super::task::Sources::build_from`]).
+    fn sources_from(&self, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> super::task::Sources;
+}
+
+impl<I: RowIndex + Send> PartIndex for I {
+    fn row_count(&self) -> u32 {
+        RowIndex::row_count(self)
+    }
+
+    fn words_per_row(&self) -> usize {
+        (self.column_count() as usize).div_ceil(64)
+    }
+
+    fn entry_count(&self) -> u64 {
+        RowIndex::entry_count(self)
+    }
+
+    fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {
+        OwnedPart::fresh(self, cut, k)
+    }
+
+    fn start_part(&self, part: &mut OwnedPart, counting: Counting) -> RowCounts {
+        part.start(self, counting)
+    }
+
+    fn finish_part(
+        &self,
+        part: &mut OwnedPart,
+        direction: super::Direction,
+        counting: Counting,
+    ) -> RowCounts {
+        match direction {
+            super::Direction::Backward => part.finish_backward(self, counting),
+            _ => part.finish_forward(self, counting),
+        }
+    }
+
+    fn push_images(
+        &self,
+        moves: &[Move],
+        targets: Range<u32>,
+        sources: &super::task::Sources,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    ) -> bool {
+        push_images(self, moves, targets, sources, frontier, out)
+    }
+
+    fn pull_hits(
+        &self,
+        moves: &[Move],
+        rows: Range<u32>,
+        open: &impl RowBits,
+        frontier: &OwnedFrontier,
+        out: &mut [u64],
+    ) {
+        pull_hits(self, moves, rows, open, frontier, out)
+    }
+
+    fn open_rows_for(&self, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
+        open_rows_for(self, moves, r, owned)
+    }
+
+    fn sources_from(&self, moves: &[Move], from: impl Fn(u32) -> bool + Sync) -> super::task::Sources {
+        super::task::Sources::build_from(self, moves, from)
+    }
 }
 
 /// How a row search cuts its rows into parts, each with one owner:

@@ -18,8 +18,8 @@ use cubefarm_proto::v1::{self, PeerKind};
 use peer::{Meta, PeerPool};
 use prost::Message;
 use replicas::{Replicas, Stored};
-use shared::bfs::owned::PartCut;
 use shared::bfs::owned::{self, OwnedFrontier, OwnedPart, PartFrontier};
+use shared::bfs::owned::{PartCut, PartIndex};
 use shared::bfs::task::{Counting, FullRows, RowBits, Sources};
 use shared::bfs::Direction;
 use shared::job::{AnyIndex, JobSpec, RowJob};
@@ -812,7 +812,12 @@ impl Job {
                 levels.push(full);
             }
             let found: Vec<&[u64]> = levels.iter().map(|l| l.as_slice()).collect();
-            Ok(index.restore_part(cut, k, &found))
+            let mut part = index.fresh_part(cut, k);
+            for level in found {
+                part.next.copy_from_slice(level);
+                part.commit();
+            }
+            Ok(part)
         })
         .await??;
         tracing::info!("part {k} restored from its replica through depth {}", committed_plus_one - 1);

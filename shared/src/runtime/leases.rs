@@ -1,0 +1,1 @@
+//! Independent tasks leased to workers.

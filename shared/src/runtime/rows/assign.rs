@@ -1,0 +1,151 @@
+//! Which worker owns each part: the first assignment, parts placed when their owner is lost,
+//! and parts moved to workers that join. Pure functions of the workers' threads and room.
+
+use crate::runtime::WorkerId;
+use std::collections::BTreeMap;
+
+/// Parts held at most by a worker with `room` bytes: a part's three arrays, with room left for
+/// the buffers of the messages it computes, receives and decodes at once (each a part's rows at
+/// most; about `threads` + 2 of them) and 128 MiB besides.
+pub fn capacity(room: u64, part_bytes: u64, threads: u32) -> usize {
+    let per = part_bytes.max(1);
+    ((room.saturating_sub(128 << 20) / per) as usize).saturating_sub(threads as usize + 2)
+}
+
+/// A worker that can own parts: its id, threads and the parts it has room for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Candidate {
+    pub id: WorkerId,
+    pub threads: u32,
+    pub capacity: usize,
+}
+
+/// Each worker's number of parts: in proportion to threads as far as room allows, what is left
+/// going to those with room, in turn. `None` when they cannot hold `parts`.
+pub(super) fn shares(workers: &[Candidate], parts: usize) -> Option<Vec<usize>> {
+    if workers.is_empty() || workers.iter().map(|w| w.capacity).sum::<usize>() < parts {
+        return None;
+    }
+    let threads: usize = workers.iter().map(|w| w.threads.max(1) as usize).sum();
+    let mut target: Vec<usize> =
+        workers.iter().map(|w| (parts * w.threads.max(1) as usize / threads).min(w.capacity)).collect();
+    let mut i = 0;
+    while target.iter().sum::<usize>() < parts {
+        if target[i] < workers[i].capacity {
+            target[i] += 1;
+        }
+        i = (i + 1) % workers.len();
+    }
+    Some(target)
+}
+
+/// The first assignment: parts by [`shares`], interleaved (each part to the worker furthest
+/// below its share, ties to the lowest id).
+pub(super) fn first(workers: &[Candidate], parts: usize) -> Option<Vec<WorkerId>> {
+    let target = shares(workers, parts)?;
+    let mut held = vec![0usize; workers.len()];
+    Some(
+        (0..parts)
+            .map(|_| {
+                let w = (0..workers.len())
+                    .filter(|&w| held[w] < target[w])
+                    .min_by(|&a, &b| (held[a] * target[b]).cmp(&(held[b] * target[a])).then(a.cmp(&b)))
+                    .expect("targets sum to the parts");
+                held[w] += 1;
+                workers[w].id
+            })
+            .collect(),
+    )
+}
+
+/// Gives `orphans` (parts whose owner is gone) to the workers with the most free room, one at a
+/// time. `false` (and `owner` unchanged) when they do not fit.
+pub(super) fn place(owner: &mut [WorkerId], orphans: &[usize], workers: &[Candidate]) -> bool {
+    let mut free: BTreeMap<WorkerId, isize> = workers
+        .iter()
+        .map(|w| (w.id, w.capacity as isize - owner.iter().filter(|&&o| o == w.id).count() as isize))
+        .collect();
+    let mut placed = owner.to_vec();
+    for &k in orphans {
+        let pick = free.iter().filter(|(_, &f)| f > 0).max_by_key(|(id, &f)| (f, std::cmp::Reverse(**id)));
+        let Some((&id, _)) = pick else { return false };
+        *free.get_mut(&id).expect("a candidate") -= 1;
+        placed[k] = id;
+    }
+    owner.copy_from_slice(&placed);
+    true
+}
+
+/// Moves parts to the workers that own none (they joined), up to their shares, taking each
+/// from the worker furthest above its own share (its highest part). `None` when no worker is
+/// without parts or none of them has room.
+pub(super) fn rebalance(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
+    let count = |o: &[WorkerId], id: WorkerId| o.iter().filter(|&&w| w == id).count();
+    if !workers.iter().any(|w| w.capacity > 0 && count(owner, w.id) == 0) {
+        return None;
+    }
+    let target = shares(workers, owner.len())?;
+    let mut new = owner.to_vec();
+    for (i, w) in workers.iter().enumerate() {
+        if count(owner, w.id) > 0 {
+            continue;
+        }
+        for _ in 0..target[i] {
+            // The worker furthest above its share gives its highest part.
+            let (giver, _) = workers
+                .iter()
+                .enumerate()
+                .map(|(j, g)| (g.id, count(&new, g.id) as isize - target[j] as isize))
+                .filter(|&(_, over)| over > 0)
+                .max_by_key(|&(id, over)| (over, std::cmp::Reverse(id)))?;
+            let k = new.iter().rposition(|&o| o == giver).expect("the giver owns parts");
+            new[k] = w.id;
+        }
+    }
+    (new != owner).then_some(new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(id: WorkerId, threads: u32, capacity: usize) -> Candidate {
+        Candidate { id, threads, capacity }
+    }
+
+    #[test]
+    fn parts_follow_threads_within_room_and_interleave() {
+        let workers = [c(1, 2, 64), c(2, 1, 64), c(3, 1, 10)];
+        let owner = first(&workers, 64).unwrap();
+        let count = |w| owner.iter().filter(|&&o| o == w).count();
+        assert_eq!(count(3), 10);
+        assert_eq!(count(1) + count(2), 54);
+        assert!(count(1) >= 32 && count(2) >= 16);
+        assert_ne!(owner[0], owner[1]);
+        assert!(first(&[c(1, 1, 20), c(2, 1, 20)], 64).is_none(), "no room for every part");
+    }
+
+    #[test]
+    fn orphans_go_where_room_is_and_wait_without_it() {
+        let mut owner = vec![1, 2, 1, 2, 9, 9];
+        assert!(place(&mut owner, &[4, 5], &[c(1, 1, 3), c(2, 1, 4)]));
+        assert_eq!(owner.iter().filter(|&&o| o == 2).count(), 4, "{owner:?}");
+        assert_eq!(owner.iter().filter(|&&o| o == 1).count(), 2, "{owner:?}");
+        let mut full = vec![1, 2, 9];
+        assert!(!place(&mut full, &[2], &[c(1, 1, 1), c(2, 1, 1)]));
+        assert_eq!(full, [1, 2, 9], "unchanged when they do not fit");
+    }
+
+    #[test]
+    fn a_worker_that_joins_takes_its_share_from_the_most_loaded() {
+        let owner = first(&[c(1, 1, 64)], 8).unwrap();
+        assert_eq!(owner, [1; 8]);
+        let workers = [c(1, 1, 64), c(2, 1, 64), c(3, 2, 64)];
+        let new = rebalance(&owner, &workers).unwrap();
+        let count = |w| new.iter().filter(|&&o| o == w).count();
+        assert_eq!((count(1), count(2), count(3)), (2, 2, 4), "{new:?}");
+        assert!(rebalance(&new, &workers).is_none(), "nobody is without parts");
+        // A newcomer without room takes nothing.
+        assert!(rebalance(&owner, &[c(1, 1, 64), c(2, 1, 0)]).is_none());
+    }
+}

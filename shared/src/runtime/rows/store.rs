@@ -1,0 +1,160 @@
+//! Where an owner keeps every level of its parts that it finished: on its own disk
+//! ([`DiskStore`], one file per part and depth under `DIR/job-<id>/part-<k>/level-<d>`, written
+//! under a temporary name and renamed), or in memory ([`MemoryStore`], the simulator's disks).
+//! A level is kept as the part's rows message (a checksummed shard), so a damaged file is
+//! refused when it is read, and the part is then made again.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The levels an owner keeps.
+pub trait LevelStore: Send + Sync {
+    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()>;
+    fn get(&self, part: u32, depth: u32) -> io::Result<Vec<u8>>;
+    /// Per part with level 0 kept: how many levels `0 .. d` are kept without a gap.
+    fn list(&self) -> io::Result<Vec<(u32, u32)>>;
+    /// Forgets everything (the job is over).
+    fn clear(&self) -> io::Result<()>;
+}
+
+/// Levels `0 .. d` without a gap, per part, from the (part, depth) pairs kept.
+fn runs(kept: impl IntoIterator<Item = (u32, u32)>) -> Vec<(u32, u32)> {
+    let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (part, depth) in kept {
+        by_part.entry(part).or_default().push(depth);
+    }
+    by_part
+        .into_iter()
+        .filter_map(|(part, mut depths)| {
+            depths.sort_unstable();
+            let run = depths.iter().enumerate().take_while(|(i, &d)| d == *i as u32).count() as u32;
+            (run > 0).then_some((part, run))
+        })
+        .collect()
+}
+
+/// Levels in files under a job's directory.
+pub struct DiskStore {
+    dir: PathBuf,
+}
+
+impl DiskStore {
+    /// The store of job `job` under `root` (created if needed).
+    pub fn open(root: &Path, job: u64) -> io::Result<Self> {
+        let dir = root.join(format!("job-{job:016x}"));
+        std::fs::create_dir_all(&dir)?;
+        Ok(DiskStore { dir })
+    }
+
+    fn path(&self, part: u32, depth: u32) -> PathBuf {
+        self.dir.join(format!("part-{part}")).join(format!("level-{depth}"))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl LevelStore for DiskStore {
+    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()> {
+        let path = self.path(part, depth);
+        std::fs::create_dir_all(path.parent().expect("a part directory"))?;
+        let temp = path.with_extension("tmp");
+        std::fs::write(&temp, bytes)?;
+        std::fs::rename(&temp, &path)
+    }
+
+    fn get(&self, part: u32, depth: u32) -> io::Result<Vec<u8>> {
+        std::fs::read(self.path(part, depth))
+    }
+
+    fn list(&self) -> io::Result<Vec<(u32, u32)>> {
+        let mut kept = Vec::new();
+        for part in std::fs::read_dir(&self.dir)? {
+            let part = part?;
+            let Some(k) = part.file_name().to_str().and_then(|n| n.strip_prefix("part-")?.parse().ok())
+            else {
+                continue;
+            };
+            for level in std::fs::read_dir(part.path())? {
+                let name = level?.file_name();
+                if let Some(d) = name.to_str().and_then(|n| n.strip_prefix("level-")?.parse().ok()) {
+                    kept.push((k, d));
+                }
+            }
+        }
+        Ok(runs(kept))
+    }
+
+    fn clear(&self) -> io::Result<()> {
+        match std::fs::remove_dir_all(&self.dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Levels in memory, shared by clones (a simulated disk outlives the worker that wrote it).
+#[derive(Clone, Default)]
+pub struct MemoryStore(Arc<Mutex<BTreeMap<(u32, u32), Vec<u8>>>>);
+
+impl MemoryStore {
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(u32, u32), Vec<u8>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Flips a bit of a kept level (a damaged disk, for the simulator).
+    pub fn damage(&self, part: u32, depth: u32) -> bool {
+        match self.map().get_mut(&(part, depth)) {
+            Some(bytes) if !bytes.is_empty() => {
+                let at = bytes.len() / 2;
+                bytes[at] ^= 0x10;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl LevelStore for MemoryStore {
+    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()> {
+        self.map().insert((part, depth), bytes.to_vec());
+        Ok(())
+    }
+
+    fn get(&self, part: u32, depth: u32) -> io::Result<Vec<u8>> {
+        self.map().get(&(part, depth)).cloned().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+    }
+
+    fn list(&self) -> io::Result<Vec<(u32, u32)>> {
+        Ok(runs(self.map().keys().copied()))
+    }
+
+    fn clear(&self) -> io::Result<()> {
+        self.map().clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_lists_the_levels_it_keeps_without_a_gap() {
+        assert_eq!(runs([(3, 0), (3, 1), (3, 3), (4, 1), (5, 0)]), [(3, 2), (5, 1)]);
+        let dir = std::env::temp_dir().join(format!("cubefarm-store-{}", std::process::id()));
+        let store = DiskStore::open(&dir, 7).unwrap();
+        store.put(2, 0, b"a").unwrap();
+        store.put(2, 1, b"b").unwrap();
+        store.put(9, 1, b"c").unwrap();
+        assert_eq!(store.list().unwrap(), [(2, 2)]);
+        assert_eq!(store.get(2, 1).unwrap(), b"b");
+        assert!(store.get(2, 5).is_err());
+        store.clear().unwrap();
+        assert!(!store.dir().exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
