@@ -66,14 +66,10 @@ pub enum CoordinatorAction {
 /// What happens to the coordinator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoordinatorEvent {
-    /// A worker registered (or came back after being lost, with nothing).
+    /// A worker registered: a new one, or one registering again under its id (it was lost,
+    /// its process restarted, or the coordinator did). Only a worker the resumed search
+    /// expects keeps what it held in memory; every worker keeps its disk.
     Joined {
-        worker: WorkerId,
-        threads: u32,
-    },
-    /// A worker registered again under its id: its process restarted (its memory is gone, its
-    /// disk is not).
-    Restarted {
         worker: WorkerId,
         threads: u32,
     },
@@ -248,18 +244,16 @@ impl RowsCoordinator {
         }
         match event {
             CoordinatorEvent::Joined { worker, threads } => {
-                self.members.insert(
-                    worker,
-                    Member { threads, live: true, expected: false, status: Status::default() },
-                );
-            }
-            CoordinatorEvent::Restarted { worker, threads } => {
-                self.members.insert(
-                    worker,
-                    Member { threads, live: true, expected: false, status: Status::default() },
-                );
-                if self.plan.owner.contains(&worker) || self.plan.source.contains(&worker) {
-                    tracing::info!("worker {worker} restarted: its parts are read again from its disk");
+                // A worker of a resumed search comes back with what it held; any other that
+                // owns parts (it was lost, or its process restarted) holds nothing in memory.
+                let returns = self.members.get(&worker).is_some_and(|m| m.expected);
+                let member = Member { threads, live: true, expected: false, status: Status::default() };
+                self.members.insert(worker, member);
+                let holds = self.plan.owner.contains(&worker) || self.plan.source.contains(&worker);
+                if !returns && holds && self.plan.epoch != 0 {
+                    tracing::info!(
+                        "worker {worker} registered again: its parts are read again from its disk"
+                    );
                     self.new_epoch();
                 }
             }

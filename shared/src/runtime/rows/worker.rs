@@ -427,14 +427,16 @@ impl RowsWorker {
             }
             match self.parts.get(&k).map(|p| p.state) {
                 Some(PartState::Held { depth, made: true }) if now == depth + 1 => self.commit(k, depth),
+                // A level made before this epoch began and committed since: it is on the disk
+                // (here, or the part's source's).
+                _ if now > was => self.acquire(k, now),
                 state => {
-                    return self.fail(format!(
-                        "told that part {k} holds {now} levels, but it is {state:?} here: a level was \
-                         committed before it was made"
-                    ))
+                    return self
+                        .fail(format!("told that part {k} holds {now} levels, but it is {state:?} here"))
                 }
             }
         }
+        self.report();
         self.maybe_begin();
     }
 

@@ -576,7 +576,7 @@ impl World {
         let known = c.members.get(&prev).map(|m| m.state).filter(|_| prev != 0);
         let (id, keep, event) = match known {
             Some(MemberState::Expected) => (prev, true, CoordinatorEvent::Joined { worker: prev, threads }),
-            Some(MemberState::Live) => (prev, true, CoordinatorEvent::Restarted { worker: prev, threads }),
+            Some(MemberState::Live) => (prev, true, CoordinatorEvent::Joined { worker: prev, threads }),
             Some(MemberState::Lost) => (prev, false, CoordinatorEvent::Joined { worker: prev, threads }),
             None => {
                 let id = c.next_id;
