@@ -36,6 +36,9 @@ use super::{Epoch, WorkerId};
 use crate::bfs::Direction;
 use crate::space::RowCounts;
 
+/// The most levels a search makes (its messages are bounded by it).
+pub const MAX_DEPTH: u32 = 64;
+
 /// What every worker of a row search needs to know of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobInfo {
