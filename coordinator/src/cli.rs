@@ -293,15 +293,10 @@ pub struct ClusterArgs {
     pub lease_secs: u64,
 
     /// Seconds a worker may stay silent before it is declared lost: its tasks go to others and
-    /// its rows to the holders of their replicas (workers send a heartbeat every few seconds).
+    /// its parts of a row search to other workers, which make them again from the levels every
+    /// worker keeps on its disk (workers send a heartbeat every few seconds).
     #[arg(long, value_name = "S", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub liveness_secs: u64,
-
-    /// Replicas of each part of a row search's rows, kept by another worker: 1 survives any
-    /// lost worker (one at a time) at the price of sending every committed level once more
-    /// (39 to 56 % of what workers exchange in the runs measured); 0 sends none, and a lost worker stops the job.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1))]
-    pub replicas: u32,
 
     /// Serve Prometheus metrics of the job at http://ADDR/metrics (depth, pace and ETA, tasks,
     /// live workers, bytes); a job with a token wants it from scrapers too, as
@@ -325,7 +320,7 @@ impl ClusterArgs {
 impl TryFrom<ClusterArgs> for ClusterConfig {
     type Error = anyhow::Error;
     fn try_from(a: ClusterArgs) -> Result<Self> {
-        let (metrics, replicas) = (a.metrics, a.replicas);
+        let metrics = a.metrics;
         let config = ClusterConfig::new(
             a.listen,
             a.workers,
@@ -342,7 +337,7 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
             );
             crate::cluster::refuse_open_listener(addr, config.token_file.as_deref())?;
         }
-        Ok(ClusterConfig { metrics, replicas: replicas > 0, ..config })
+        Ok(ClusterConfig { metrics, ..config })
     }
 }
 

@@ -167,11 +167,19 @@ impl RedbJournal {
 
 impl RedbJournal {
     /// The saved state of a row search whose rows the workers own, as its last journaled
-    /// level left it (JSON of `cluster::owned::Snapshot`).
+    /// level or assignment left it (JSON of `shared::runtime::rows::Snapshot`).
     pub fn owned_snapshot(&self) -> Result<Option<String>> {
         let read = self.db.begin_read()?;
         let meta = read.open_table(META)?;
         Ok(meta.get("owned")?.map(|v| v.value().to_string()))
+    }
+
+    /// Records the state of such a search (a new assignment; committed with fsync).
+    pub fn owned_snapshot_saved(&self, snapshot: &str) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        txn.open_table(META)?.insert("owned", snapshot)?;
+        txn.commit()?;
+        Ok(())
     }
 
     /// Records a finished level of such a search with its state, in one transaction

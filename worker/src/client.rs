@@ -175,9 +175,6 @@ async fn session(
         return Err(Fault::Fatal(anyhow!("the coordinator refused this worker: {}", reply.message)));
     }
     let worker_id = reply.worker_id;
-    if host.worker_id().is_some_and(|w| w != worker_id) {
-        host.drop_job(); // its rows were given to others
-    }
     host.registered_as(worker_id);
     if let Ok(mut c) = cache.lock() {
         c.forget_inputs();
@@ -215,6 +212,9 @@ async fn session(
     result
 }
 
+/// The loop of leased tasks, as a shell around its core (`shared::runtime::leases::LeaseWorker`):
+/// polls, computations, renewals, releases and uploads run as tasks of their own and report
+/// back; a poll that finds a row search runs it (`rows`) before polling again.
 async fn poll_loop(
     config: &WorkerConfig,
     client: &mut Client,
@@ -222,79 +222,140 @@ async fn poll_loop(
     host: &Arc<Host>,
     worker_id: u64,
 ) -> Result<(), Fault> {
+    use shared::runtime::leases::{Lease, LeaseAction, LeaseEvent, LeaseWorker};
+    /// What comes back to the loop.
+    enum Back {
+        Event(LeaseEvent),
+        /// A poll handed out a task.
+        Task(v1::Task),
+        /// A poll found a row search.
+        OwnedRows,
+        Fault(Fault),
+    }
+    const TICK: Duration = Duration::from_millis(100);
     let traffic = host.traffic.clone();
-    // A result uploads while the next task is polled for and computed; at most one upload is in
-    // flight.
-    let mut uploading: Option<tokio::task::JoinHandle<Result<(), Fault>>> = None;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Back>();
+    let mut core = LeaseWorker::new(TICK.as_millis() as u64);
+    // The tasks handed out (by task id) and the computation running.
+    let mut tasks: std::collections::HashMap<u64, v1::Task> = Default::default();
+    let mut computing: Option<tokio::task::JoinHandle<()>> = None;
+    let mut tick = tokio::time::interval(TICK);
     loop {
-        let (sent_bytes, received_bytes) = traffic.totals();
-        let request = v1::PollTaskRequest { worker_id, sent_bytes, received_bytes };
-        traffic.sent(request.encoded_len());
-        let poll =
-            client.poll_task(request).await.map_err(|s| classify("lost the coordinator", s))?.into_inner();
-        traffic.received(poll.encoded_len());
-        if poll.done {
-            return finish_upload(&mut uploading).await;
-        }
-        if poll.owned_rows {
-            finish_upload(&mut uploading).await?;
-            host.run(client, worker_id).await?;
-            continue;
-        }
-        // The coordinator holds an idle poll up to a second, so polling again at once is fine.
-        let Some(task) = poll.task else { continue };
-        // Renew the lease a few times per lease period while the task runs.
-        let mut renewer = {
-            let mut client = client.clone();
-            let period = Duration::from_millis((task.lease_ms / 3).max(100));
-            let request = v1::RenewLeaseRequest {
-                worker_id,
-                task_id: task.task_id,
-                attempt: task.attempt,
-                release: false,
-            };
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(period).await;
-                    if !client.renew_lease(request).await.map(|r| r.into_inner().ok).unwrap_or(false) {
-                        return;
+        while let Some(action) = core.next_action() {
+            match action {
+                LeaseAction::Poll => {
+                    let (mut client, tx, traffic) = (client.clone(), tx.clone(), traffic.clone());
+                    tokio::spawn(async move {
+                        let (sent_bytes, received_bytes) = traffic.totals();
+                        let request = v1::PollTaskRequest { worker_id, sent_bytes, received_bytes };
+                        traffic.sent(request.encoded_len());
+                        let back = match client.poll_task(request).await {
+                            Err(s) => Back::Fault(classify("lost the coordinator", s)),
+                            Ok(r) => {
+                                let poll = r.into_inner();
+                                traffic.received(poll.encoded_len());
+                                match (poll.done, poll.owned_rows, poll.task) {
+                                    (true, _, _) => Back::Event(LeaseEvent::Over),
+                                    (_, true, _) => Back::OwnedRows,
+                                    (_, _, Some(task)) => Back::Task(task),
+                                    _ => Back::Event(LeaseEvent::Nothing),
+                                }
+                            }
+                        };
+                        let _ = tx.send(back);
+                    });
+                }
+                LeaseAction::Compute(lease) => {
+                    let Some(task) = tasks.get(&lease.task).cloned() else { continue };
+                    let (mut client, cache, host, tx) =
+                        (client.clone(), cache.clone(), host.clone(), tx.clone());
+                    let mem_limit = config.mem_limit;
+                    computing = Some(tokio::spawn(async move {
+                        let back =
+                            match run_task(&mut client, &cache, &host, worker_id, &task, mem_limit).await {
+                                Ok(result) => Back::Event(LeaseEvent::Computed { lease, result }),
+                                Err(TaskError::Gone) => Back::Event(LeaseEvent::Failed { lease }),
+                                Err(TaskError::Rpc(s)) => {
+                                    Back::Fault(classify("a task's input download failed", s))
+                                }
+                                Err(TaskError::Other(e)) => Back::Fault(Fault::Fatal(e)),
+                            };
+                        let _ = tx.send(back);
+                    }));
+                }
+                LeaseAction::Renew(lease) => {
+                    let (mut client, tx) = (client.clone(), tx.clone());
+                    let request = v1::RenewLeaseRequest {
+                        worker_id,
+                        task_id: lease.task,
+                        attempt: lease.attempt,
+                        release: false,
+                    };
+                    tokio::spawn(async move {
+                        let ok =
+                            client.renew_lease(request).await.map(|r| r.into_inner().ok).unwrap_or(false);
+                        let _ = tx.send(Back::Event(LeaseEvent::Renewed { lease, ok }));
+                    });
+                }
+                LeaseAction::Release(lease) => {
+                    // Given back, so that it is handed out again now rather than when its lease
+                    // ends (nothing happens if the lease is gone already).
+                    let mut client = client.clone();
+                    let request = v1::RenewLeaseRequest {
+                        worker_id,
+                        task_id: lease.task,
+                        attempt: lease.attempt,
+                        release: true,
+                    };
+                    traffic.sent(request.encoded_len());
+                    tokio::spawn(async move {
+                        let _ = client.renew_lease(request).await;
+                    });
+                }
+                LeaseAction::Abandon(_) => {
+                    if let Some(c) = computing.take() {
+                        c.abort();
                     }
                 }
-            })
-        };
-        // A task whose lease is lost (its level was stopped, or the lease went to another
-        // worker) is dropped.
-        let result = tokio::select! {
-            r = run_task(client, cache, host, worker_id, &task, config.mem_limit) => r,
-            _ = &mut renewer => Err(TaskError::Gone),
-        };
-        renewer.abort();
-        let error = match result {
-            Ok(output) => {
-                finish_upload(&mut uploading).await?;
-                uploading = Some(tokio::spawn(upload(
-                    client.clone(),
-                    task.task_id,
-                    task.attempt,
-                    output,
-                    traffic.clone(),
-                )));
-                continue;
+                LeaseAction::Upload(lease, shard) => {
+                    let (client, tx, traffic) = (client.clone(), tx.clone(), traffic.clone());
+                    tokio::spawn(async move {
+                        let back = match upload(client, lease.task, lease.attempt, shard, traffic).await {
+                            Ok(()) => Back::Event(LeaseEvent::Uploaded { lease }),
+                            Err(f) => Back::Fault(f),
+                        };
+                        let _ = tx.send(back);
+                    });
+                }
+                LeaseAction::Finish => {}
             }
-            Err(e) => e,
-        };
-        // A task this worker cannot finish is given back, so that it is handed out again now
-        // rather than when its lease ends (nothing happens if the lease is gone already).
-        let release =
-            v1::RenewLeaseRequest { worker_id, task_id: task.task_id, attempt: task.attempt, release: true };
-        traffic.sent(release.encoded_len());
-        if let Ok(reply) = client.renew_lease(release).await {
-            traffic.received(reply.get_ref().encoded_len());
         }
-        match error {
-            TaskError::Gone => continue,
-            TaskError::Rpc(s) => return Err(classify("a task's input download failed", s)),
-            TaskError::Other(e) => return Err(Fault::Fatal(e)),
+        if core.is_over() {
+            return Ok(());
+        }
+        let back = tokio::select! {
+            back = rx.recv() => back.expect("the loop holds a sender"),
+            _ = tick.tick() => Back::Event(LeaseEvent::Tick),
+        };
+        match back {
+            Back::Task(task) => {
+                // The task's whole description stays here; the core knows its lease.
+                let lease = Lease {
+                    level: task.level,
+                    task: task.task_id,
+                    attempt: task.attempt,
+                    rows: task.row_begin as u32..task.row_end as u32,
+                    lease_ms: task.lease_ms,
+                };
+                tasks.insert(task.task_id, task);
+                core.handle(LeaseEvent::Task(lease));
+            }
+            Back::Event(event) => core.handle(event),
+            Back::OwnedRows => {
+                host.run(client, worker_id).await?;
+                core.handle(LeaseEvent::Nothing);
+            }
+            Back::Fault(f) => return Err(f),
         }
     }
 }
@@ -318,16 +379,6 @@ async fn run_task(
         ))),
         JobSpec::Cosets(spec) => run_coset_task(client, cache, &host.traffic, task, spec).await,
         spec @ JobSpec::Rows(_) => Err(TaskError::Other(anyhow!("a leased task of row search {spec}"))),
-    }
-}
-
-/// Waits for the upload in flight, if any.
-async fn finish_upload(
-    uploading: &mut Option<tokio::task::JoinHandle<Result<(), Fault>>>,
-) -> Result<(), Fault> {
-    match uploading.take() {
-        None => Ok(()),
-        Some(handle) => handle.await.map_err(|e| Fault::Fatal(anyhow!("an upload stopped: {e}")))?,
     }
 }
 

@@ -15,16 +15,6 @@ pub enum ClusterError {
     NoTask(u64),
     #[error("counts of {words} words for {cosets} cosets (expected {per_coset:?} each)")]
     WrongCounts { words: usize, cosets: usize, per_coset: super::leases::CosetWords },
-    #[error(
-        "part {part} of the rows is lost: its owner (worker {owner}) and the holder of its replica \
-         (worker {holder}) are both gone"
-    )]
-    PartLost { part: usize, owner: u64, holder: u64 },
-    #[error(
-        "part {part} of the rows is lost with its owner (worker {owner}): this job keeps no replicas \
-         (--replicas 0), so it must be run again"
-    )]
-    Unreplicated { part: usize, owner: u64 },
     /// A worker keeping rows that the level's tasks read was lost: the rows must be made again.
     #[error("worker {0}, which keeps rows this level reads, is lost")]
     InputsLost(u64),

@@ -1,20 +1,21 @@
 //! Where the job's thread and the gRPC service meet ([`Hub`]): the workers ([`Members`]), with
-//! liveness apart from leases; a level of independent leased tasks (`leases.rs`: a product
-//! job's cosets, [`Hub::run_cosets`]; an H48 build's rows, [`Hub::run_h48_rows`]); or a row
-//! search whose rows the workers own ([`OwnedRows`], driven by `rows.rs`, reached by workers
-//! through [`Hub::rows_sync`]).
+//! liveness apart from leases, and the job's work now ([`Work`]): a level of independent
+//! leased tasks (`leases.rs`: a product job's cosets, [`Hub::run_cosets`]; an H48 build's rows,
+//! [`Hub::run_h48_rows`]), or a row search whose rows the workers own (`rows.rs`, its core
+//! `shared::runtime::rows::RowsCoordinator`). The protocols' state and rules are those cores';
+//! the hub holds them under one lock, feeds them what the workers say and wakes whoever waits.
 //!
 //! Every wait here wakes at least every 200 ms to [`Hub::tick`]: workers silent for longer
 //! than the liveness timeout are declared lost, their leases handed out again at once and
-//! their rows recovered, rather than a level waiting out a lease.
+//! their parts moved, rather than a level waiting out a lease.
 
-use super::leases::{requeue, Lease, Level, TaskState};
+use super::leases::{Lease, ResultWords};
 use super::members::Members;
-use super::owned::{OwnedRows, Report};
-use super::ClusterError;
+use shared::runtime::leases::TaskTable;
+use shared::runtime::rows::{CoordinatorEvent, RowsCoordinator};
 use shared::shard::{self, ShardKey};
 use shared::units::gib;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -40,8 +41,8 @@ pub enum SyncAnswer {
     Done,
     /// The worker holds what it should: ask again.
     Wait,
-    /// What it should hold and do, and where the live workers are.
-    Do(Box<OwnedRows>, Vec<(u64, String)>),
+    /// The job and its plan, and where the live workers are.
+    Do(Box<cubefarm_proto::v1::RowsSyncReply>),
 }
 
 /// A snapshot for `coordinator status` and the progress line.
@@ -93,8 +94,7 @@ pub(super) struct State {
     pub(super) job: u64,
     pub(super) job_spec: String,
     pub(super) members: Members,
-    pub(super) level: Option<Level>,
-    pub(super) owned: Option<OwnedRows>,
+    pub(super) work: Work,
     pub(super) done: bool,
     /// Why the job cannot go on (set by [`Hub::abort`]).
     pub(super) aborted: Option<String>,
@@ -102,6 +102,28 @@ pub(super) struct State {
     pub(super) named_inputs: HashMap<String, Arc<Vec<u8>>>,
     /// Workers that take no task for now: they have no room for the rows they would keep.
     pub(super) full: BTreeSet<u64>,
+}
+
+/// What the job's workers do now.
+pub(super) enum Work {
+    Idle,
+    /// A level of independent leased tasks, and what their results may hold.
+    Leases {
+        table: TaskTable,
+        words: ResultWords,
+        homes: String,
+    },
+    /// A row search whose rows the workers own.
+    Rows(Box<RowsRun>),
+}
+
+/// A row search on the hub: its core, and the parts of levels their owners sent up (a table
+/// build), by (depth, part).
+pub(super) struct RowsRun {
+    pub(super) core: RowsCoordinator,
+    pub(super) uploads: BTreeMap<(u32, u32), Vec<u8>>,
+    /// The longest part an owner may send up.
+    pub(super) max_part_bytes: u64,
 }
 
 /// A condition variable that counts its notifications, so that a waiter can tell whether a
@@ -131,8 +153,8 @@ pub struct Hub {
     /// How often workers call `Heartbeat`.
     pub heartbeat: Duration,
     pub tasks_per_level: usize,
-    /// Whether the parts of a row search get replicas (see [`super::owned::OwnedRows`]).
-    pub replicas: bool,
+    /// The leases' clock starts here.
+    started: Instant,
 }
 
 impl Hub {
@@ -148,8 +170,7 @@ impl Hub {
                 job,
                 job_spec,
                 members: Members::new(liveness),
-                level: None,
-                owned: None,
+                work: Work::Idle,
                 done: false,
                 aborted: None,
                 named_inputs: HashMap::new(),
@@ -159,8 +180,13 @@ impl Hub {
             lease_time,
             heartbeat: (liveness / 6).clamp(Duration::from_millis(100), Duration::from_secs(5)),
             tasks_per_level: tasks_per_level.max(1),
-            replicas: true,
+            started: Instant::now(),
         }
+    }
+
+    /// Milliseconds since the hub started (the leases' clock).
+    pub(super) fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
@@ -178,8 +204,8 @@ impl Hub {
     ) -> u64 {
         let mut s = self.lock();
         let id = s.members.register(name, threads, mem_limit, peer_address, previous);
-        if let Some(o) = s.owned.as_mut() {
-            o.peers_version += 1;
+        if let Work::Rows(run) = &mut s.work {
+            run.core.handle(CoordinatorEvent::Joined { worker: id, threads });
         }
         let gib = |b: u64| if b > 0 { shared::units::gib(b) } else { "unknown".to_string() };
         tracing::info!(
@@ -201,20 +227,33 @@ impl Hub {
         self.lock().members.count(worker, sent as u64, received as u64);
     }
 
-    /// Declares silent workers lost: their leases go back at once, and a row search moves
-    /// their rows (see [`OwnedRows::recover`]). Called by every wait loop.
+    /// Declares silent workers lost (their leases go back at once, a row search moves their
+    /// parts) and hands out again the leases that ended. Called by every wait loop.
     pub(super) fn tick(&self, s: &mut State) {
         let lost = s.members.expire(Instant::now());
-        if lost.is_empty() {
-            return;
+        let now = self.now_ms();
+        let members = &s.members;
+        let changed = match &mut s.work {
+            Work::Rows(run) => {
+                for &worker in &lost {
+                    run.core.handle(CoordinatorEvent::Lost { worker });
+                }
+                !lost.is_empty()
+            }
+            Work::Leases { table, .. } => {
+                let requeued = table.expire(now, |w| members.is_live(w));
+                for (task, worker) in &requeued {
+                    let why =
+                        if members.is_live(*worker) { "its lease expired" } else { "its worker is lost" };
+                    tracing::warn!("task {task} of worker {worker} handed out again: {why}");
+                }
+                !requeued.is_empty() || !lost.is_empty()
+            }
+            Work::Idle => !lost.is_empty(),
+        };
+        if changed {
+            self.changed.notify_all();
         }
-        if let Some(o) = s.owned.as_mut() {
-            o.peers_version += 1;
-        }
-        if let Some(level) = s.level.as_mut() {
-            requeue(&mut level.tasks, &s.members, &self.changed);
-        }
-        self.changed.notify_all();
     }
 
     /// Stops the job: the running level fails with `why`.
@@ -227,7 +266,7 @@ impl Hub {
     pub fn finish(&self) {
         let mut s = self.lock();
         s.done = true;
-        s.owned = None;
+        s.work = Work::Idle;
         self.changed.notify_all();
     }
 
@@ -250,21 +289,18 @@ impl Hub {
         let s = self.lock();
         let live_workers = s.members.live().count() as u32;
         let mut status = Status { live_workers, finished: s.done, ..Default::default() };
-        if let Some(l) = &s.level {
-            status.depth = l.depth;
-            status.tasks = l.tasks.len() as u64;
-            status.done = l.tasks.iter().filter(|t| t.state == TaskState::Done).count() as u64;
-            status.leased =
-                l.tasks.iter().filter(|t| matches!(t.state, TaskState::Leased { .. })).count() as u64;
-        } else if let Some(o) = &s.owned {
-            status.depth = o.level.saturating_sub(1);
-            let owners = o.owners();
-            status.tasks = owners.len() as u64;
-            status.done = owners
-                .iter()
-                .filter(|w| o.reports.get(w).is_some_and(|r| r.epoch == o.epoch && r.finished == o.level))
-                .count() as u64;
-            status.leased = status.tasks - status.done;
+        match &s.work {
+            Work::Leases { table, .. } => {
+                status.depth = table.level;
+                (status.tasks, status.done, status.leased) = table.counts();
+            }
+            Work::Rows(run) => {
+                let plan = run.core.plan();
+                status.depth = plan.level.map_or(0, |l| l.depth);
+                let (done, all) = run.core.progress();
+                (status.tasks, status.done, status.leased) = (all, done, all - done);
+            }
+            Work::Idle => {}
         }
         status
     }
@@ -279,7 +315,10 @@ impl Hub {
                 name: m.name.clone(),
                 received_bytes: m.received,
                 sent_bytes: m.sent,
-                rows: s.owned.as_ref().map_or(0, |o| o.rows_of(m.id)),
+                rows: match &s.work {
+                    Work::Rows(run) => run.core.rows_of(m.id),
+                    _ => 0,
+                },
             });
         }
         t
@@ -313,29 +352,25 @@ impl Hub {
             self.changed.notify_all();
             return Poll::Done;
         }
-        if s.owned.is_some() {
-            return Poll::OwnedRows;
+        let now = self.now_ms();
+        let (job, spec, full) = (s.job, s.job_spec.clone(), s.full.contains(&worker));
+        match &mut s.work {
+            Work::Rows(_) => Poll::OwnedRows,
+            Work::Leases { .. } if full => Poll::Wait,
+            Work::Leases { table, homes, .. } => match table.poll(worker, now) {
+                Some(l) => Poll::Task(Lease {
+                    job,
+                    task: l.task,
+                    attempt: l.attempt,
+                    depth: l.level,
+                    rows: l.rows,
+                    job_spec: spec,
+                    homes: homes.clone(),
+                }),
+                None => Poll::Wait,
+            },
+            Work::Idle => Poll::Wait,
         }
-        let (job, spec) = (s.job, s.job_spec.clone());
-        if s.full.contains(&worker) {
-            return Poll::Wait;
-        }
-        let Some(level) = s.level.as_mut() else { return Poll::Wait };
-        let Some((i, task)) = level.tasks.iter_mut().enumerate().find(|(_, t)| t.state == TaskState::Pending)
-        else {
-            return Poll::Wait;
-        };
-        task.attempt += 1;
-        task.state = TaskState::Leased { worker, deadline: Instant::now() + self.lease_time };
-        Poll::Task(Lease {
-            job,
-            task: i as u64,
-            attempt: task.attempt,
-            depth: level.depth,
-            rows: task.rows.clone(),
-            job_spec: spec,
-            homes: level.homes.clone(),
-        })
     }
 
     /// The job-wide input `name` as an encoded shard, if served.
@@ -397,32 +432,6 @@ impl Hub {
         ids.iter().filter(|&&id| s.members.get(id).is_some_and(|m| m.expected && !m.lost)).count()
     }
 
-    /// Starts an owned-row search: polls now send workers to `RowsSync`.
-    pub fn start_owned(&self, rows: OwnedRows) {
-        self.lock().owned = Some(rows);
-        self.changed.notify_all();
-    }
-
-    /// Runs `f` on the owned-row search's state (after a tick), telling waiting workers when it
-    /// returns true (the state changed). Errors if the job was aborted.
-    pub fn with_owned<T>(
-        &self,
-        f: impl FnOnce(&mut OwnedRows, &Members) -> (T, bool),
-    ) -> Result<T, ClusterError> {
-        let mut s = self.lock();
-        self.tick(&mut s);
-        if let Some(why) = s.aborted.clone() {
-            return Err(ClusterError::Aborted(why));
-        }
-        let s = &mut *s;
-        let owned = s.owned.as_mut().ok_or(ClusterError::NoSearch)?;
-        let (out, changed) = f(owned, &s.members);
-        if changed {
-            self.changed.notify_all();
-        }
-        Ok(out)
-    }
-
     /// A number that grows with every change of the state; see [`Self::wait_change`].
     pub fn generation(&self) -> u64 {
         self.changed.generation.load(Ordering::Acquire)
@@ -436,73 +445,5 @@ impl Hub {
             return;
         }
         drop(self.changed.wait(s, limit.min(Duration::from_millis(200))));
-    }
-
-    /// A worker's `RowsSync`: records its report and answers with what it should hold and do,
-    /// waiting up to `wait` while it already does (a long poll). Blocks: call it from a
-    /// blocking thread.
-    pub fn rows_sync(&self, worker: u64, report: Report, failure: &str, wait: Duration) -> SyncAnswer {
-        let end = Instant::now() + wait;
-        let mut s = self.lock();
-        if !s.members.seen(worker) {
-            return SyncAnswer::Unknown;
-        }
-        if !failure.is_empty() {
-            let name = s.members.get(worker).map(|m| m.name.clone()).unwrap_or_default();
-            s.aborted.get_or_insert(format!("worker {worker} ({name}): {failure}"));
-            self.changed.notify_all();
-        }
-        if let Some(o) = s.owned.as_mut() {
-            if o.reports.insert(worker, report) != Some(report) {
-                self.changed.notify_all();
-            }
-        }
-        loop {
-            self.tick(&mut s);
-            let Some(o) = s.owned.as_ref() else { return SyncAnswer::Done };
-            if !o.in_sync(&report) {
-                let peers = s
-                    .members
-                    .live()
-                    .filter(|m| !m.expected && !m.peer_address.is_empty())
-                    .map(|m| (m.id, m.peer_address.clone()))
-                    .collect();
-                return SyncAnswer::Do(Box::new(o.clone()), peers);
-            }
-            if s.aborted.is_some() || Instant::now() >= end {
-                return SyncAnswer::Wait;
-            }
-            let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
-            s = self.changed.wait(s, left);
-        }
-    }
-
-    /// The longest part of a level an owner may send up (as a shard).
-    pub fn max_level_part_bytes(&self) -> Option<u64> {
-        let s = self.lock();
-        let o = s.owned.as_ref().filter(|o| o.upload_levels)?;
-        Some(shard::max_shard_bytes(shared::wire::SparseRows::max_result_words(
-            o.cut.rows_per_part as usize,
-            o.words,
-        )))
-    }
-
-    /// Takes a part of the level being made from its owner (a table build).
-    pub fn take_level_part(
-        &self,
-        worker: u64,
-        epoch: u64,
-        depth: u32,
-        part: u32,
-        bytes: Vec<u8>,
-    ) -> Result<(), ClusterError> {
-        let mut s = self.lock();
-        let o = s.owned.as_mut().ok_or(ClusterError::NoSearch)?;
-        if o.level != depth + 1 || o.owner.get(part as usize) != Some(&worker) || epoch != o.epoch {
-            return Ok(()); // a late copy
-        }
-        o.uploaded.insert(part, bytes);
-        self.changed.notify_all();
-        Ok(())
     }
 }

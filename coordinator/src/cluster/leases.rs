@@ -1,46 +1,23 @@
-//! Levels of independent leased tasks, the hub's first kind of work: a product job's coset
-//! ranges ([`Hub::run_cosets`]) or an H48 build's table rows ([`Hub::run_h48_rows`]). A task
-//! is leased to one worker at a time; a lease that expires, or whose holder is declared lost,
-//! is handed out again, and a result is taken once, keyed by its task.
+//! Levels of independent leased tasks on the hub (the task table is the protocol's core,
+//! `shared::runtime::leases::TaskTable`): a product job's coset ranges ([`Hub::run_cosets`]) or
+//! an H48 build's rows ([`Hub::run_h48_rows`]), the results each task may send, and the calls
+//! workers make on their leases.
 
-use super::hub::{Hub, Signal};
-use super::members::Members;
+use super::hub::{Hub, Work};
 use super::ClusterError;
+use shared::runtime::leases::TaskTable;
 use shared::wire::Malformed;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum TaskState {
-    Pending,
-    Leased { worker: u64, deadline: Instant },
-    Done,
-}
-
-pub(super) struct Task {
-    pub(super) rows: Range<u32>,
-    pub(super) state: TaskState,
-    pub(super) attempt: u32,
-}
-
-pub(super) struct Level {
-    pub(super) depth: u32,
-    pub(super) tasks: Vec<Task>,
-    pub(super) remaining: usize,
-    pub(super) work: Work,
-    /// The input naming where the rows the tasks read are kept (H48 levels), or empty.
-    pub(super) homes: String,
-}
-
-/// What a level's tasks compute and where their results go.
-pub(super) enum Work {
-    /// Independent coset tasks (of a product job or a coset job): each result is `words` per
-    /// coset of the task, kept until the level ends.
-    Cosets { words: CosetWords, results: Vec<Vec<u64>> },
-    /// Row tasks of an H48 build: each result waits here until the job's thread takes it
-    /// (see [`Hub::run_h48_rows`]); a row's result takes at most `max_words_per_row` words.
-    H48Rows { results: Vec<Option<Vec<u64>>>, max_words_per_row: usize },
+/// What a level's task results may hold.
+#[derive(Clone, Copy, Debug)]
+pub enum ResultWords {
+    /// Coset tasks (of a product job or a coset job): words per coset of the task.
+    Cosets(CosetWords),
+    /// Row tasks of an H48 build: at most this many words per row.
+    H48Rows { max_words_per_row: usize },
 }
 
 /// How many words a coset's result takes: always the same (a product job's counters), or at
@@ -56,27 +33,6 @@ impl CosetWords {
         match self {
             CosetWords::Exactly(n) | CosetWords::AtMost(n) => n,
         }
-    }
-}
-
-/// Hands out again the tasks whose lease has expired or whose holder is lost; tells waiting
-/// polls if there were any.
-pub(super) fn requeue(tasks: &mut [Task], members: &Members, changed: &Signal) {
-    let now = Instant::now();
-    let mut requeued = false;
-    for (i, t) in tasks.iter_mut().enumerate() {
-        if let TaskState::Leased { worker, deadline } = t.state {
-            let lost = !members.is_live(worker);
-            if deadline < now || lost {
-                let why = if lost { "its worker is lost" } else { "its lease expired" };
-                tracing::warn!("task {i} (attempt {}) of worker {worker} handed out again: {why}", t.attempt);
-                t.state = TaskState::Pending;
-                requeued = true;
-            }
-        }
-    }
-    if requeued {
-        changed.notify_all();
     }
 }
 
@@ -107,24 +63,32 @@ pub struct Lease {
     /// Representative cosets of a product job, or rows of an H48 build.
     pub rows: Range<u32>,
     pub job_spec: String,
-    /// See [`Level::homes`].
+    /// The input naming where the rows the tasks read are kept (H48 levels), or empty.
     pub homes: String,
 }
 
 impl Hub {
+    /// Runs `f` on the level's task table, if a level of leased tasks runs.
+    fn with_table<T>(&self, f: impl FnOnce(&mut TaskTable, &ResultWords) -> T) -> Option<T> {
+        let mut s = self.lock();
+        match &mut s.work {
+            Work::Leases { table, words, .. } => Some(f(table, words)),
+            _ => None,
+        }
+    }
+
     /// Extends the lease of `task` if `worker` still holds its attempt `attempt`.
     pub fn renew(&self, worker: u64, task: u64, attempt: u32) -> bool {
-        let lease_time = self.lease_time;
-        self.held(worker, task, attempt, |t| {
-            t.state = TaskState::Leased { worker, deadline: Instant::now() + lease_time }
-        })
+        let now = self.now_ms();
+        self.lock().members.seen(worker)
+            && self.with_table(|t, _| t.renew(worker, task, attempt, now)).unwrap_or(false)
     }
 
     /// Hands `task` out again at once if `worker` holds its attempt `attempt` and gives it up
     /// (it cannot finish it, e.g. the rows it reads are out of its reach): the task does not wait
     /// for the lease to end. Returns whether it did.
     pub fn release(&self, worker: u64, task: u64, attempt: u32) -> bool {
-        let released = self.held(worker, task, attempt, |t| t.state = TaskState::Pending);
+        let released = self.with_table(|t, _| t.release(worker, task, attempt)).unwrap_or(false);
         if released {
             tracing::warn!("task {task} (attempt {attempt}) given up by worker {worker}: handed out again");
             self.changed.notify_all();
@@ -132,81 +96,59 @@ impl Hub {
         released
     }
 
-    /// Applies `change` to `task` if `worker` (a member) holds its attempt `attempt`.
-    fn held(&self, worker: u64, task: u64, attempt: u32, change: impl FnOnce(&mut Task)) -> bool {
-        let mut s = self.lock();
-        if !s.members.seen(worker) {
-            return false;
-        }
-        let Some(t) = s.level.as_mut().and_then(|l| l.tasks.get_mut(task as usize)) else { return false };
-        match t.state {
-            TaskState::Leased { worker: holder, .. } if holder == worker && t.attempt == attempt => {
-                change(t);
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// The limit of an upload for `task` of the running level, or `None` if the level has no
     /// such task.
     pub fn upload_limit(&self, task: u64) -> Option<UploadLimit> {
-        let s = self.lock();
-        let level = s.level.as_ref()?;
-        let rows = level.tasks.get(task as usize)?.rows.len();
-        let max_words = match &level.work {
-            Work::Cosets { words, .. } => rows.saturating_mul(words.limit()),
-            Work::H48Rows { max_words_per_row, .. } => {
-                shared::wire::h48::max_task_words(rows, *max_words_per_row)
-            }
-        };
-        Some(UploadLimit { job: s.job, depth: level.depth, max_words })
+        let job = self.job();
+        self.with_table(|t, words| {
+            let rows = t.rows(task)?.len();
+            let max_words = match words {
+                ResultWords::Cosets(words) => rows.saturating_mul(words.limit()),
+                ResultWords::H48Rows { max_words_per_row } => {
+                    shared::wire::h48::max_task_words(rows, *max_words_per_row)
+                }
+            };
+            Some(UploadLimit { job, depth: t.level, max_words })
+        })
+        .flatten()
     }
 
     /// Hands `task` out again at once if its attempt `attempt` is still leased (its holder sent
     /// a result that was refused).
     pub fn return_lease(&self, task: u64, attempt: u32) {
-        let mut s = self.lock();
-        let Some(t) = s.level.as_mut().and_then(|l| l.tasks.get_mut(task as usize)) else { return };
-        if t.attempt == attempt && matches!(t.state, TaskState::Leased { .. }) {
-            t.state = TaskState::Pending;
-            self.changed.notify_all();
-        }
+        self.with_table(|t, _| t.return_lease(task, attempt));
+        self.changed.notify_all();
     }
 
-    /// Takes a coset or H48 task's result (decoded as `words`): kept until the level ends or
-    /// the job's thread takes it. Results for a finished task or another level are ignored
-    /// (`Ok(false)`); a malformed one is refused and its task handed out again.
+    /// Takes a coset or H48 task's result (decoded as `words`): kept until the job's thread
+    /// takes it. Results for a finished task or another level are ignored (`Ok(false)`); a
+    /// coset result of the wrong size is refused and its task handed out again.
     pub fn complete(&self, depth: u32, task: u64, words: Vec<u64>) -> Result<bool, ClusterError> {
-        let mut s = self.lock();
-        let Some(level) = s.level.as_mut().filter(|l| l.depth == depth) else { return Ok(false) };
-        let Some(t) = level.tasks.get(task as usize) else { return Err(ClusterError::NoTask(task)) };
-        if t.state == TaskState::Done {
-            return Ok(false);
-        }
-        let rows = t.rows.clone();
-        match &mut level.work {
-            Work::H48Rows { results, .. } => results[task as usize] = Some(words),
-            Work::Cosets { words: per_coset, results } => {
+        let taken = self.with_table(|t, limit| {
+            let Some(rows) = t.rows(task) else { return Err(ClusterError::NoTask(task)) };
+            if let ResultWords::Cosets(per_coset) = *limit {
                 let cosets = rows.len();
-                let fits = match *per_coset {
+                let fits = match per_coset {
                     CosetWords::Exactly(n) => words.len() == cosets * n,
                     CosetWords::AtMost(n) => words.len() <= cosets.saturating_mul(n),
                 };
-                if !fits {
-                    return Err(ClusterError::WrongCounts {
-                        words: words.len(),
-                        cosets,
-                        per_coset: *per_coset,
-                    });
+                if !fits && t.level == depth {
+                    return Err(ClusterError::WrongCounts { words: words.len(), cosets, per_coset });
                 }
-                results[task as usize] = words;
             }
+            Ok(t.complete(depth, task, words))
+        });
+        let taken = taken.unwrap_or(Ok(false))?;
+        if taken {
+            self.changed.notify_all();
         }
-        level.tasks[task as usize].state = TaskState::Done;
-        level.remaining -= 1;
+        Ok(taken)
+    }
+
+    /// Publishes a level of leased tasks.
+    fn publish(&self, table: TaskTable, words: ResultWords, homes: &str) {
+        self.lock().work = Work::Leases { table, words, homes: homes.to_string() };
         self.changed.notify_all();
-        Ok(true)
     }
 
     /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
@@ -221,36 +163,30 @@ impl Hub {
         done: &AtomicU64,
     ) -> Result<Vec<u64>, ClusterError> {
         let per_task = cosets.len().div_ceil(self.tasks_per_level).max(1) as u32;
-        let tasks: Vec<Task> = cosets
-            .clone()
-            .step_by(per_task as usize)
-            .map(|a| Task { rows: a..(a + per_task).min(cosets.end), state: TaskState::Pending, attempt: 0 })
-            .collect();
-        let results = vec![Vec::new(); tasks.len()];
-        let work = Work::Cosets { words, results };
+        let ranges = TaskTable::even(cosets.clone(), per_task);
+        let mut results = vec![Vec::new(); ranges.len()];
+        let lease_ms = self.lease_time.as_millis() as u64;
+        self.publish(TaskTable::new(level, ranges, lease_ms), ResultWords::Cosets(words), "");
         let mut s = self.lock();
-        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes: String::new() });
-        self.changed.notify_all();
         loop {
             self.tick(&mut s);
             if let Some(why) = s.aborted.clone() {
-                s.level = None;
+                s.work = Work::Idle;
                 return Err(ClusterError::Aborted(why));
             }
-            let st = &mut *s;
-            let lvl = st.level.as_mut().expect("published");
-            let finished = lvl.tasks.iter().filter(|t| t.state == TaskState::Done).count() as u64;
+            let Work::Leases { table, .. } = &mut s.work else { unreachable!("a coset level stays one") };
+            for (task, _, words) in table.take_results() {
+                results[task as usize] = words;
+            }
+            let (_, finished, _) = table.counts();
             done.store(cosets.start as u64 + finished * per_task as u64, Ordering::Relaxed);
-            if lvl.remaining == 0 {
+            if table.finished() {
                 break;
             }
-            requeue(&mut lvl.tasks, &st.members, &self.changed);
             s = self.changed.wait(s, Duration::from_millis(200));
         }
-        match s.level.take().expect("published").work {
-            Work::Cosets { results, .. } => Ok(results.concat()),
-            _ => unreachable!("a coset level stays one"),
-        }
+        s.work = Work::Idle;
+        Ok(results.concat())
     }
 
     /// Runs the row tasks of an H48 build's level `level` over `rows` (increasing; of a space
@@ -274,96 +210,73 @@ impl Hub {
     ) -> Result<(), ClusterError> {
         // Tasks are runs of consecutive rows, at most a share of the space each.
         let per_task = (total as usize).div_ceil(self.tasks_per_level).max(1) as u32;
-        let mut tasks: Vec<Task> = Vec::new();
-        for &r in rows {
-            match tasks.last_mut() {
-                Some(t) if t.rows.end == r && t.rows.len() < per_task as usize => t.rows.end = r + 1,
-                _ => tasks.push(Task { rows: r..r + 1, state: TaskState::Pending, attempt: 0 }),
-            }
-        }
-        if tasks.is_empty() {
+        let ranges = TaskTable::runs(rows, per_task);
+        if ranges.is_empty() {
             return Ok(());
         }
-        let results = vec![None; tasks.len()];
-        let mut s = self.lock();
-        let work = Work::H48Rows { results, max_words_per_row };
-        let homes = homes.to_string();
-        s.level = Some(Level { depth: level, remaining: tasks.len(), tasks, work, homes });
-        self.changed.notify_all();
-        let mut taken = 0usize;
+        let lease_ms = self.lease_time.as_millis() as u64;
+        self.publish(
+            TaskTable::new(level, ranges, lease_ms),
+            ResultWords::H48Rows { max_words_per_row },
+            homes,
+        );
         let mut waiting: Option<Instant> = None;
+        let mut s = self.lock();
         loop {
             self.tick(&mut s);
             if let Some(why) = s.aborted.clone() {
-                s.level = None;
+                s.work = Work::Idle;
                 return Err(ClusterError::Aborted(why));
             }
-            if let Some(&lost) = readers.iter().find(|&&w| !s.members.is_live(w)) {
-                // Results that arrived meanwhile are taken first: they hold finished rows.
-                let pending = match &s.level.as_ref().expect("published").work {
-                    Work::H48Rows { results, .. } => results.iter().any(|r| r.is_some()),
-                    _ => false,
-                };
-                if !pending {
-                    s.level = None;
+            let lost = readers.iter().copied().find(|&w| !s.members.is_live(w));
+            let Work::Leases { table, .. } = &mut s.work else { unreachable!("an H48 level stays one") };
+            let ready = table.take_results();
+            if ready.is_empty() {
+                if let Some(lost) = lost {
+                    // Results that arrived before are taken first: they hold finished rows.
+                    s.work = Work::Idle;
                     self.changed.notify_all();
                     return Err(ClusterError::InputsLost(lost));
                 }
-            }
-            let lvl = s.level.as_mut().expect("published");
-            let Work::H48Rows { results, .. } = &mut lvl.work else { unreachable!("an H48 level stays one") };
-            let ready: Vec<(usize, Vec<u64>)> =
-                results.iter_mut().enumerate().filter_map(|(i, r)| r.take().map(|w| (i, w))).collect();
-            if !ready.is_empty() {
-                let ranges: Vec<Range<u32>> = ready.iter().map(|(i, _)| lvl.tasks[*i].rows.clone()).collect();
-                drop(s);
-                let mut refused = Vec::new();
-                for ((i, words), range) in ready.into_iter().zip(ranges) {
-                    let n = range.len() as u64;
-                    match take(range, words) {
-                        Ok(()) => {
-                            taken += 1;
-                            done.fetch_add(n, Ordering::Relaxed);
-                        }
-                        Err(Refusal::Bad(why)) => {
-                            tracing::warn!("result of task {i} refused ({why}); handed out again");
-                            refused.push(i);
-                        }
-                        Err(Refusal::Fatal(why)) => {
-                            self.lock().level = None;
-                            return Err(ClusterError::Fatal(why));
-                        }
-                    }
+                if table.finished() {
+                    break;
                 }
-                s = self.lock();
-                let lvl = s.level.as_mut().expect("published");
-                for i in refused {
-                    lvl.tasks[i].state = TaskState::Pending;
-                    lvl.remaining += 1;
+                let (_, _, leased) = table.counts();
+                let live: Vec<u64> = s.members.live().map(|m| m.id).collect();
+                let stuck = leased == 0 && !live.is_empty() && live.iter().all(|w| s.full.contains(w));
+                if stuck && waiting.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30)) {
+                    tracing::warn!(
+                        "level {level}: tasks wait: none of the {} live workers has room for the rows it would keep (their --mem-limit); start a worker with room",
+                        live.len()
+                    );
+                    waiting = Some(Instant::now());
                 }
-                self.changed.notify_all();
+                s = self.changed.wait(s, Duration::from_millis(200));
                 continue;
             }
-            if lvl.remaining == 0 && taken == lvl.tasks.len() {
-                break;
+            drop(s);
+            let mut refused = Vec::new();
+            for (task, range, words) in ready {
+                let n = range.len() as u64;
+                match take(range, words) {
+                    Ok(()) => {
+                        done.fetch_add(n, Ordering::Relaxed);
+                    }
+                    Err(Refusal::Bad(why)) => {
+                        tracing::warn!("result of task {task} refused ({why}); handed out again");
+                        refused.push(task);
+                    }
+                    Err(Refusal::Fatal(why)) => {
+                        self.lock().work = Work::Idle;
+                        return Err(ClusterError::Fatal(why));
+                    }
+                }
             }
-            let st = &mut *s;
-            let lvl = st.level.as_mut().expect("published");
-            requeue(&mut lvl.tasks, &st.members, &self.changed);
-            let idle = lvl.tasks.iter().all(|t| !matches!(t.state, TaskState::Leased { .. }));
-            let live: Vec<u64> = st.members.live().map(|m| m.id).collect();
-            let stuck = idle && !live.is_empty() && live.iter().all(|w| st.full.contains(w));
-            if stuck && waiting.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30)) {
-                tracing::warn!(
-                    "level {level}: {} tasks wait: none of the {} live workers has room for the rows it would keep (their --mem-limit); start a worker with room",
-                    lvl.remaining,
-                    live.len()
-                );
-                waiting = Some(Instant::now());
-            }
-            s = self.changed.wait(s, Duration::from_millis(200));
+            self.with_table(|t, _| refused.iter().for_each(|&task| t.refuse(task)));
+            self.changed.notify_all();
+            s = self.lock();
         }
-        s.level = None;
+        s.work = Work::Idle;
         Ok(())
     }
 }

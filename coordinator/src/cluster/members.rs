@@ -45,8 +45,9 @@ impl Members {
         Members { members: BTreeMap::new(), next_id: 1, liveness, unattributed: 0 }
     }
 
-    /// Registers a worker; returns its id: `previous` if it is a worker this coordinator
-    /// expects back (see [`Self::expect`]), else a new one.
+    /// Registers a worker; returns its id: `previous` if this coordinator knows it (a worker
+    /// it expects back after a restart, see [`Self::expect`], one that was lost, or one whose
+    /// process restarted with its `--state-dir`), else a new one.
     pub fn register(
         &mut self,
         name: &str,
@@ -55,7 +56,7 @@ impl Members {
         peer_address: &str,
         previous: u64,
     ) -> u64 {
-        let returning = self.members.get(&previous).is_some_and(|m| m.expected && !m.lost);
+        let returning = previous != 0 && self.members.contains_key(&previous);
         let id = if returning {
             previous
         } else {
@@ -208,17 +209,18 @@ mod tests {
     }
 
     #[test]
-    fn expected_workers_keep_their_ids_and_others_do_not() {
+    fn known_workers_keep_their_ids_and_others_do_not() {
         let mut m = Members::new(Duration::from_secs(30));
         m.expect(&[3, 5]);
         assert_eq!(m.register("back", 1, 0, "http://h:1", 5), 5);
         assert!(!m.get(5).unwrap().expected);
-        // An id nobody expects (or one already taken) is not handed out again.
-        assert_eq!(m.register("new", 1, 0, "http://h:2", 5), 6);
-        assert_eq!(m.register("other", 1, 0, "http://h:3", 9), 7);
-        // A place not taken within the liveness timeout is lost.
+        // An id nobody knows is not handed out.
+        assert_eq!(m.register("other", 1, 0, "http://h:3", 9), 6);
+        // A place not taken within the liveness timeout is lost; the worker may still come
+        // back as itself (its disk keeps its parts' levels).
         m.members.get_mut(&3).unwrap().last_seen = Instant::now() - Duration::from_secs(31);
         assert_eq!(m.expire(Instant::now()), [3]);
-        assert_eq!(m.register("late", 1, 0, "http://h:4", 3), 8);
+        assert_eq!(m.register("late", 1, 0, "http://h:4", 3), 3);
+        assert!(m.is_live(3));
     }
 }

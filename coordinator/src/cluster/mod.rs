@@ -1,15 +1,14 @@
 //! The cluster runtime: a job served to gRPC workers. [`hub`] is where the job's thread and the
-//! service meet ([`Hub`]): the workers ([`members`], with liveness), leased tasks, and a row
-//! search whose rows the workers own ([`owned`], driven by [`rows`]); [`service`] is the gRPC
-//! service over it, the only module that speaks tonic's types; [`serve`] runs the service on a
-//! listener, and [`with_cluster`] runs a job with the service (and any in-process workers)
-//! around it.
+//! service meet ([`Hub`]): the workers ([`members`], with liveness), levels of leased tasks
+//! ([`leases`]), and a row search whose rows the workers own ([`rows`]), each protocol's state
+//! and rules in its core in `shared::runtime`; [`service`] is the gRPC service over it, the only
+//! module that speaks tonic's types; [`serve`] runs the service on a listener, and
+//! [`with_cluster`] runs a job with the service (and any in-process workers) around it.
 
 pub mod hub;
 pub mod leases;
 pub mod members;
 pub mod metrics;
-pub mod owned;
 pub mod rows;
 pub mod service;
 
@@ -50,8 +49,6 @@ pub struct ClusterConfig {
     pub min_workers: u32,
     /// Serve Prometheus metrics of the job here ([`metrics`]).
     pub metrics: Option<SocketAddr>,
-    /// Whether each part of a row search has a replica on another worker.
-    pub replicas: bool,
 }
 
 impl ClusterConfig {
@@ -74,8 +71,8 @@ impl ClusterConfig {
             }
             (Some(cert), Some(key)) => Some(Tls::load(&cert, &key)?),
         };
-        if workers == Some(0) {
-            bail!("--workers 0 starts no worker: leave it out to run in this process, or give --listen ADDR for remote workers");
+        if workers == Some(0) && listen.is_none() {
+            bail!("--workers 0 starts no worker and --listen ADDR is not given: nothing would run the job (leave --workers out to run it in this process)");
         }
         if min_workers.is_some() && listen.is_none() && workers.is_none() {
             bail!("--min-workers needs --listen ADDR or --workers N");
@@ -94,7 +91,6 @@ impl ClusterConfig {
             liveness_secs,
             min_workers: min_workers.unwrap_or(workers.max(1)),
             metrics: None,
-            replicas: true,
         })
     }
 
@@ -110,7 +106,6 @@ impl ClusterConfig {
             liveness_secs: 30,
             min_workers: 1,
             metrics: None,
-            replicas: true,
         }
     }
 
@@ -162,15 +157,13 @@ pub fn with_cluster<T>(
     let runtime = tokio::runtime::Runtime::new()?;
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
     let listener = runtime.block_on(bind(addr, token.as_ref()))?;
-    let mut hub = Hub::new(
+    let hub = Arc::new(Hub::new(
         1,
         job_spec,
         std::time::Duration::from_secs(cluster.lease_secs),
         std::time::Duration::from_secs(cluster.liveness_secs),
         cluster.tasks_per_level as usize,
-    );
-    hub.replicas = cluster.replicas;
-    let hub = Arc::new(hub);
+    ));
     let status = hub.clone();
     reporter.set_extra(move || {
         let s = status.status();

@@ -1,22 +1,25 @@
-//! A row search on workers that own the rows (see `owned.rs` and the worker's `rows` module):
-//! the coordinator waits for workers with room for every part, assigns the parts, then for each
-//! level (in the loop every search runs, `bfs::run_levels`) publishes its depth and direction, waits
-//! until every owner reports it finished, sums their counts, journals the level and commits
-//! it. A lost worker's parts move to the holders of their replicas (a new epoch), and the
-//! level is made again. No level data passes here, except, for a table build, each level's
-//! parts, which their owners send up for the table as they finish them.
+//! A row search on workers that own the rows, on the hub: its core
+//! (`shared::runtime::rows::RowsCoordinator`) decides; this module carries what workers say
+//! into it (`RowsSync`, levels sent up) and its actions out on the job's thread: snapshots and
+//! levels journaled (`--state-dir`), each new level handed to `on_level` (with its entries, for
+//! a table build), the end of the search. No level data passes here, except, for a table
+//! build, each new level's parts, which their owners send up as they finish them.
 
-use super::hub::Hub;
-use super::owned::{OwnedRows, Recovery, Snapshot};
+use super::hub::{Hub, RowsRun, SyncAnswer, Work};
+use super::ClusterError;
 use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};
 use shared::bfs::owned::PartCut;
-use shared::bfs::task::{Counting, RowBits};
-use shared::bfs::{run_levels, Direction, LevelMaker, LevelRecord, LevelReport, Progress, Standing};
+use shared::bfs::task::{Counting, RowBits, Sources};
+use shared::bfs::{LevelRecord, LevelReport, Progress, Standing};
 use shared::report::DepthCounts;
-use shared::space::{RowCounts, RowIndex};
+use shared::runtime::rows::{
+    CoordinatorAction, CoordinatorEvent, JobInfo, RowsCoordinator, SearchSettings, Snapshot, Status, LEVEL,
+};
+use shared::space::RowIndex;
 use shared::units::gib;
 use shared::wire::SparseRows;
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -30,11 +33,11 @@ pub struct SearchRun<'a> {
     pub counting: Counting,
     pub progress: &'a Progress,
     /// Pass each level's entries to `on_level` (a table build needs them, an enumeration does
-    /// not): the owners send each committed level's parts up.
+    /// not): the owners send each new level's parts up.
     pub level_bits: bool,
     /// Start only once this many workers are ready.
     pub min_workers: usize,
-    /// With a state directory: levels are journaled, with the assignment, so that a restarted
+    /// With a state directory: levels and the assignment are journaled, so that a restarted
     /// coordinator resumes with the workers that hold the parts.
     pub durable: Option<Durable<'a>>,
 }
@@ -45,144 +48,134 @@ pub struct Durable<'a> {
     pub resume: Option<(LevelRecord, Vec<DepthCounts>)>,
 }
 
+/// Memory one part takes on its owner: three bit arrays and the sources of its rows.
+fn part_bytes(rows_per_part: u32, words: usize, moves: usize) -> u64 {
+    rows_per_part as u64 * (3 * 8 * words as u64 + Sources::bytes_per_row(moves))
+}
+
 /// Runs the search from the solved position until no new entry appears or `max_depth` is done,
-/// calling `on_level` after each depth with its report, its entries (if `run.level_bits`; else
-/// empty) and the bytes workers exchanged making it. Returns the counts of every depth.
+/// calling `on_level` after each new depth with its report, its entries (if `run.level_bits`;
+/// else empty) and the bytes workers sent and received meanwhile. Returns the counts of every
+/// depth.
 pub fn search<I: RowIndex>(
     hub: &Hub,
     space: &I,
     run: &SearchRun,
-    on_level: impl FnMut(&LevelReport, &[u64], (u64, u64)),
+    mut on_level: impl FnMut(&LevelReport, &[u64], (u64, u64)),
 ) -> Result<Vec<DepthCounts>> {
     let rows = space.row_count();
     let words = (space.column_count() as usize).div_ceil(64);
     let cut = PartCut::new(rows, rows.div_ceil(hub.tasks_per_level as u32).max(1));
     let saved: Option<Snapshot> = match &run.durable {
-        Some(d) if d.resume.is_some() => match d.journal.owned_snapshot()? {
+        Some(d) => match d.journal.owned_snapshot()? {
             Some(text) => {
                 Some(serde_json::from_str(&text).map_err(|e| anyhow!("corrupt journal state: {e}"))?)
             }
             None => None,
         },
-        _ => None,
+        None => None,
     };
-    let job_id = saved.as_ref().map_or_else(random_job_id, |s| s.job_id);
-    let positions_only = run.counting == Counting::Positions;
-    let mut owned =
-        OwnedRows::new(job_id, run.spec.clone(), positions_only, cut, (words, run.moves), run.level_bits);
-    owned.replicas = hub.replicas;
-    let (mut out, mut visited, mut last_entries) = (Vec::new(), 0u64, 0u64);
-    let mut expected = Vec::new();
-    if let (Some(s), Some(d)) = (&saved, &run.durable) {
-        let (last, counts) = d.resume.clone().expect("a saved state comes with levels");
-        if s.owner.len() != cut.parts() as usize {
-            bail!("the journal's assignment has {} parts, this job {}", s.owner.len(), cut.parts());
-        }
-        // The same parts with the same workers; a new epoch, so that a level they made after
-        // the last journaled one is dropped.
-        owned.epoch = s.epoch + 1;
-        owned.owner = s.owner.clone();
-        owned.replica = if hub.replicas { s.replica.clone() } else { vec![0; s.replica.len()] };
-        owned.committed = last.counts.depth + 1;
-        owned.committed_epoch = s.committed_epoch;
-        out = counts;
-        visited = last.visited_entries;
-        last_entries = last.entries;
-        let mut workers = s.owner.clone();
-        workers.extend(s.replica.iter().filter(|&&r| r != 0));
-        workers.sort_unstable();
-        workers.dedup();
-        hub.expect_workers(&workers);
-        tracing::info!(
-            "resuming after depth {}: waiting for workers {workers:?}, which hold the rows",
-            last.counts.depth
-        );
-        expected = workers;
-    } else if run.durable.as_ref().is_some_and(|d| d.resume.is_some()) {
-        bail!("the state directory holds levels of this job made without workers; resume it without them")
-    }
-    let resumed = owned.epoch > 0;
-    hub.start_owned(owned);
-    if resumed {
-        // Every worker that held rows is back, or lost (then its rows move as usual).
-        loop {
-            let seen = hub.generation();
-            if hub.awaited(&expected) == 0 {
-                break;
+    let job = JobInfo {
+        id: saved.as_ref().map_or_else(random_job_id, |s| s.job_id),
+        spec: run.spec.clone(),
+        rows,
+        rows_per_part: cut.rows_per_part,
+        positions_only: run.counting == Counting::Positions,
+    };
+    let settings = SearchSettings {
+        part_bytes: part_bytes(cut.rows_per_part, words, run.moves),
+        total: space.entry_count(),
+        max_depth: run.max_depth,
+        upload: run.level_bits,
+        min_workers: run.min_workers,
+    };
+    let core = match saved {
+        Some(snapshot) => {
+            if snapshot.owner.len() != cut.parts() as usize {
+                bail!(
+                    "the journal's assignment has {} parts, this job {}",
+                    snapshot.owner.len(),
+                    cut.parts()
+                );
             }
-            hub.wait_change(seen, Duration::from_millis(200));
+            let (last, depths) = run.durable.as_ref().and_then(|d| d.resume.clone()).unzip();
+            let standing = Standing {
+                depths: depths.unwrap_or_default(),
+                visited: last.map_or(0, |l| l.visited_entries),
+                frontier: last.map_or(0, |l| l.entries),
+            };
+            let core = RowsCoordinator::resume(job, settings, snapshot, standing);
+            tracing::info!(
+                "resuming after depth {}: waiting for workers {:?}, which hold the parts",
+                core.plan().depth.iter().max().map_or(-1, |&d| d as i64 - 1),
+                core.expected()
+            );
+            core
         }
-    } else {
-        assign(hub, run.min_workers)?;
-    }
-    let standing = Standing { depths: out, visited, frontier: last_entries };
-    let mut levels = OwnedLevels { hub, run, cut, words, bits: Vec::new(), traffic: (0, 0), on_level };
-    run_levels(&mut levels, space.entry_count(), standing, run.max_depth, run.progress)
-}
-
-/// The levels of a search whose rows the workers own: made by them, counted and kept here.
-struct OwnedLevels<'a, 'r, F> {
-    hub: &'a Hub,
-    run: &'a SearchRun<'r>,
-    cut: PartCut,
-    words: usize,
-    /// The level's entries, for a table build.
-    bits: Vec<u64>,
-    /// Bytes the workers sent and received making the level.
-    traffic: (u64, u64),
-    on_level: F,
-}
-
-impl<F: FnMut(&LevelReport, &[u64], (u64, u64))> LevelMaker for OwnedLevels<'_, '_, F> {
-    type Error = anyhow::Error;
-
-    fn make(&mut self, depth: u32, direction: Direction) -> Result<RowCounts> {
-        self.hub.with_owned(|o, _| {
-            o.level = depth + 1;
-            o.backward = direction == Direction::Backward;
-            ((), true)
-        })?;
-        let (counts, sent, received) = wait_for_level(self.hub, self.run.progress, depth)?;
-        self.traffic = (sent, received);
-        Ok(counts)
-    }
-
-    fn keep(&mut self, report: &LevelReport, visited: u64) -> Result<()> {
-        let depth = report.counts.depth;
-        // A table build reads the level (its owners sent its parts up as they finished) before
-        // it is journaled, so a resumed build has every journaled level in its table.
-        if self.run.level_bits {
-            level_bits(self.hub, self.cut, self.words, depth, &mut self.bits)?;
+        None if run.durable.as_ref().is_some_and(|d| d.resume.is_some()) => {
+            bail!("the state directory holds levels of this job made without workers; resume it without them")
         }
-        (self.on_level)(report, &self.bits, self.traffic);
-        let record = LevelRecord {
-            counts: report.counts,
-            entries: report.entries,
-            visited_entries: visited,
-            frontier_slot: 0,
+        None => RowsCoordinator::new(job, settings),
+    };
+    let max_part_bytes = shard_bytes(cut, words);
+    hub.start_rows(core, max_part_bytes);
+    let mut bits = Vec::new();
+    let mut level_start = (Instant::now(), hub.traffic_totals());
+    let mut last_log = Instant::now();
+    loop {
+        let (action, (done, all)) = hub.next_rows_action()?;
+        run.progress.rows_done.store(done, Ordering::Relaxed);
+        let Some(action) = action else {
+            if all == 0 && last_log.elapsed() > Duration::from_secs(30) {
+                let live = hub.status().live_workers;
+                tracing::info!(
+                    "waiting for workers: {live} live, at least {} wanted, with room for every part ({} each)",
+                    run.min_workers,
+                    gib(part_bytes(cut.rows_per_part, words, run.moves))
+                );
+                last_log = Instant::now();
+            }
+            continue;
         };
-        if let Some(d) = &self.run.durable {
-            let snapshot = self.hub.with_owned(|o, _| (o.snapshot(), false))?;
-            let snapshot = Snapshot { committed_epoch: snapshot.epoch, ..snapshot };
-            d.journal.owned_level_done(&record, &serde_json::to_string(&snapshot)?)?;
+        match action {
+            CoordinatorAction::Save(snapshot) => {
+                if let Some(d) = &run.durable {
+                    d.journal.owned_snapshot_saved(&serde_json::to_string(&snapshot)?)?;
+                }
+            }
+            CoordinatorAction::Keep { mut report, visited, snapshot } => {
+                let depth = report.counts.depth;
+                report.seconds = level_start.0.elapsed().as_secs_f64();
+                // A table build reads the level (its owners sent its parts up as they finished
+                // them) before it is journaled, so a resumed build has every journaled level in
+                // its table.
+                if run.level_bits {
+                    level_bits(hub.take_uploads(depth), cut, words, hub.rows_job_id(), depth, &mut bits)?;
+                }
+                let totals = hub.traffic_totals();
+                let traffic = (totals.0 - level_start.1 .0, totals.1 - level_start.1 .1);
+                level_start = (Instant::now(), totals);
+                on_level(&report, &bits, traffic);
+                if let Some(d) = &run.durable {
+                    let record = LevelRecord {
+                        counts: report.counts,
+                        entries: report.entries,
+                        visited_entries: visited,
+                        frontier_slot: 0,
+                    };
+                    d.journal.owned_level_done(&record, &serde_json::to_string(&snapshot)?)?;
+                }
+                hub.rows_event(CoordinatorEvent::Kept { depth });
+            }
+            CoordinatorAction::Finished(depths) => return Ok(depths),
+            CoordinatorAction::Failed(why) => bail!("the row search stopped: {why}"),
         }
-        self.hub.with_owned(|o, _| {
-            o.committed = depth + 1;
-            o.committed_epoch = o.epoch;
-            o.level = 0;
-            o.uploaded.clear();
-            ((), true)
-        })?;
-        Ok(())
     }
+}
 
-    fn end(&mut self) -> Result<()> {
-        self.hub.with_owned(|o, _| {
-            o.level = 0;
-            ((), true)
-        })?;
-        Ok(())
-    }
+/// The longest level part an owner may send up (as a shard).
+fn shard_bytes(cut: PartCut, words: usize) -> u64 {
+    shared::shard::max_shard_bytes(SparseRows::max_result_words(cut.rows_per_part as usize, words))
 }
 
 /// A job number for the shards' keys and for telling this job's workers from others.
@@ -196,104 +189,24 @@ fn random_job_id() -> u64 {
     h.finish() | 1
 }
 
-/// Waits until enough workers are ready with room for every part, then assigns the parts.
-fn assign(hub: &Hub, min_workers: usize) -> Result<()> {
-    let mut last_log = Instant::now();
-    loop {
-        let seen = hub.generation();
-        let (assigned, ready, room, parts, part_bytes) = hub.with_owned(|o, members| {
-            let (ready, room) = o.room(members);
-            let assigned = ready >= min_workers.max(1) && o.assign(members).is_some();
-            ((assigned, ready, room, o.cut.parts(), o.part_bytes), assigned)
-        })?;
-        if assigned {
-            let owners = hub.with_owned(|o, _| (o.owners().len(), false))?;
-            tracing::info!(
-                "{parts} parts of the rows assigned to {owners} workers ({} each part)",
-                gib(part_bytes)
-            );
-            return Ok(());
-        }
-        if last_log.elapsed() > Duration::from_secs(10) {
-            tracing::info!(
-                "waiting for workers: {ready} ready (at least {min_workers} wanted), with room for {room} of the {parts} \
-                 parts ({} each)",
-                gib(part_bytes)
-            );
-            last_log = Instant::now();
-        }
-        hub.wait_change(seen, Duration::from_millis(200));
-    }
-}
-
-/// Waits until every owner reports level `depth` finished in the current epoch, moving the
-/// parts of lost workers meanwhile; returns its counts and the bytes exchanged.
-fn wait_for_level(
-    hub: &Hub,
-    progress: &Progress,
-    depth: u32,
-) -> Result<(shared::space::RowCounts, u64, u64)> {
-    let mut waiting_since: Option<Instant> = None;
-    loop {
-        let seen = hub.generation();
-        let state = hub.with_owned(|o, members| match o.recover(members) {
-            Err(e) => (Err(e), false),
-            Ok(Recovery::Moved { parts }) => {
-                tracing::warn!(
-                    "level {depth}: {parts} parts of lost workers moved (epoch {}); the level is made again",
-                    o.epoch
-                );
-                (Ok(None), true)
-            }
-            Ok(Recovery::Waiting { parts }) => (Ok(Some(Err(parts))), false),
-            Ok(Recovery::Nothing) => {
-                let done: u64 = o
-                    .owners()
-                    .iter()
-                    .filter(|w| o.reports.get(w).is_some_and(|r| r.epoch == o.epoch && r.finished == o.level))
-                    .map(|&w| o.rows_of(w))
-                    .sum();
-                progress.rows_done.store(done, Ordering::Relaxed);
-                (Ok(o.level_done().map(Ok)), false)
-            }
-        })??;
-        match state {
-            Some(Ok(done)) => return Ok(done),
-            Some(Err(parts)) if waiting_since.is_none_or(|t| t.elapsed() > Duration::from_secs(30)) => {
-                tracing::warn!(
-                    "{parts} parts of lost workers fit on no live worker: waiting for a worker with room"
-                );
-                waiting_since = Some(Instant::now());
-            }
-            _ => {}
-        }
-        hub.wait_change(seen, Duration::from_millis(200));
-    }
-}
-
 /// The entries of level `depth`, from the parts its owners sent up as they finished them, as
 /// one array of whole rows (its memory reused from level to level).
-fn level_bits(hub: &Hub, cut: PartCut, words: usize, depth: u32, bits: &mut Vec<u64>) -> Result<()> {
-    let job = hub.with_owned(|o, _| (o.job_id, false))?;
-    let parts = loop {
-        let seen = hub.generation();
-        let got = hub.with_owned(|o, _| {
-            if o.uploaded.len() == cut.parts() as usize {
-                (Some(std::mem::take(&mut o.uploaded)), false)
-            } else {
-                (None, false)
-            }
-        })?;
-        if let Some(p) = got {
-            break p;
-        }
-        hub.wait_change(seen, Duration::from_millis(200));
-    };
+fn level_bits(
+    parts: BTreeMap<u32, Vec<u8>>,
+    cut: PartCut,
+    words: usize,
+    job: u64,
+    depth: u32,
+    bits: &mut Vec<u64>,
+) -> Result<()> {
+    if parts.len() != cut.parts() as usize {
+        bail!("level {depth} kept with {} of its {} parts sent up", parts.len(), cut.parts());
+    }
     bits.clear();
     bits.resize(cut.rows as usize * words, 0);
     for (k, bytes) in parts {
         let rows = cut.range(k);
-        let key = level_key(job, k, depth);
+        let key = shared::wire::row_message_key(job, k, LEVEL, depth);
         let set = SparseRows::decode_rows(&bytes, key, rows.len(), words)
             .map_err(|e| anyhow!("part {k} of level {depth} from its owner: {e}"))?;
         for (i, r) in rows.enumerate() {
@@ -305,7 +218,119 @@ fn level_bits(hub: &Hub, cut: PartCut, words: usize, depth: u32, bits: &mut Vec<
     Ok(())
 }
 
-/// The key of a committed level's part as its owner sends it up.
-fn level_key(job: u64, part: u32, depth: u32) -> shared::shard::ShardKey {
-    shared::wire::row_message_key(job, part, cubefarm_proto::v1::PeerKind::Level as u32, depth)
+impl Hub {
+    /// Starts a row search: polls now send workers to `RowsSync`; the workers a resumed
+    /// search expects are awaited (each is lost if silent for the liveness timeout).
+    pub fn start_rows(&self, core: RowsCoordinator, max_part_bytes: u64) {
+        let mut s = self.lock();
+        s.members.expect(&core.expected());
+        s.work = Work::Rows(Box::new(RowsRun { core, uploads: BTreeMap::new(), max_part_bytes }));
+        self.changed.notify_all();
+    }
+
+    fn with_rows<T>(&self, f: impl FnOnce(&mut RowsRun) -> T) -> Result<T, ClusterError> {
+        let mut s = self.lock();
+        match &mut s.work {
+            Work::Rows(run) => Ok(f(run)),
+            _ => Err(ClusterError::NoSearch),
+        }
+    }
+
+    /// The core's next action, waiting up to 200 ms for one, with the progress (rows of target
+    /// parts finished, of all). Errors if the job was aborted.
+    fn next_rows_action(&self) -> Result<(Option<CoordinatorAction>, (u64, u64)), ClusterError> {
+        let end = Instant::now() + Duration::from_millis(200);
+        let mut s = self.lock();
+        loop {
+            self.tick(&mut s);
+            if let Some(why) = s.aborted.clone() {
+                return Err(ClusterError::Aborted(why));
+            }
+            let Work::Rows(run) = &mut s.work else { return Err(ClusterError::NoSearch) };
+            let action = run.core.next_action();
+            let progress = run.core.progress();
+            if action.is_some() || Instant::now() >= end {
+                return Ok((action, progress));
+            }
+            s = self.changed.wait(s, end.saturating_duration_since(Instant::now()));
+        }
+    }
+
+    /// Feeds the row search's core an event of the job's thread.
+    pub fn rows_event(&self, event: CoordinatorEvent) {
+        if self.with_rows(|run| run.core.handle(event)).is_ok() {
+            self.changed.notify_all();
+        }
+    }
+
+    fn rows_job_id(&self) -> u64 {
+        self.with_rows(|run| run.core.job().id).unwrap_or(0)
+    }
+
+    /// Bytes every worker says it sent and received so far, summed.
+    pub fn traffic_totals(&self) -> (u64, u64) {
+        let t = self.traffic();
+        (t.workers.iter().map(|w| w.sent_bytes).sum(), t.workers.iter().map(|w| w.received_bytes).sum())
+    }
+
+    /// A worker's `RowsSync`: its status goes to the core; the answer is the plan when the
+    /// worker holds another (epoch and version), or another job, else after waiting up to
+    /// `wait` for a change (a long poll). Blocks: call it from a
+    /// blocking thread.
+    pub fn rows_sync(&self, worker: u64, job: u64, status: Status, wait: Duration) -> SyncAnswer {
+        let end = Instant::now() + wait;
+        let mut s = self.lock();
+        if !s.members.seen(worker) {
+            return SyncAnswer::Unknown;
+        }
+        let peers: Vec<(u64, String)> = s
+            .members
+            .live()
+            .filter(|m| !m.expected && !m.peer_address.is_empty())
+            .map(|m| (m.id, m.peer_address.clone()))
+            .collect();
+        let Work::Rows(run) = &mut s.work else { return SyncAnswer::Done };
+        let ours = job == run.core.job().id;
+        if ours {
+            run.core.handle(CoordinatorEvent::Status { worker, status: status.clone() });
+            self.changed.notify_all();
+        }
+        loop {
+            self.tick(&mut s);
+            let Work::Rows(run) = &mut s.work else { return SyncAnswer::Done };
+            let plan = run.core.plan();
+            if !ours || (status.epoch, status.version) != (plan.epoch, plan.version) {
+                let reply = worker::rows::sync::reply_of(run.core.job(), plan, peers);
+                return SyncAnswer::Do(Box::new(reply));
+            }
+            if s.aborted.is_some() || Instant::now() >= end {
+                return SyncAnswer::Wait;
+            }
+            let left = end.saturating_duration_since(Instant::now()).min(Duration::from_millis(200));
+            s = self.changed.wait(s, left);
+        }
+    }
+
+    /// The longest part of a level an owner may send up.
+    pub fn max_level_part_bytes(&self) -> Option<u64> {
+        self.with_rows(|run| run.max_part_bytes).ok()
+    }
+
+    /// Takes a part of a new level from its owner (a table build).
+    pub fn take_level_part(&self, depth: u32, part: u32, bytes: Vec<u8>) -> Result<(), ClusterError> {
+        self.with_rows(|run| {
+            if part < run.core.job().parts() {
+                run.uploads.insert((depth, part), bytes);
+            }
+        })
+    }
+
+    /// The parts of level `depth` sent up.
+    fn take_uploads(&self, depth: u32) -> BTreeMap<u32, Vec<u8>> {
+        self.with_rows(|run| {
+            let keys: Vec<(u32, u32)> = run.uploads.keys().filter(|(d, _)| *d == depth).copied().collect();
+            keys.into_iter().filter_map(|key| run.uploads.remove(&key).map(|b| (key.1, b))).collect()
+        })
+        .unwrap_or_default()
+    }
 }

@@ -4,13 +4,11 @@
 //! worker's link. Decoding runs on blocking threads, never on tokio's.
 
 use super::hub::{Hub, Poll, SyncAnswer};
-use super::owned::Report;
 use cubefarm_proto::auth::{check_request, Token};
 use cubefarm_proto::v1::{self, coordinator_server::CoordinatorServer};
 use cubefarm_proto::{MAX_CHUNK_BYTES, PROTOCOL_VERSION};
 use prost::Message;
 use shared::shard::{self, ShardError, ShardKey};
-use shared::space::RowCounts;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_stream::StreamExt;
@@ -287,30 +285,11 @@ impl v1::coordinator_server::Coordinator for Service {
     ) -> Result<Response<v1::RowsSyncReply>, Status> {
         let r = request.into_inner();
         let received = r.encoded_len();
-        let counts = match r.counts[..] {
-            [entries, positions, classes, self_inverse] => {
-                RowCounts { entries, positions, classes, self_inverse }
-            }
-            [] => RowCounts::default(),
-            _ => return Err(Status::invalid_argument(format!("{} counts, not 4", r.counts.len()))),
-        };
-        let report = Report {
-            ready: r.ready,
-            room: r.room_bytes,
-            epoch: r.epoch,
-            committed: r.committed,
-            finished: r.finished,
-            counts,
-            level_sent: r.level_sent,
-            level_received: r.level_received,
-            making: r.making,
-            peers_version: r.peers_version,
-        };
+        let status = worker::rows::sync::status_of(&r).map_err(Status::invalid_argument)?;
         let hub = self.hub.clone();
-        let worker = r.worker_id;
+        let (worker, job) = (r.worker_id, r.job_id);
         self.hub.heartbeat(worker, r.sent_bytes, r.received_bytes);
-        let failure = r.failure;
-        let answer = tokio::task::spawn_blocking(move || hub.rows_sync(worker, report, &failure, LONG_POLL))
+        let answer = tokio::task::spawn_blocking(move || hub.rows_sync(worker, job, status, LONG_POLL))
             .await
             .map_err(blocking_error)?;
         let reply = match answer {
@@ -319,33 +298,11 @@ impl v1::coordinator_server::Coordinator for Service {
             }
             SyncAnswer::Done => v1::RowsSyncReply { done: true, ..Default::default() },
             SyncAnswer::Wait => v1::RowsSyncReply { wait: true, ..Default::default() },
-            SyncAnswer::Do(o, peers) => v1::RowsSyncReply {
-                wait: false,
-                done: false,
-                job_id: o.job_id,
-                job_spec: o.spec.clone(),
-                positions_only: o.positions_only,
-                rows_per_part: o.cut.rows_per_part,
-                epoch: o.epoch,
-                owner: o.owner.clone(),
-                replica: o.replica.clone(),
-                peers: peers
-                    .into_iter()
-                    .map(|(worker_id, address)| v1::PeerAddress { worker_id, address })
-                    .collect(),
-                committed: o.committed,
-                committed_epoch: o.committed_epoch,
-                level: o.level,
-                backward: o.backward,
-                upload_levels: o.upload_levels,
-                peers_version: o.peers_version,
-            },
+            SyncAnswer::Do(reply) => *reply,
         };
         self.reply(worker, received, reply)
     }
 
-    /// A committed level's parts from their owner (a table build): each message checked whole
-    /// here, decoded by the job's thread.
     async fn upload_level(
         &self,
         request: Request<Streaming<v1::PeerChunk>>,
@@ -378,7 +335,7 @@ impl v1::coordinator_server::Coordinator for Service {
             if chunk.last {
                 let (head, bytes) = current.take().expect("a message");
                 self.hub
-                    .take_level_part(head.from, head.epoch, head.level, head.part, bytes)
+                    .take_level_part(head.level, head.part, bytes)
                     .map_err(|e| Status::failed_precondition(e.to_string()))?;
                 messages += 1;
             }

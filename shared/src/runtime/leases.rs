@@ -38,6 +38,8 @@ pub struct Lease {
     pub task: u64,
     pub attempt: u32,
     pub rows: Range<u32>,
+    /// How long the lease lasts unless renewed.
+    pub lease_ms: u64,
 }
 
 /// The coordinator's side: one level's tasks, their leases and results.
@@ -99,7 +101,13 @@ impl TaskTable {
         let (i, t) = self.tasks.iter_mut().enumerate().find(|(_, t)| t.state == State::Pending)?;
         t.attempt += 1;
         t.state = State::Leased { worker, until: now + self.lease_ms };
-        Some(Lease { level: self.level, task: i as u64, attempt: t.attempt, rows: t.rows.clone() })
+        Some(Lease {
+            level: self.level,
+            task: i as u64,
+            attempt: t.attempt,
+            rows: t.rows.clone(),
+            lease_ms: self.lease_ms,
+        })
     }
 
     fn held(&mut self, worker: WorkerId, task: u64, attempt: u32) -> Option<&mut Task> {
@@ -221,7 +229,8 @@ pub enum LeaseEvent {
     Task(Lease),
     Nothing,
     Over,
-    /// Time passed: the lease of the task being computed is renewed every `renew_ticks`.
+    /// Time passed (a tick): the lease of the task being computed is renewed every third of
+    /// its length.
     Tick,
     Renewed {
         lease: Lease,
@@ -243,8 +252,8 @@ pub enum LeaseEvent {
 /// for and computes the next.
 #[derive(Debug, Default)]
 pub struct LeaseWorker {
-    /// Ticks between renewals.
-    renew_ticks: u32,
+    /// Milliseconds a tick stands for.
+    tick_ms: u64,
     running: Option<(Lease, u32)>,
     uploading: Option<Lease>,
     /// A result whose upload waits for the one in flight.
@@ -255,9 +264,9 @@ pub struct LeaseWorker {
 }
 
 impl LeaseWorker {
-    /// A worker that renews a lease every `renew_ticks` ticks; its first action polls.
-    pub fn new(renew_ticks: u32) -> Self {
-        let mut w = LeaseWorker { renew_ticks: renew_ticks.max(1), ..Default::default() };
+    /// A worker whose ticks come every `tick_ms`; its first action polls.
+    pub fn new(tick_ms: u64) -> Self {
+        let mut w = LeaseWorker { tick_ms: tick_ms.max(1), ..Default::default() };
         w.poll();
         w
     }
@@ -302,7 +311,7 @@ impl LeaseWorker {
             LeaseEvent::Tick => {
                 if let Some((lease, ticks)) = self.running.as_mut() {
                     *ticks += 1;
-                    if *ticks >= self.renew_ticks {
+                    if *ticks as u64 * self.tick_ms >= lease.lease_ms / 3 {
                         *ticks = 0;
                         self.out.push_back(LeaseAction::Renew(lease.clone()));
                     }
@@ -375,9 +384,9 @@ mod tests {
 
     #[test]
     fn a_worker_computes_one_task_and_uploads_while_it_polls() {
-        let mut w = LeaseWorker::new(2);
+        let mut w = LeaseWorker::new(100);
         assert_eq!(w.next_action(), Some(LeaseAction::Poll));
-        let lease = Lease { level: 0, task: 4, attempt: 1, rows: 0..1 };
+        let lease = Lease { level: 0, task: 4, attempt: 1, rows: 0..1, lease_ms: 600 };
         w.handle(LeaseEvent::Task(lease.clone()));
         assert_eq!(w.next_action(), Some(LeaseAction::Compute(lease.clone())));
         w.handle(LeaseEvent::Tick);

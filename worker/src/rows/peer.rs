@@ -1,12 +1,13 @@
-//! The `Peer` service between workers, and the clients that reach it: a message is one shard
-//! sent as chunks in one `Deliver` call, taken by the receiver's job before the call returns;
-//! a replica is fetched as the stored messages, one after another.
+//! The `Peer` service between workers, and the clients that reach it: a message is sent as
+//! chunks in one `Deliver` call, which returns once the receiver's job has taken it (or refused
+//! it as damaged); an H48 build's level rows are fetched with `FetchRows`.
 
 use super::Host;
 use crate::connection::{TokenInterceptor, Traffic};
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use prost::Message;
+use shared::runtime::rows::{Kind, Note};
 use shared::shard;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,43 @@ pub struct Meta {
     pub kind: PeerKind,
 }
 
+/// The protocol's kind of a row search's message.
+fn peer_kind(kind: Kind) -> PeerKind {
+    match kind {
+        Kind::Images => PeerKind::Images,
+        Kind::Open => PeerKind::Open,
+        Kind::Hits => PeerKind::Hits,
+        Kind::Fetch => PeerKind::Fetch,
+        Kind::Levels => PeerKind::Levels,
+    }
+}
+
 impl Meta {
+    /// A row search's message of job `job`.
+    pub fn of_note(job: u64, note: Note) -> Meta {
+        Meta {
+            job,
+            epoch: note.epoch,
+            level: note.depth,
+            from: note.from,
+            part: note.part,
+            kind: peer_kind(note.kind),
+        }
+    }
+
+    /// The row search's note of a message (`None`: not one of its kinds).
+    pub fn note(&self) -> Option<Note> {
+        let kind = match self.kind {
+            PeerKind::Images => Kind::Images,
+            PeerKind::Open => Kind::Open,
+            PeerKind::Hits => Kind::Hits,
+            PeerKind::Fetch => Kind::Fetch,
+            PeerKind::Levels => Kind::Levels,
+            PeerKind::Level | PeerKind::Rows => return None,
+        };
+        Some(Note { epoch: self.epoch, depth: self.level, part: self.part, from: self.from, kind })
+    }
+
     fn of(chunk: &v1::PeerChunk) -> Result<Meta, Status> {
         let kind = PeerKind::try_from(chunk.kind)
             .map_err(|_| Status::invalid_argument(format!("unknown message kind {}", chunk.kind)))?;
@@ -77,10 +114,11 @@ impl<'a> MessageReader<'a> {
         MessageReader { stream, traffic }
     }
 
-    /// The next whole message, or `None` at the end of the stream; `max_bytes(job)` bounds it.
+    /// The next whole message, or `None` at the end of the stream; `max_bytes(job, kind)` bounds
+    /// it.
     pub async fn next(
         &mut self,
-        max_bytes: impl Fn(u64) -> Option<u64>,
+        max_bytes: impl Fn(u64, PeerKind) -> Option<u64>,
     ) -> Result<Option<(Meta, Vec<u8>)>, Status> {
         let mut current: Option<(Meta, Vec<u8>)> = None;
         while let Some(chunk) = self.stream.next().await {
@@ -91,7 +129,7 @@ impl<'a> MessageReader<'a> {
             if *held != meta || chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("message chunks out of order"));
             }
-            let max = max_bytes(meta.job).unwrap_or(UNKNOWN_JOB_MAX_BYTES);
+            let max = max_bytes(meta.job, meta.kind).unwrap_or(UNKNOWN_JOB_MAX_BYTES);
             if bytes.len() as u64 + chunk.data.len() as u64 > max {
                 return Err(Status::invalid_argument("a message longer than the job's largest"));
             }
@@ -122,37 +160,24 @@ impl v1::peer_server::Peer for PeerService {
         let mut reader = MessageReader::new(&mut stream, &host.traffic);
         let mut messages = 0;
         loop {
-            // Messages being read at once are bounded (other senders wait, by flow control); a
-            // message is taken after its permit is returned, since taking one may wait for a
-            // message from another worker (an answer to a question).
-            let permit = host.receiving.acquire().await.map_err(|e| Status::internal(e.to_string()))?;
-            let Some((meta, bytes)) = reader.next(|job| host.max_message_bytes(job)).await? else { break };
-            drop(permit);
+            // Every message is read as it comes: a stream left unread would hold the link's
+            // flow-control window that the others need (how many messages come at once is
+            // bounded by their senders' windows).
+            let Some((meta, bytes)) = reader.next(|job, kind| host.max_message_bytes(job, kind)).await?
+            else {
+                break;
+            };
+            let note =
+                meta.note().ok_or_else(|| Status::invalid_argument("not a message between workers"))?;
             let job = host.job_for(meta.job).await?;
-            job.take(meta, bytes).await?;
+            if !job.take(note, bytes).await {
+                return Err(Status::data_loss("a damaged message"));
+            }
             messages += 1;
         }
         let reply = v1::DeliverReply { messages };
         self.host.traffic.sent(reply.encoded_len());
         Ok(Response::new(reply))
-    }
-
-    type FetchReplicaStream = ChunkStream;
-
-    async fn fetch_replica(
-        &self,
-        request: Request<v1::FetchReplicaRequest>,
-    ) -> Result<Response<Self::FetchReplicaStream>, Status> {
-        let r = request.into_inner();
-        self.host.traffic.received(r.encoded_len());
-        let job = self.host.job_for(r.job_id).await?;
-        let stored = job.replica_for(&r).await?;
-        let me = job.me;
-        let chunks = stored.into_iter().flat_map(|(kind, depth, bytes)| {
-            let meta = Meta { job: r.job_id, epoch: r.epoch, level: depth, from: me, part: r.part, kind };
-            meta.chunks(&bytes)
-        });
-        Ok(Response::new(counted_stream(chunks, &self.host.traffic)))
     }
 
     type FetchRowsStream = ChunkStream;
@@ -287,7 +312,7 @@ impl PeerPool {
             }
         };
         let mut reader = MessageReader::new(&mut stream, traffic);
-        let Some((meta, bytes)) = reader.next(|_| Some(max_bytes)).await? else {
+        let Some((meta, bytes)) = reader.next(|_, _| Some(max_bytes)).await? else {
             return Err(Status::data_loss("no rows in the answer"));
         };
         if meta.kind != PeerKind::Rows || meta.level != depth as u32 || meta.job != job {
@@ -300,24 +325,5 @@ impl PeerPool {
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))?
-    }
-
-    /// The stored messages of a replica (see `FetchReplica`).
-    pub async fn fetch(
-        &self,
-        address: &str,
-        request: v1::FetchReplicaRequest,
-        max_bytes: u64,
-        traffic: &crate::connection::Traffic,
-    ) -> Result<Vec<(Meta, Vec<u8>)>, Status> {
-        let mut client = self.client(address).await?;
-        traffic.sent(request.encoded_len());
-        let mut stream = client.fetch_replica(request).await?.into_inner();
-        let mut reader = MessageReader::new(&mut stream, traffic);
-        let mut out = Vec::new();
-        while let Some(message) = reader.next(|_| Some(max_bytes)).await? {
-            out.push(message);
-        }
-        Ok(out)
     }
 }

@@ -110,8 +110,10 @@ pub struct Status {
     pub ready: bool,
     /// Memory it can give to parts.
     pub room: u64,
-    /// The plan it has taken (0: none).
+    /// The plan it has taken (0: none), and that plan's version: the coordinator answers
+    /// with its plan whenever the two differ from its own.
     pub epoch: Epoch,
+    pub version: u64,
     /// It holds every part it owns in `epoch` at the plan's depth.
     pub settled: bool,
     /// Parts it owns in `epoch` that it cannot get: neither its disk nor their source has them.

@@ -299,6 +299,7 @@ impl RowsWorker {
             ready: self.ready,
             room: self.room,
             epoch: self.epoch(),
+            version: self.plan.as_ref().map_or(0, |p| p.version),
             settled: self.settled(),
             lacking: self.lacking.iter().copied().collect(),
             finished: self.level.as_ref().and_then(|l| l.finished()),

@@ -379,7 +379,7 @@ impl World {
             Ev::Registered(a, id, life) => {
                 p.id = id;
                 p.coordinator = life;
-                p.core = Some(LeaseWorker::new(3));
+                p.core = Some(LeaseWorker::new(BEAT_MS));
                 if p.beating != a.1 {
                     p.beating = a.1;
                     self.q.at(BEAT_MS, Ev::Beat(a));

@@ -610,10 +610,11 @@ impl World {
         }
         let m = c.members.get_mut(&id).expect("known");
         m.last_seen = self.q.now;
-        let behind =
-            c.core.as_ref().is_some_and(|core| core.plan().epoch != 0 && core.plan().epoch != status.epoch);
-        if behind {
-            m.sent = 0; // it has not taken the plan: send it again
+        // As the coordinator's process answers a sync: with the plan whenever the worker holds
+        // another one.
+        let plan = c.core.as_ref().map(|core| (core.plan().epoch, core.plan().version));
+        if plan.is_some_and(|p| p.0 != 0 && p != (status.epoch, status.version)) {
+            m.sent = 0;
         }
         self.coordinator_event(CoordinatorEvent::Status { worker: id, status });
     }
