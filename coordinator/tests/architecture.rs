@@ -176,3 +176,88 @@ fn crates_depend_only_downwards_and_tonic_stays_in_the_service() {
     }
     assert_eq!(speaking, ["cluster/service.rs"], "tonic's types outside the service");
 }
+
+/// The modules side by side in `dir` (module path `path`, `crate::`-relative, empty at the
+/// root): each file `x.rs` or directory `x/`, with the names of its siblings it imports (by
+/// `super::x` from its files, `super::super::x` from a directory's files, or `crate::path::x`).
+fn sibling_imports(dir: &Path, path: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut nodes: BTreeMap<String, Vec<(PathBuf, usize)>> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).expect("a source directory").map(|e| e.expect("an entry").path()) {
+        let name = entry.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+        if entry.is_dir() {
+            let files = module_files(dir, &name).into_iter().map(|f| {
+                let depth = f.strip_prefix(dir.join(&name)).map_or(0, |p| p.components().count());
+                // x.rs and x/mod.rs speak of the siblings as `super::`, x/y.rs and x/y/mod.rs as
+                // `super::super::`, and so on down.
+                let hops = match (depth, f.file_name().is_some_and(|n| n == "mod.rs")) {
+                    (0, _) => 1,
+                    (d, true) => d,
+                    (d, false) => d + 1,
+                };
+                (f, hops)
+            });
+            let files: Vec<(PathBuf, usize)> = files.collect();
+            nodes.entry(name).or_default().extend(files);
+        } else if entry.extension().is_some_and(|e| e == "rs")
+            && !["mod", "lib", "main"].contains(&name.as_str())
+        {
+            nodes.entry(name).or_default().push((entry, 1));
+        }
+    }
+    let names: BTreeSet<String> = nodes.keys().cloned().collect();
+    let ident =
+        |t: &str| t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    nodes
+        .iter()
+        .map(|(name, files)| {
+            let mut imports = BTreeSet::new();
+            for (file, hops) in files {
+                let text = code(&read(file));
+                let prefixes = [
+                    "super::".repeat(*hops),
+                    format!("crate::{path}{}", if path.is_empty() { "" } else { "::" }),
+                ];
+                for prefix in prefixes {
+                    for (at, _) in text.match_indices(&prefix) {
+                        let found = ident(&text[at + prefix.len()..]);
+                        if names.contains(&found) && found != *name {
+                            imports.insert(found);
+                        }
+                    }
+                }
+            }
+            (name.clone(), imports)
+        })
+        .collect()
+}
+
+#[test]
+fn no_two_modules_side_by_side_import_each_other() {
+    let root = root();
+    let mut circles = Vec::new();
+    for krate in ["shared", "coordinator", "worker", "proto"] {
+        let src = root.join(krate).join("src");
+        let mut dirs = vec![(src.clone(), String::new())];
+        while let Some((dir, path)) = dirs.pop() {
+            let imports = sibling_imports(&dir, &path);
+            for (a, to) in &imports {
+                for b in to.iter().filter(|b| a < *b) {
+                    if imports.get(b).is_some_and(|back| back.contains(a)) {
+                        circles.push(format!(
+                            "{krate}: {} and {b} import each other",
+                            if path.is_empty() { a.clone() } else { format!("{path}::{a}") }
+                        ));
+                    }
+                }
+            }
+            for entry in std::fs::read_dir(&dir).expect("a directory").map(|e| e.expect("an entry").path()) {
+                if entry.is_dir() {
+                    let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+                    let sub = if path.is_empty() { name } else { format!("{path}::{name}") };
+                    dirs.push((entry, sub));
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}

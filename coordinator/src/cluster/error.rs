@@ -14,7 +14,7 @@ pub enum ClusterError {
     #[error("no task {0}")]
     NoTask(u64),
     #[error("counts of {words} words for {cosets} cosets (expected {per_coset:?} each)")]
-    WrongCounts { words: usize, cosets: usize, per_coset: super::leases::CosetWords },
+    WrongCounts { words: usize, cosets: usize, per_coset: super::work::CosetWords },
     /// A worker keeping rows that the level's tasks read was lost: the rows must be made again.
     #[error("worker {0}, which keeps rows this level reads, is lost")]
     InputsLost(u64),

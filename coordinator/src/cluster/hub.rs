@@ -9,13 +9,12 @@
 //! than the liveness timeout are declared lost, their leases handed out again at once and
 //! their parts moved, rather than a level waiting out a lease.
 
-use super::leases::{Lease, ResultWords};
 use super::members::Members;
-use shared::runtime::leases::TaskTable;
-use shared::runtime::rows::{CoordinatorEvent, RowsCoordinator};
+use super::work::{Lease, Work};
+use shared::runtime::rows::CoordinatorEvent;
 use shared::shard::{self, ShardKey};
 use shared::units::gib;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -102,28 +101,6 @@ pub(super) struct State {
     pub(super) named_inputs: HashMap<String, Arc<Vec<u8>>>,
     /// Workers that take no task for now: they have no room for the rows they would keep.
     pub(super) full: BTreeSet<u64>,
-}
-
-/// What the job's workers do now.
-pub(super) enum Work {
-    Idle,
-    /// A level of independent leased tasks, and what their results may hold.
-    Leases {
-        table: TaskTable,
-        words: ResultWords,
-        homes: String,
-    },
-    /// A row search whose rows the workers own.
-    Rows(Box<RowsRun>),
-}
-
-/// A row search on the hub: its core, and the parts of levels their owners sent up (a table
-/// build), by (depth, part).
-pub(super) struct RowsRun {
-    pub(super) core: RowsCoordinator,
-    pub(super) uploads: BTreeMap<(u32, u32), Vec<u8>>,
-    /// The longest part an owner may send up.
-    pub(super) max_part_bytes: u64,
 }
 
 /// A condition variable that counts its notifications, so that a waiter can tell whether a

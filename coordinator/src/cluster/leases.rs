@@ -3,38 +3,14 @@
 //! an H48 build's rows ([`Hub::run_h48_rows`]), the results each task may send, and the calls
 //! workers make on their leases.
 
-use super::hub::{Hub, Work};
+use super::hub::Hub;
+use super::work::{CosetWords, ResultWords, Work};
 use super::ClusterError;
 use shared::runtime::leases::TaskTable;
 use shared::wire::Malformed;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// What a level's task results may hold.
-#[derive(Clone, Copy, Debug)]
-pub enum ResultWords {
-    /// Coset tasks (of a product job or a coset job): words per coset of the task.
-    Cosets(CosetWords),
-    /// Row tasks of an H48 build: at most this many words per row.
-    H48Rows { max_words_per_row: usize },
-}
-
-/// How many words a coset's result takes: always the same (a product job's counters), or at
-/// most a number (a coset job's counts and the positions it left unreached).
-#[derive(Clone, Copy, Debug)]
-pub enum CosetWords {
-    Exactly(usize),
-    AtMost(usize),
-}
-
-impl CosetWords {
-    fn limit(self) -> usize {
-        match self {
-            CosetWords::Exactly(n) | CosetWords::AtMost(n) => n,
-        }
-    }
-}
 
 /// Why the job refused a task's result (see [`Hub::run_h48_rows`]).
 pub enum Refusal {
@@ -51,20 +27,6 @@ pub struct UploadLimit {
     pub depth: u32,
     /// The most words the task's result can take.
     pub max_words: usize,
-}
-
-/// What a worker is asked to do.
-#[derive(Clone, Debug)]
-pub struct Lease {
-    pub job: u64,
-    pub task: u64,
-    pub attempt: u32,
-    pub depth: u32,
-    /// Representative cosets of a product job, or rows of an H48 build.
-    pub rows: Range<u32>,
-    pub job_spec: String,
-    /// The input naming where the rows the tasks read are kept (H48 levels), or empty.
-    pub homes: String,
 }
 
 impl Hub {

@@ -11,13 +11,15 @@ pub mod members;
 pub mod metrics;
 pub mod rows;
 pub mod service;
+pub mod work;
 
 pub mod error;
 
 pub use error::ClusterError;
 pub use hub::{Hub, Traffic};
-pub use leases::{CosetWords, Refusal};
+pub use leases::Refusal;
 pub use service::{print_status, Tls};
+pub use work::CosetWords;
 
 use crate::progress::Reporter;
 use anyhow::{bail, Result};

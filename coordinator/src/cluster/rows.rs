@@ -5,7 +5,8 @@
 //! a table build), the end of the search. No level data passes here, except, for a table
 //! build, each new level's parts, which their owners send up as they finish them.
 
-use super::hub::{Hub, RowsRun, SyncAnswer, Work};
+use super::hub::{Hub, SyncAnswer};
+use super::work::{RowsRun, Work};
 use super::ClusterError;
 use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};

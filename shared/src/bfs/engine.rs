@@ -17,50 +17,15 @@
 
 use super::bitmap::BitStore;
 use super::levels::{run_levels, LevelMaker, Standing};
+use super::report::{BfsError, Direction, JournalError, LevelReport, Progress};
 use super::task::{backward_rows, by_row_chunks, forward_rows, Counting, FullRows, Sources, Visited};
 use crate::cube::Move;
 use crate::report::DepthCounts;
 use crate::space::{close_rows, set_bit, RowCounts, RowIndex};
 use rayon::prelude::*;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+
 use std::sync::OnceLock;
-
-/// How a level was computed, for progress display and benchmarks.
-#[derive(Clone, Copy, Debug)]
-pub struct LevelReport {
-    pub counts: DepthCounts,
-    /// Entries (row, column) set at this depth.
-    pub entries: u64,
-    pub direction: Direction,
-    pub seconds: f64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    Start,
-    Forward,
-    Backward,
-}
-
-impl std::fmt::Display for Direction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Direction::Start => "start",
-            Direction::Forward => "forward",
-            Direction::Backward => "backward",
-        })
-    }
-}
-
-/// Live progress of a running search, readable from another thread.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Depth being computed.
-    pub depth: AtomicU32,
-    /// Rows of the current depth's expansion done so far.
-    pub rows_done: AtomicU64,
-}
 
 /// Options of [`run`].
 #[derive(Default)]
@@ -103,20 +68,6 @@ pub trait Journal: Sync {
 /// Bytes of state the search maps for a space of `rows` x `columns`: three bit arrays.
 pub fn state_bytes(rows: u64, columns: u64) -> u64 {
     3 * 8 * rows * columns.div_ceil(64)
-}
-
-/// Whatever a [`Journal`] fails with (its storage is the caller's).
-pub type JournalError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Why a search stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum BfsError {
-    #[error("the search's bit arrays: {0}")]
-    State(#[from] std::io::Error),
-    #[error("journaling a level: {0}")]
-    Journal(#[source] JournalError),
-    #[error("depth {depth}: {classes} classes and {self_inverse} self-inverse ones do not pair up under inversion")]
-    Unpaired { depth: u32, classes: u64, self_inverse: u64 },
 }
 
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
@@ -327,25 +278,4 @@ pub(crate) fn or_into(dst: &mut [u64], src: &[u64]) {
 
 fn mark_unreachable<I: RowIndex>(space: &I, bits: &mut [u64], words: usize) {
     bits.par_chunks_mut(words).enumerate().for_each(|(r, row)| space.mark_unreachable(r as u32, row));
-}
-
-/// A level's report from its counts; classes under symmetry and inversion are (classes +
-/// self-inverse classes) / 2, so those two must pair up (counts that come from workers are
-/// checked here).
-pub fn level_report(total: RowCounts, depth: u32, direction: Direction) -> Result<LevelReport, BfsError> {
-    let (classes, self_inverse) = (total.classes, total.self_inverse);
-    if (classes + self_inverse) % 2 != 0 {
-        return Err(BfsError::Unpaired { depth, classes, self_inverse });
-    }
-    Ok(LevelReport {
-        counts: DepthCounts {
-            depth,
-            positions: total.positions,
-            classes_sym: classes,
-            classes_sym_inv: (classes + self_inverse) / 2,
-        },
-        entries: total.entries,
-        direction,
-        seconds: 0.0,
-    })
 }

@@ -2,7 +2,7 @@
 //! rows (the coordinator's `cluster::rows`): which direction each level takes, when the search
 //! ends, and what is counted. How a level is made and kept is the caller's ([`LevelMaker`]).
 
-use super::engine::{level_report, BfsError, Direction, LevelReport, Progress};
+use super::report::{level_report, BfsError, Direction, LevelReport, Progress};
 use crate::report::DepthCounts;
 use crate::space::RowCounts;
 use std::sync::atomic::Ordering;

@@ -6,12 +6,11 @@ mod engine;
 mod levels;
 pub mod owned;
 pub mod reference;
+mod report;
 pub mod task;
 
 pub use bitmap::BitStore;
 pub use depths::{bfs_depths, DepthRecorder, Depths, DEEPER};
-pub use engine::{
-    level_report, run, state_bytes, BfsError, BfsOptions, Direction, Journal, JournalError, LevelRecord,
-    LevelReport, Progress,
-};
+pub use engine::{run, state_bytes, BfsOptions, Journal, LevelRecord};
 pub use levels::{run_levels, LevelMaker, Standing};
+pub use report::{level_report, BfsError, Direction, JournalError, LevelReport, Progress};

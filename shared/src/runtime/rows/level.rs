@@ -12,58 +12,13 @@
 //! all of that is in; the worker reports the level when all its target parts are finished. It
 //! answers other owners' `Open` messages until the level is committed or the epoch changes.
 
-use super::worker::{Done, PartCounts, PartState, RowsWorker, Work, WorkerAction};
+use super::run::{LevelRun, Target};
+use super::work::{Done, Work, WorkerAction};
+use super::worker::{PartState, RowsWorker};
 use super::{Kind, Message, Note};
 use crate::bfs::Direction;
 use crate::runtime::{Epoch, WorkerId};
-use crate::space::RowCounts;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-
-/// One target part's state in the level.
-#[derive(Debug, Default)]
-struct Target {
-    /// This worker's own share is in.
-    local: bool,
-    /// Forward: senders whose images are merged, and those being merged.
-    merged: BTreeSet<WorkerId>,
-    merging: BTreeSet<WorkerId>,
-    /// Backward: the other owners in the order they are asked; how many have answered; whether
-    /// one is being asked (its question made or sent, its answer not merged yet).
-    peers: Vec<WorkerId>,
-    answered: usize,
-    asking: bool,
-    finishing: bool,
-    counts: Option<RowCounts>,
-    uploading: bool,
-}
-
-/// The level being made (or made, until the next begins) in the plan's epoch.
-#[derive(Debug)]
-pub(super) struct LevelRun {
-    pub(super) depth: u32,
-    pub(super) epoch: Epoch,
-    direction: Direction,
-    upload: bool,
-    prepared: bool,
-    senders: BTreeSet<WorkerId>,
-    mine: BTreeMap<u32, Target>,
-    /// Forward: other owners' target parts whose images are still to be made, and the image
-    /// messages in flight to each destination.
-    queue: VecDeque<(u32, WorkerId)>,
-    flight: BTreeMap<WorkerId, usize>,
-}
-
-impl LevelRun {
-    /// The counts of every target part this worker owns, once all are finished.
-    pub(super) fn finished(&self) -> Option<(u32, PartCounts)> {
-        let counts = self
-            .mine
-            .iter()
-            .map(|(&k, t)| t.counts.filter(|_| !t.uploading).map(|c| (k, c)))
-            .collect::<Option<Vec<_>>>()?;
-        Some((self.depth, counts))
-    }
-}
 
 impl RowsWorker {
     /// Begins the plan's level once every part is held at the plan's depth (and it is not

@@ -21,7 +21,9 @@ mod assign;
 mod coordinator;
 mod level;
 mod parts;
+mod run;
 mod store;
+mod work;
 mod worker;
 
 pub use assign::capacity;
@@ -30,7 +32,8 @@ pub use coordinator::{
 };
 pub use parts::{Parts, LEVEL};
 pub use store::{DiskStore, LevelStore, MemoryStore};
-pub use worker::{Done, RowsWorker, Work, WorkerAction, WorkerEvent};
+pub use work::{Done, Work, WorkerAction, WorkerEvent};
+pub use worker::RowsWorker;
 
 use super::{Epoch, WorkerId};
 use crate::bfs::Direction;

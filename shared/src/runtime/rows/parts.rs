@@ -5,7 +5,7 @@
 //! run in any order and at once.
 
 use super::store::LevelStore;
-use super::worker::{Done, Work};
+use super::work::{Done, Work};
 use super::{Kind, Note};
 use crate::bfs::owned::{OwnedFrontier, OwnedPart, PartCut, PartFrontier, PartIndex};
 use crate::bfs::task::{Counting, FullRows, RowBits, Sources};
