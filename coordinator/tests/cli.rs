@@ -137,10 +137,27 @@ fn jobs_over_the_memory_limit_are_refused_before_starting() {
     fails(&coordinator(&["enumerate", "edges", "--mem-limit", "1G"]), "over --mem-limit");
     fails(&coordinator(&["enumerate", "h", "--metric", "qtm"]), "--metric does not apply");
     fails(&coordinator(&["enumerate", "corners", "--mem-limit", "lots"]), "not a size");
-    fails(&coordinator(&["enumerate", "corners", "--state-dir", "/nonexistent/dir"]), "not a directory");
+    // A state directory that does not exist is made; a file in its place is refused.
+    let file = std::env::temp_dir().join(format!("cubefarm-cli-{}-not-a-dir", std::process::id()));
+    std::fs::write(&file, b"").unwrap();
+    fails(&coordinator(&["enumerate", "corners", "--state-dir", file.to_str().unwrap()]), "not a directory");
+    std::fs::remove_file(&file).unwrap();
+    let fresh = std::env::temp_dir().join(format!("cubefarm-cli-{}-fresh/state", std::process::id()));
+    ok(&coordinator(&["enumerate", "corners", "--max-depth", "2", "--state-dir", fresh.to_str().unwrap()]));
+    assert!(fresh.is_dir());
+    std::fs::remove_dir_all(fresh.parent().unwrap()).unwrap();
     // A tiny limit is printed in its own unit, not as 0.0 MiB.
     fails(&coordinator(&["enumerate", "corners", "--mem-limit", "1K"]), "over --mem-limit 1.0 KiB");
     fails(&coordinator(&["enumerate", "corners", "--workers", "0"]), "--workers 0 starts no worker");
+    // With --listen, --workers 0 means only remote workers: accepted (refused here for its
+    // missing token, which is what is wrong with it).
+    let out = coordinator(&["enumerate", "corners", "--listen", "0.0.0.0:0", "--workers", "0"]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--workers 0"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fails(&out, "token");
 }
 
 #[test]

@@ -246,6 +246,7 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::super::hub::Poll;
+    use super::super::work::Lease;
     use super::*;
 
     /// Polls until a task is leased.

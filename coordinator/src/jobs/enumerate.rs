@@ -19,7 +19,9 @@ use std::time::Instant;
 pub fn run(config: EnumerateConfig) -> Result<()> {
     let json = config.json.as_deref().map(OutputFile::prepare).transpose()?;
     if let Some(dir) = &config.state_dir {
-        ensure!(dir.is_dir(), "--state-dir {} is not a directory", dir.display());
+        ensure!(!dir.exists() || dir.is_dir(), "--state-dir {} is not a directory", dir.display());
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create --state-dir {}", dir.display()))?;
     }
     if let Some(count) = config.sample_tasks {
         return super::sample::run(product_spec(&config), &config, count);

@@ -2,6 +2,8 @@
 //! and the checks of a run's outcome (success, or one clear refusal).
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod cluster;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
