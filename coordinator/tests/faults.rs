@@ -60,15 +60,26 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// Waits for the workers and the coordinator; the depths must be the embedded ones.
-fn finish(coordinator: Child, workers: Vec<Child>, dir: &Path, expected: &serde_json::Value) -> String {
+/// Waits for the workers and the coordinator (whose log from `err` on it returns); the depths
+/// must be the embedded ones. A worker that fails ends the coordinator too.
+fn finish(
+    mut coordinator: Child,
+    err: std::io::BufReader<std::process::ChildStderr>,
+    workers: Vec<Child>,
+    dir: &Path,
+    expected: &serde_json::Value,
+) -> String {
+    let log = std::thread::spawn(move || rest(err));
     for w in workers {
         let out = wait_bounded(w, LIMIT);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            let _ = coordinator.kill();
+            panic!("a worker failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
     }
-    let out = wait_bounded(coordinator, LIMIT);
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{log}");
+    let status = wait_bounded(coordinator, LIMIT).status;
+    let log = log.join().unwrap();
+    assert!(status.success(), "{log}");
     assert_eq!(&depths(&dir.join("cluster.json")), expected);
     log
 }
@@ -85,8 +96,7 @@ fn a_worker_stopped_for_45_seconds_is_lost_comes_back_and_the_depths_are_the_emb
     signal(&workers[1], "-STOP");
     std::thread::sleep(Duration::from_secs(45));
     signal(&workers[1], "-CONT");
-    let log = rest(err);
-    finish(coord, workers, &dir, &expected);
+    let log = finish(coord, err, workers, &dir, &expected);
     assert!(log.contains("declared lost"), "{log}");
     assert!(started.elapsed() < LIMIT);
     std::fs::remove_dir_all(dir).unwrap();
@@ -107,8 +117,7 @@ fn a_killed_coordinator_started_again_with_its_state_dir_resumes_with_the_same_w
     coord.kill().unwrap(); // SIGKILL
     coord.wait().unwrap();
     let (coord, _, err) = start_h(&dir, port, &extra);
-    let log = rest(err);
-    finish(coord, workers, &dir, &expected);
+    let log = finish(coord, err, workers, &dir, &expected);
     assert!(log.contains("resuming after depth"), "{log}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -129,8 +138,7 @@ fn two_workers_killed_a_second_apart_and_started_again_with_their_disks_come_bac
     for i in [1, 2] {
         workers[i] = named_worker(&addr, &dir, &format!("w{i}"));
     }
-    let log = rest(err);
-    finish(coord, workers, &dir, &expected);
+    let log = finish(coord, err, workers, &dir, &expected);
     // They came back as themselves: nothing was made again from the others' levels.
     assert!(log.contains("registered again") && !log.contains("made again"), "{log}");
     std::fs::remove_dir_all(dir).unwrap();
@@ -147,8 +155,7 @@ fn a_worker_that_never_comes_back_costs_its_parts_once_and_the_depths_are_the_em
     let mut gone = workers.remove(3);
     gone.kill().unwrap();
     gone.wait().unwrap();
-    let log = rest(err);
-    finish(coord, workers, &dir, &expected);
+    let log = finish(coord, err, workers, &dir, &expected);
     assert!(log.contains("declared lost") && log.contains("made again"), "{log}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -159,13 +166,13 @@ fn eight_workers_started_one_after_another_all_own_parts_by_the_end() {
     let dir = scratch("late");
     let expected = embedded_h(&dir);
     // As ssh and Slurm launches start them: the coordinator alone, then one worker at a time.
-    let (coord, addr, _err) = start_job(&dir, &["enumerate", "h"], &["--listen", "127.0.0.1:0"]);
+    let (coord, addr, err) = start_job(&dir, &["enumerate", "h"], &["--listen", "127.0.0.1:0"]);
     let mut workers = Vec::new();
     for i in 0..8 {
         workers.push(named_worker(&addr, &dir, &format!("w{i}")));
         std::thread::sleep(Duration::from_millis(300));
     }
-    finish(coord, workers, &dir, &expected);
+    finish(coord, err, workers, &dir, &expected);
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("cluster.json")).unwrap()).unwrap();
     let rows: Vec<u64> =

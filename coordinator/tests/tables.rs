@@ -138,7 +138,7 @@ fn a_killed_hn_build_resumes_its_levels_and_rows_with_identical_bytes() {
         state.to_str().unwrap(),
     ];
     kill_at(&args, "depth  8:", &out);
-    kill_at(&args, "rows journaled", &out);
+    kill_at(&args, "rows recorded", &out);
     let again = coordinator(&args);
     let log = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{log}");

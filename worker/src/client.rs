@@ -37,7 +37,7 @@ pub struct WorkerConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// The most memory the worker may use.
     pub mem_limit: u64,
-    /// Where replicas of other workers' rows are kept (else a temporary directory).
+    /// Where the worker keeps its id and its parts' committed levels (else a temporary directory).
     pub state_dir: Option<PathBuf>,
     /// How long to keep trying an unreachable coordinator, in all.
     pub patience: Duration,

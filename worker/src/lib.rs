@@ -62,8 +62,9 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = shared::units::parse_size)]
     pub mem_limit: Option<u64>,
 
-    /// Keep the replicas of other workers' rows here (default: a temporary directory, removed
-    /// at exit).
+    /// Keep this worker's id and its parts' committed levels here: started again with the same
+    /// directory, it comes back as itself with its parts. Default: a temporary directory,
+    /// removed at exit.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 

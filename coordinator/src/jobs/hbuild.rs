@@ -13,18 +13,16 @@ use crate::progress::Reporter;
 use crate::resources::{check_memory, disk_available};
 use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
-use shared::container::{temp_path, Section, SectionInfo, SectionKind, TableFormat};
+use shared::container::{Section, TableFormat};
 use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, main_entries, merge_line, small_sections, H11Rows, Level, RowLines, RowScratch, TableWriter,
-    H11_COLUMNS,
+    base_for, small_sections, H11Rows, Level, RowLines, RowLog, RowScratch, RowsWriter, H11_COLUMNS,
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
 use shared::units::gib;
 use shared::wire;
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -206,48 +204,38 @@ fn check_level_memory(
     Ok(())
 }
 
-/// The journal's key of a table: its h and layout (a resumed file must have the same layout).
-fn journal_key(target: &Target) -> u8 {
-    target.h + if target.layout.format == TableFormat::H48 { 16 } else { 0 }
+/// A table's finished rows in the coordinator's journal, under a key of the table's h and
+/// layout (a resumed file must have the same layout).
+struct JournalRows<'a> {
+    journal: &'a RedbJournal,
+    key: u8,
 }
 
-/// What the journal keeps of a finished row: its counts and its two edge lines.
-struct RowRecord {
-    counts: Vec<u64>,
-    deeper: u64,
-    first: Vec<u8>,
-    last: Vec<u8>,
-}
-
-impl RowRecord {
-    fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(8 * self.counts.len() + 8 + 2 * LINE_BYTES + 1);
-        b.push(self.counts.len() as u8);
-        for c in self.counts.iter().chain([&self.deeper]) {
-            b.extend(c.to_le_bytes());
-        }
-        b.extend(&self.first);
-        b.extend(&self.last);
-        b
-    }
-
-    fn decode(bytes: &[u8]) -> Option<RowRecord> {
-        let n = *bytes.first()? as usize;
-        if bytes.len() != 1 + 8 * (n + 1) + 2 * LINE_BYTES {
-            return None;
-        }
-        let word = |k: usize| u64::from_le_bytes(bytes[1 + 8 * k..9 + 8 * k].try_into().expect("8 bytes"));
-        let lines = &bytes[1 + 8 * (n + 1)..];
-        Some(RowRecord {
-            counts: (0..n).map(word).collect(),
-            deeper: word(n),
-            first: lines[..LINE_BYTES].to_vec(),
-            last: lines[LINE_BYTES..].to_vec(),
-        })
+impl<'a> JournalRows<'a> {
+    fn new(journal: &'a RedbJournal, target: &Target) -> Self {
+        JournalRows { journal, key: target.h + if target.layout.format == TableFormat::H48 { 16 } else { 0 } }
     }
 }
 
-/// Makes every table row of `target` not yet journaled, writes its lines, and finishes the file.
+impl RowLog for JournalRows<'_> {
+    fn load(&self) -> std::io::Result<Vec<(u32, Vec<u8>)>> {
+        self.journal.table_rows(self.key).map_err(journal_error)
+    }
+
+    fn record(&self, rows: &[(u32, Vec<u8>)]) -> std::io::Result<()> {
+        self.journal.table_rows_done(self.key, rows).map_err(journal_error)
+    }
+
+    fn clear(&self) -> std::io::Result<()> {
+        self.journal.clear_table_rows(self.key).map_err(journal_error)
+    }
+}
+
+fn journal_error(e: anyhow::Error) -> std::io::Error {
+    std::io::Error::other(format!("the journal: {e:#}"))
+}
+
+/// Makes every table row of `target` not yet written, and finishes the file.
 fn write_table(
     index: &H11Rows,
     target: &Target,
@@ -256,130 +244,40 @@ fn write_table(
     (cocsep, eoesep): (&Section, &Section),
     reporter: &Reporter,
 ) -> Result<()> {
-    let (h, base) = (target.h, base_for(target.h));
-    let mut done: BTreeMap<u32, RowRecord> = BTreeMap::new();
-    if let Some(j) = journal {
-        for (row, bytes) in j.table_rows(journal_key(target))? {
-            done.insert(row, RowRecord::decode(&bytes).context("corrupt journal record of a table row")?);
-        }
+    let h = target.h;
+    let log = journal.map(|j| JournalRows::new(j, target));
+    let mut writer = RowsWriter::open(
+        &target.path,
+        target.layout,
+        base_for(h),
+        index.rows(),
+        log.as_ref().map(|l| l as &dyn RowLog),
+    )
+    .with_context(|| format!("cannot write {}", target.path.display()))?;
+    if writer.done() > 0 {
+        eprintln!("h48h{h}: {} of {} rows done before, resuming", writer.done(), index.rows());
     }
-    let temp = temp_path(&target.path);
-    if !done.is_empty() && !temp.exists() {
-        tracing::warn!("{} is gone: h48h{h} starts over", temp.display());
-        journal.expect("rows come from a journal").clear_table_rows(journal_key(target))?;
-        done.clear();
-    }
-    let writer = TableWriter::create(&target.path, target.layout, !done.is_empty())
-        .with_context(|| format!("cannot write {}", target.path.display()))?;
-    if !done.is_empty() {
-        eprintln!("h48h{h}: {} of {} rows done before, resuming", done.len(), index.rows());
-    }
-    let result = fill_rows(index, target, levels, journal, &writer, &mut done, reporter);
-    if let Err(e) = result {
-        if journal.is_none() {
-            writer.discard();
-        }
+    if let Err(e) = fill_rows(index, target, levels, &mut writer, reporter) {
+        writer.abandon();
         return Err(e.context(format!("h48h{h} stopped; finished rows are kept only with --state-dir")));
     }
-    // The edge lines, shared by neighbouring rows.
-    let per_row = (ESEP as u64) << h;
-    let mut edges: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    let mut counts = vec![0u64; base as usize + 3];
-    let mut deeper = 0;
-    for (&row, rec) in &done {
-        let start = row as u64 * per_row;
-        for (line, bytes) in [
-            (start / LINE_ENTRIES as u64, &rec.first),
-            ((start + per_row - 1) / LINE_ENTRIES as u64, &rec.last),
-        ] {
-            match edges.get_mut(&line) {
-                Some(have) => merge_line(have, bytes),
-                None => {
-                    edges.insert(line, bytes.clone());
-                }
-            }
-        }
-        for (c, r) in counts.iter_mut().zip(&rec.counts) {
-            *c += r;
-        }
-        deeper += rec.deeper;
-    }
-    for (line, bytes) in &edges {
-        writer.write_main(line * LINE_BYTES as u64, bytes)?;
-    }
-    let buckets =
-        [counts[..=base as usize].iter().sum(), counts[base as usize + 1], counts[base as usize + 2], deeper];
-    let info = SectionInfo {
-        kind: SectionKind::H48,
-        h,
-        base,
-        entries: main_entries(h),
-        depth_counts: counts,
-        deeper,
-        buckets: Some(buckets),
-        len: target.layout.main_len,
-    };
-    ensure!(
-        info.depth_counts.iter().sum::<u64>() + deeper == info.entries,
-        "internal check failed: the rows' counts do not add up to the table's entries"
-    );
-    writer
-        .finish(cocsep, &info, eoesep)
-        .with_context(|| format!("cannot write {}", target.path.display()))?;
-    if let Some(j) = journal {
-        j.clear_table_rows(journal_key(target))?;
-    }
-    Ok(())
+    writer.finish(cocsep, eoesep).with_context(|| format!("cannot write {}", target.path.display()))
 }
 
-/// Makes the rows not in `done` (on this process's threads in batches, or on the workers that
-/// keep the levels, one task at a time); each batch's lines are synced before it is journaled.
+/// Makes the rows `writer` has not written (on this process's threads in batches, or on the
+/// workers that keep the levels, one task at a time).
 fn fill_rows(
     index: &H11Rows,
     target: &Target,
     levels: &mut Levels,
-    journal: Option<&RedbJournal>,
-    writer: &TableWriter,
-    done: &mut BTreeMap<u32, RowRecord>,
+    writer: &mut RowsWriter,
     reporter: &Reporter,
 ) -> Result<()> {
     let h = target.h;
-    let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
+    let todo: Vec<u32> = (0..index.rows()).filter(|&r| !writer.is_done(r)).collect();
     reporter.progress.depth.store(base_for(h) as u32 + 2, Ordering::Relaxed);
-    reporter.progress.rows_done.store(done.len() as u64, Ordering::Relaxed);
+    reporter.progress.rows_done.store(writer.done() as u64, Ordering::Relaxed);
     let start = Instant::now();
-    let rows = index.rows() as usize;
-    // Writes a batch's interior lines, syncs and journals it, and keeps its records.
-    let accept = |done: &mut BTreeMap<u32, RowRecord>, made: Vec<(u32, RowLines)>| -> Result<()> {
-        let mut records = Vec::with_capacity(made.len());
-        for (row, lines) in made {
-            if done.contains_key(&row) {
-                continue;
-            }
-            let n = lines.line_count() as usize;
-            writer.write_main(
-                (lines.first_line + 1) * LINE_BYTES as u64,
-                &lines.bytes[LINE_BYTES..(n - 1) * LINE_BYTES],
-            )?;
-            let record = RowRecord {
-                first: lines.line(0).to_vec(),
-                last: lines.line(n - 1).to_vec(),
-                counts: lines.counts,
-                deeper: lines.deeper,
-            };
-            records.push((row, record));
-        }
-        if let Some(j) = journal {
-            writer.sync()?;
-            let encoded: Vec<(u32, Vec<u8>)> = records.iter().map(|(r, rec)| (*r, rec.encode())).collect();
-            j.table_rows_done(journal_key(target), &encoded)?;
-            if (done.len() + records.len()) * 10 / rows > done.len() * 10 / rows {
-                tracing::info!("h48h{h}: {} of {rows} rows journaled", done.len() + records.len());
-            }
-        }
-        done.extend(records);
-        Ok(())
-    };
     let base = base_for(h);
     match levels {
         Levels::Here(levels) => {
@@ -395,20 +293,20 @@ fn fill_rows(
                             (row, lines)
                         })
                         .collect();
-                    accept(done, made)
+                    writer.accept(made).context("cannot write the table's rows")
                 })
             })?;
         }
         Levels::Kept(kept) => loop {
             // Rows kept by workers lost meanwhile are made again first.
             kept.ensure(base + 1, reporter)?;
-            let todo: Vec<u32> = (0..index.rows()).filter(|r| !done.contains_key(r)).collect();
+            let todo: Vec<u32> = (0..index.rows()).filter(|&r| !writer.is_done(r)).collect();
             if todo.is_empty() {
                 break;
             }
             let (homes, readers) = kept.publish(base as usize + 2);
             reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
-            reporter.progress.rows_done.store(done.len() as u64, Ordering::Relaxed);
+            reporter.progress.rows_done.store(writer.done() as u64, Ordering::Relaxed);
             let result = reporter.showing(|| {
                 kept.hub().run_h48_rows(
                     base as u32 + 2,
@@ -419,7 +317,7 @@ fn fill_rows(
                     &reporter.progress.rows_done,
                     |range, words| {
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
-                        accept(done, made).map_err(Refusal::Fatal)
+                        writer.accept(made).context("cannot write the table's rows").map_err(Refusal::Fatal)
                     },
                 )
             });

@@ -128,19 +128,13 @@ pub fn worker_at(url: &str, token: &str, dir: &std::path::Path, extra: &[&str]) 
     static WORKERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = WORKERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let state = dir.join(format!("worker-{n}"));
+    let mut args = vec!["--coordinator", url, "--token-file", file.to_str().unwrap()];
+    args.extend(["--threads", "1", "--connect-timeout", "20"]);
+    if !extra.contains(&"--state-dir") {
+        args.extend(["--state-dir", state.to_str().unwrap()]);
+    }
     Command::new(worker_binary())
-        .args([
-            "--coordinator",
-            url,
-            "--token-file",
-            file.to_str().unwrap(),
-            "--threads",
-            "1",
-            "--connect-timeout",
-            "20",
-            "--state-dir",
-            state.to_str().unwrap(),
-        ])
+        .args(args)
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -7,33 +7,37 @@
 //! table. The search prunes with the exact distance to H of every coordinate: a row search
 //! over (flip, slice) reduced by the 16 symmetries that keep H (64,430 rows) times the twist
 //! (2,187 columns), made at start by the row engine, then stored at 32 bits an entry (564 MB)
-//! with what each move does to the distance (see [`encode`]), so a node looks up only the
+//! with what each move does to the distance (see [`table`]), so a node looks up only the
 //! children it follows, several searches interleaved so that their cache misses overlap
 //! ([`lanes`]). The permutation rides along as four-cubie coordinates ([`perm`]).
 //!
 //! [`perm`]: super::perm
 
+mod coords;
 mod lanes;
+mod table;
+#[cfg(test)]
+mod tests;
 
 use super::pages::Place;
 use super::perm::{Perm, PermTables};
 use crate::bfs::{bfs_depths, BfsError, BfsOptions};
-use crate::coord::ColumnMapper;
 use crate::coord::SymClasses;
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
-use crate::space::{AnyColumn, ClassRows, Inverses, RowIndex};
+use crate::space::ClassRows;
+pub use coords::{coord_of, in_h, Coord};
+use coords::{flip_of, move_table, slice_of, twist_of, with_flip, with_flip_slice, with_slice, with_twist};
+use coords::{FLIPS, SLICES, TWISTS};
 use lanes::LOOKUP_FROM;
-
-const TWISTS: usize = 2187;
-const FLIPS: usize = 2048;
-const SLICES: usize = 495;
+pub use table::Entries;
+use table::{decode_table, encode_entries, DistanceSpace, Lookup};
 
 /// Phase-1 coordinates, their move tables and the distance table.
 pub struct Phase1 {
     twist_move: Vec<[u16; Move::COUNT]>,
     flip_move: Vec<[u16; Move::COUNT]>,
     slice_move: Vec<[u16; Move::COUNT]>,
-    /// Per entry of [`DistanceSpace`], row-major, as [`encode`] writes it: the distance to H
+    /// Per entry of [`DistanceSpace`], row-major, as the [`table`] module encodes it: the distance to H
     /// and what each move does to it.
     entries: Entries,
     /// Per (flip, slice): its row (class) times 64 plus the symmetry that takes it to the
@@ -59,210 +63,6 @@ pub struct Phase1 {
     /// Per move, the moves that may follow it in a search: one turn per face in a row, and of
     /// two opposite faces the lower first. Entry [`Move::COUNT`]: every move (none before).
     after: [u32; Move::COUNT + 1],
-}
-
-/// A phase-1 coordinate: (twist, flip, slice).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Coord {
-    pub twist: u16,
-    pub flip: u16,
-    pub slice: u16,
-}
-
-fn twist_of(x: &Cube) -> u16 {
-    x.corners.ori[..7].iter().fold(0u16, |t, &o| 3 * t + o as u16)
-}
-
-fn flip_of(x: &Cube) -> u16 {
-    x.edges.ori[..11].iter().fold(0u16, |f, &o| 2 * f + o as u16)
-}
-
-/// Rank of the set of places holding slice edges, in colexicographic order.
-fn slice_of(x: &Cube) -> u16 {
-    let mut rank = 0u32;
-    let mut k = 0u32;
-    for (place, &cubie) in x.edges.perm.iter().enumerate() {
-        if cubie >= 8 {
-            k += 1;
-            rank += binomial(place as u32, k);
-        }
-    }
-    rank as u16
-}
-
-fn binomial(n: u32, k: u32) -> u32 {
-    if k > n {
-        return 0;
-    }
-    (0..k).fold(1u32, |acc, i| acc * (n - i) / (i + 1))
-}
-
-/// Orientations from their coordinate: all but the last in base `m`, most significant first;
-/// the last makes the sum a multiple of `m`.
-fn orientations(value: u16, ori: &mut [u8], m: u32) {
-    let (last, digits) = ori.split_last_mut().expect("pieces");
-    let (mut v, mut sum) = (value as u32, 0u32);
-    for o in digits.iter_mut().rev() {
-        *o = (v % m) as u8;
-        sum += v % m;
-        v /= m;
-    }
-    *last = ((m - sum % m) % m) as u8;
-}
-
-/// A cube with the given twist (other pieces solved).
-fn with_twist(t: u16) -> Cube {
-    let mut x = Cube::SOLVED;
-    orientations(t, &mut x.corners.ori, 3);
-    x
-}
-
-/// A cube with the given flip (other pieces solved).
-fn with_flip(f: u16) -> Cube {
-    let mut x = Cube::SOLVED;
-    orientations(f, &mut x.edges.ori, 2);
-    x
-}
-
-/// A cube whose slice edges sit at the places of slice rank `s` (the other edges in order).
-fn with_slice(s: u16) -> Cube {
-    let mut x = Cube::SOLVED;
-    let mut rank = s as u32;
-    let mut places = [false; 12];
-    let mut k = 4;
-    for place in (0..12u32).rev() {
-        if k > 0 && binomial(place, k) <= rank {
-            rank -= binomial(place, k);
-            places[place as usize] = true;
-            k -= 1;
-        }
-    }
-    let (mut slice, mut other) = (8u8, 0u8);
-    for (place, &is_slice) in places.iter().enumerate() {
-        if is_slice {
-            x.edges.perm[place] = slice;
-            slice += 1;
-        } else {
-            x.edges.perm[place] = other;
-            other += 1;
-        }
-    }
-    x
-}
-
-fn move_table(
-    size: usize,
-    make: impl Fn(u16) -> Cube,
-    read: impl Fn(&Cube) -> u16,
-) -> Vec<[u16; Move::COUNT]> {
-    (0..size as u16)
-        .map(|c| {
-            let x = make(c);
-            std::array::from_fn(|m| read(&x.compose(Move::from_index(m).cube())))
-        })
-        .collect()
-}
-
-/// A cube with the given flip and slice coordinates (other pieces solved).
-fn with_flip_slice(raw: u32) -> Cube {
-    let mut x = with_slice((raw % SLICES as u32) as u16);
-    x.edges.ori = with_flip((raw / SLICES as u32) as u16).edges.ori;
-    x
-}
-
-/// The phase-1 coordinates as a row index: rows the classes of (flip, slice) under the 16
-/// symmetries that keep H, columns the twist. H is closed under those symmetries, so
-/// conjugating keeps the distance to H.
-struct DistanceSpace<'a> {
-    rows: ClassRows,
-    /// Per move, the twist after it, for every twist.
-    twist_move: Vec<u16>,
-    twist_conj: &'a [u16],
-    start: (u32, u32),
-}
-
-/// Column map: optionally a move's, then a symmetry's.
-#[derive(Clone, Copy)]
-struct TwistMap<'a> {
-    first: Option<&'a [u16]>,
-    then: &'a [u16],
-}
-
-impl ColumnMapper for TwistMap<'_> {
-    #[inline]
-    fn apply(&self, column: u32) -> u32 {
-        let t = self.first.map_or(column, |f| f[column as usize] as u32);
-        self.then[t as usize] as u32
-    }
-}
-
-impl RowIndex for DistanceSpace<'_> {
-    type Mapper<'a>
-        = TwistMap<'a>
-    where
-        Self: 'a;
-    type Symmetric<'a>
-        = TwistMap<'a>
-    where
-        Self: 'a;
-    type Filter<'a>
-        = AnyColumn
-    where
-        Self: 'a;
-
-    fn row_count(&self) -> u32 {
-        self.rows.row_count()
-    }
-
-    fn column_count(&self) -> u32 {
-        TWISTS as u32
-    }
-
-    fn entry_count(&self) -> u64 {
-        self.row_count() as u64 * TWISTS as u64
-    }
-
-    fn start(&self) -> (u32, u32) {
-        self.start
-    }
-
-    #[inline]
-    fn transition(&self, row: u32, m: Move) -> (u32, TwistMap<'_>) {
-        let (target, s) = self.rows.target(row, m.index());
-        let first = &self.twist_move[m.index() * TWISTS..][..TWISTS];
-        (target, TwistMap { first: Some(first), then: &self.twist_conj[s.index() * TWISTS..][..TWISTS] })
-    }
-
-    fn row_weight(&self, row: u32) -> u64 {
-        self.rows.class_size(row)
-    }
-
-    fn stabilizer(&self, row: u32) -> Vec<TwistMap<'_>> {
-        self.rows
-            .stabilizer(row)
-            .iter()
-            .map(|s| TwistMap { first: None, then: &self.twist_conj[s.index() * TWISTS..][..TWISTS] })
-            .collect()
-    }
-
-    fn inverses(&self, _row: u32) -> Inverses<AnyColumn> {
-        Inverses::Never
-    }
-
-    fn locate_inverse(&self, _row: u32, _column: u32) -> (u32, u32) {
-        unreachable!("no row asks for inverses (Inverses::Never)")
-    }
-}
-
-/// The phase-1 coordinate of a position (no tables needed): two positions with the same one
-/// are in the same coset of H.
-pub fn coord_of(x: &Cube) -> Coord {
-    Coord { twist: twist_of(x), flip: flip_of(x), slice: slice_of(x) }
-}
-
-/// Whether `m` is one of H's moves (U, D, or a half turn of R, F, L, B).
-pub fn in_h(m: Move) -> bool {
-    m.face() == 0 || m.face() == 3 || m.turns() == 2
 }
 
 impl Phase1 {
@@ -607,124 +407,6 @@ const SPLIT: u32 = 3;
 /// Every move, as a mask.
 const ALL_MOVES: u32 = (1 << Move::COUNT) - 1;
 
-/// What the distance table says about a coordinate: its distance to H, and the moves that
-/// take it one move closer (`down`) and that keep its distance (`level`); the others take it
-/// one move further.
-#[derive(Clone, Copy, Debug)]
-struct Lookup {
-    distance: u8,
-    down: u32,
-    level: u32,
-}
-
-/// An entry: the distance in bits 24..28, and per face f a nibble at bits 4f..4f+4 for its
-/// three turns (clockwise, half, counter-clockwise), whose effects on the distance differ by
-/// at most one (one turns into another by a turn of the same face). Bit 3 set: the turns keep
-/// the distance or lengthen it, and bits 0..2 mark those that lengthen it; bit 3 clear: they
-/// keep it or shorten it, and bits 0..2 mark those that keep it. (The layout of Rokicki's
-/// phase-1 table, which packs 18 moves' effects and the distance into 32 bits.)
-fn encode(distance: u8, closer: u32, further: u32) -> u32 {
-    let mut entry = (distance as u32) << 24;
-    for face in 0..6 {
-        let (closer, further) = (closer >> (3 * face) & 7, further >> (3 * face) & 7);
-        debug_assert!(closer == 0 || further == 0, "turns of one face differ by at most one");
-        let nibble = if closer != 0 { !(closer | further) & 7 } else { 8 | further };
-        entry |= nibble << (4 * face);
-    }
-    entry
-}
-
-/// The entries of the whole table from its distances, row by row: a move takes a row to one
-/// row, so each row's 18 neighbours are read whole.
-fn encode_entries(space: &DistanceSpace, distances: &[u8]) -> std::io::Result<Entries> {
-    use rayon::prelude::*;
-    let mut entries = Entries::zeroed(distances.len())?;
-    entries.par_chunks_mut(TWISTS).enumerate().for_each_init(
-        || vec![(0u32, 0u32); TWISTS],
-        |masks, (row, out)| {
-            masks.fill((0, 0));
-            let own = &distances[row * TWISTS..][..TWISTS];
-            for m in Move::all() {
-                let (target, map) = space.transition(row as u32, m);
-                let to = &distances[target as usize * TWISTS..][..TWISTS];
-                for (column, (closer, further)) in masks.iter_mut().enumerate() {
-                    let (d, next) = (own[column], to[map.apply(column as u32) as usize]);
-                    *closer |= ((next < d) as u32) << m.index();
-                    *further |= ((next > d) as u32) << m.index();
-                }
-            }
-            for ((e, &d), &(closer, further)) in out.iter_mut().zip(own).zip(masks.iter()) {
-                *e = encode(d, closer, further);
-            }
-        },
-    );
-    Ok(entries)
-}
-
-/// The distance table's entries: an anonymous mapping in huge pages where the kernel allows
-/// (as the coset's bit arrays are), since the search reads the table at random, one lookup per
-/// node followed, and with 4 KiB pages each lookup also misses the TLB.
-pub struct Entries {
-    map: memmap2::MmapMut,
-    len: usize,
-}
-
-impl Entries {
-    /// `len` zero entries, mapped as they are first written.
-    pub fn zeroed(len: usize) -> std::io::Result<Self> {
-        let map = memmap2::MmapMut::map_anon((4 * len).max(4))?;
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::HugePage);
-        Ok(Entries { map, len })
-    }
-
-    /// The entries' bytes, in this machine's byte order.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.map[..4 * self.len]
-    }
-}
-
-impl std::ops::Deref for Entries {
-    type Target = [u32];
-    fn deref(&self) -> &[u32] {
-        // SAFETY: the mapping is page aligned and at least 4 x len bytes, and any bytes are a
-        // valid u32.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<u32>(), self.len) }
-    }
-}
-
-impl std::ops::DerefMut for Entries {
-    fn deref_mut(&mut self) -> &mut [u32] {
-        // SAFETY: as in `deref`, through the exclusive borrow.
-        unsafe { std::slice::from_raw_parts_mut(self.map.as_mut_ptr().cast::<u32>(), self.len) }
-    }
-}
-
-/// [`Phase1::decode`]'s table for the symmetry `s`: the entry is that of `c0 = s c s^-1`, and
-/// `c m` is as far from H as `c0 (s m s^-1)`.
-fn decode_table(s: Symmetry) -> [[u64; 256]; 3] {
-    std::array::from_fn(|byte| {
-        std::array::from_fn(|v| {
-            let (mut down0, mut level0) = (0u32, 0u32);
-            for half in 0..2 {
-                let face = 2 * byte + half;
-                let nibble = (v as u32 >> (4 * half)) & 15;
-                let marked = nibble & 7;
-                let (down, level) = if nibble & 8 == 0 { (!marked & 7, marked) } else { (0, !marked & 7) };
-                down0 |= down << (3 * face);
-                level0 |= level << (3 * face);
-            }
-            let (mut down, mut level) = (0u64, 0u64);
-            for m in Move::all() {
-                let m0 = s.conjugate_move(m).index();
-                down |= ((down0 >> m0 & 1) as u64) << m.index();
-                level |= ((level0 >> m0 & 1) as u64) << m.index();
-            }
-            down | level << 32
-        })
-    })
-}
-
 /// Whether a search with `togo` moves left after a node `d` moves from H goes on. Besides
 /// `d <= togo`: a sequence that ends outside H's moves but still in H, with few moves left, is
 /// either impossible or makes an element already reached as a shorter element of H times
@@ -799,131 +481,3 @@ impl Leaves<'_> {
 
 /// Places handed over at a time by [`Phase1::solutions`].
 const BATCH: usize = 4096;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cube::{apply_moves, parse_moves, SplitMix64};
-
-    #[test]
-    fn coordinates_round_trip_and_move_like_cubes() {
-        let p = Phase1::new().unwrap();
-        for t in [0u16, 1, 1000, 2186] {
-            assert_eq!(twist_of(&with_twist(t)), t);
-        }
-        for f in [0u16, 1, 1000, 2047] {
-            assert_eq!(flip_of(&with_flip(f)), f);
-        }
-        for s in 0..SLICES as u16 {
-            assert_eq!(slice_of(&with_slice(s)), s);
-        }
-        let mut rng = SplitMix64::new(3);
-        let mut x = Cube::SOLVED;
-        let mut c = coord_of(&x);
-        for _ in 0..200 {
-            let m = Move::from_index(rng.below(18) as usize);
-            x = x.compose(m.cube());
-            c = p.apply(c, m);
-            assert_eq!(c, coord_of(&x));
-        }
-    }
-
-    /// The coordinates one move from H are those the table puts at 1, and the moves each
-    /// lists into H are exactly those that cube arithmetic takes into H (from a position with
-    /// that coordinate: a move outside H applied to solved).
-    #[test]
-    fn one_move_from_h_is_what_the_table_says() {
-        let p = Phase1::new().unwrap();
-        assert!(!p.one_away.is_empty());
-        for &(c, to_h) in &p.one_away {
-            assert_eq!(p.bound(c), 1);
-            let x = Move::all().map(|m| *m.cube()).find(|x| coord_of(x) == c).expect("a position");
-            let into_h = Move::all()
-                .filter(|&m| !in_h(m) && p.is_goal(coord_of(&x.compose(m.cube()))))
-                .fold(0u32, |mask, m| mask | 1 << m.index());
-            assert!(to_h != 0 && to_h == into_h, "{c:?}: {to_h:#x} against {into_h:#x}");
-        }
-        let mut rng = SplitMix64::new(9);
-        for _ in 0..20_000 {
-            let c = coord_of(&crate::cube::random_cube(&mut rng));
-            let near = Move::all().map(|m| p.apply(c, m)).find(|&n| p.bound(n) == 1);
-            if let Some(n) = near {
-                assert!(p.one_away.iter().any(|&(o, _)| o == n), "{n:?}");
-            }
-        }
-    }
-
-    /// The coordinates two moves from H are those a search over coordinates finds at depth 2,
-    /// each with exactly the moves that take it to depth 1.
-    #[test]
-    fn two_moves_from_h_are_what_a_search_finds() {
-        let p = Phase1::new().unwrap();
-        let goal = Coord { twist: 0, flip: 0, slice: p.goal_slice };
-        let level = |from: &[Coord], seen: &mut Vec<Coord>| {
-            let mut next = Vec::new();
-            for &c in from {
-                for n in Move::all().map(|m| p.apply(c, m)) {
-                    if !seen.contains(&n) {
-                        seen.push(n);
-                        next.push(n);
-                    }
-                }
-            }
-            next
-        };
-        let mut seen = vec![goal];
-        let one = level(&[goal], &mut seen);
-        let two = level(&one, &mut seen);
-        assert_eq!(two.len(), p.two_away.len());
-        for &c in &two {
-            let toward = Move::all()
-                .filter(|&m| one.contains(&p.apply(c, m)))
-                .fold(0u32, |mask, m| mask | 1 << m.index());
-            assert!(toward != 0);
-            assert_eq!(p.toward_h(c), toward, "{c:?}");
-        }
-        assert_eq!(p.toward_h(goal), 0);
-        assert!(one.iter().all(|&c| p.toward_h(c) == 0));
-    }
-
-    /// The distance table is neighbour-consistent, and each entry's moves agree with it: a coordinate at distance d > 0 has a move
-    /// to d - 1 and none to less; only H's own coordinate is at 0. Checked on random positions.
-    #[test]
-    fn distances_are_consistent_with_every_neighbour() {
-        let p = Phase1::new().unwrap();
-        let mut rng = SplitMix64::new(5);
-        let mut deepest = 0;
-        for _ in 0..20_000 {
-            let c = coord_of(&crate::cube::random_cube(&mut rng));
-            let d = p.bound(c);
-            let next: Vec<u8> = Move::all().map(|m| p.bound(p.apply(c, m))).collect();
-            // The entry's moves are what the neighbours' distances say.
-            let look = p.lookup(c);
-            for (m, &n) in next.iter().enumerate() {
-                let said = if look.down >> m & 1 == 1 {
-                    d - 1
-                } else if look.level >> m & 1 == 1 {
-                    d
-                } else {
-                    d + 1
-                };
-                assert_eq!(said, n, "{c:?}, move {m}");
-            }
-            assert_eq!(d == 0, p.is_goal(c));
-            assert!(next.iter().all(|&n| n + 1 >= d && n <= d + 1), "{c:?} at {d}: {next:?}");
-            assert!(d == 0 || next.contains(&(d - 1)), "{c:?} at {d}: {next:?}");
-            deepest = deepest.max(d);
-        }
-        // Random positions lie 9 to 12 moves from H.
-        assert!((10..=12).contains(&deepest), "{deepest}");
-    }
-
-    #[test]
-    fn the_bound_is_zero_exactly_in_h_and_never_overestimates() {
-        let p = Phase1::new().unwrap();
-        assert!(p.is_goal(coord_of(&apply_moves(&parse_moves("U R2 D' F2 L2").unwrap()))));
-        assert_eq!(p.bound(coord_of(&apply_moves(&parse_moves("R").unwrap()))), 1);
-        // R U F needs three moves to reach H: no pruning table may say more.
-        assert!(p.bound(coord_of(&apply_moves(&parse_moves("R U F").unwrap()))) <= 3);
-    }
-}

@@ -9,6 +9,7 @@ mod builder;
 mod file;
 mod hn;
 mod levels;
+mod resume;
 mod search;
 pub mod table;
 mod verify;
@@ -19,6 +20,7 @@ pub use builder::{
 pub use file::{main_entries, Layout, NotAnH48Format, TableFile, TableWriter, INFO_BYTES};
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
+pub use resume::{RowLog, RowsWriter};
 pub use search::DirectSearch;
 pub use verify::{verify, CannotVerify};
 

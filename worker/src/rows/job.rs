@@ -146,7 +146,7 @@ impl Shell {
                 },
                 _ = tick.tick() => {
                     quiet += 1;
-                    if quiet % 5 == 0 {
+                    if quiet.is_multiple_of(5) {
                         tracing::debug!("no change for {quiet} s: {}", self.core.describe());
                     }
                     Input::Event(WorkerEvent::Tick)

@@ -7,13 +7,18 @@
 //! word shuffles instead of table loads, and the page's elements counted as they are written.
 //! The tests hold the two equal.
 
-use super::{Layout, GROUPS, LOW};
+use super::{count_page, GROUPS, LOW};
 
 /// Groups a vector step takes: one block of the layout's order (sixteen groups, 48 bytes).
 const BLOCK: usize = 16;
 
 /// The layout's tables as the kernels read them.
 pub(super) struct Kernel {
+    /// Per group, per move: the byte offset of the group of its members times the move.
+    sources: Vec<[u16; 10]>,
+    /// Per slot-permuting move (R2, L2, B2), per parity of the source half: the 12 slot bits of
+    /// a source half mapped to the destination's.
+    slot_maps: Vec<[Vec<u16>; 2]>,
     /// Per move, per group: the byte offset of its source group (the layout's `sources`
     /// transposed, so sixteen consecutive groups' offsets are one load).
     by_move: Vec<Vec<u16>>,
@@ -45,7 +50,7 @@ fn block_shuffle(sources: &[[u16; 10]], k: usize) -> Option<[u8; 64]> {
 }
 
 impl Kernel {
-    pub(super) fn new(sources: &[[u16; 10]], slot_maps: &[[Vec<u16>; 2]]) -> Self {
+    pub(super) fn new(sources: Vec<[u16; 10]>, slot_maps: Vec<[Vec<u16>; 2]>) -> Self {
         let by_move = (0..10).map(|k| sources.iter().map(|o| o[k]).collect()).collect();
         let words = slot_maps
             .iter()
@@ -64,17 +69,29 @@ impl Kernel {
                 })
             })
             .collect();
-        let blocks: [Option<[u8; 64]>; 10] = std::array::from_fn(|k| block_shuffle(sources, k));
+        let blocks: [Option<[u8; 64]>; 10] = std::array::from_fn(|k| block_shuffle(&sources, k));
         let gathered: Vec<usize> = (0..10).filter(|&k| blocks[k].is_none()).collect();
         let gathered = gathered.try_into().expect("the six moves of <U, D> stay in their blocks");
-        Kernel { by_move, words, blocks, gathered, vector: vector_available() }
+        Kernel { sources, slot_maps, by_move, words, blocks, gathered, vector: vector_available() }
     }
 
     /// The same kernel, scalar whatever the processor (for the tests that compare the two).
     #[cfg(test)]
-    pub(super) fn scalar(mut self) -> Self {
-        self.vector = false;
-        self
+    pub(super) fn scalar(&self) -> Self {
+        Kernel {
+            sources: self.sources.clone(),
+            slot_maps: self.slot_maps.clone(),
+            by_move: self.by_move.clone(),
+            words: self.words.clone(),
+            blocks: self.blocks,
+            gathered: self.gathered,
+            vector: false,
+        }
+    }
+
+    /// The byte offset of the group that the members of `group` are taken to by move `k`.
+    pub(super) fn source(&self, group: usize, k: usize) -> u16 {
+        self.sources[group][k]
     }
 
     /// The moves whose sources are gathered, not loaded a block at a time.
@@ -111,37 +128,37 @@ pub(super) fn extend_page(
     dst: &mut [u8],
     src: &[&[u8]; 10],
     own: &[u8],
-    layout: &Layout,
+    kernel: &Kernel,
     odd: bool,
     ahead: [*const u8; 4],
 ) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if layout.kernel.vector {
+    if kernel.vector {
         // SAFETY: the kernel's flag says the instructions were detected; the pages are
         // STRIDE bytes, as the scalar kernel's reads require too.
-        return unsafe { avx512::extend_page(dst, src, own, &layout.kernel, odd, ahead) };
+        return unsafe { avx512::extend_page(dst, src, own, kernel, odd, ahead) };
     }
     let _ = ahead;
-    extend_page_scalar(dst, src, own, layout, odd);
-    super::count_page(dst)
+    extend_page_scalar(dst, src, own, kernel, odd);
+    count_page(dst)
 }
 
 /// Reads the 24 bits of a group (and one byte past it, which callers mask off).
 #[inline(always)]
 fn read(page: &[u8], offset: u16) -> u32 {
     debug_assert!(offset as usize + 4 <= page.len());
-    // SAFETY: offsets come from `Layout::sources` (3 x group < PAGE_BYTES) and every page slice
+    // SAFETY: offsets come from the kernel's sources (3 x group < PAGE_BYTES) and every page slice
     // is STRIDE = PAGE_BYTES + 8 bytes long, so the four bytes are inside it.
     unsafe { std::ptr::read_unaligned(page.as_ptr().add(offset as usize) as *const u32) }
 }
 
-fn extend_page_scalar(dst: &mut [u8], src: &[&[u8]; 10], own: &[u8], layout: &Layout, odd: bool) {
+fn extend_page_scalar(dst: &mut [u8], src: &[&[u8]; 10], own: &[u8], kernel: &Kernel, odd: bool) {
     // The slot tables by the parity of the source half: the low half of a destination group
     // (slots of the page's parity) comes from the source's high half, of the other parity.
     let (to_low, to_high) = (odd as usize ^ 1, odd as usize);
     let maps: [(&[u16], &[u16]); 3] =
-        std::array::from_fn(|k| (&layout.slot_maps[k][to_low][..], &layout.slot_maps[k][to_high][..]));
-    for (g, o) in layout.sources.iter().enumerate() {
+        std::array::from_fn(|k| (&kernel.slot_maps[k][to_low][..], &kernel.slot_maps[k][to_high][..]));
+    for (g, o) in kernel.sources.iter().enumerate() {
         let mine = read(own, 3 * g as u16) & 0xff_ffff;
         if mine == 0xff_ffff {
             dst[3 * g..3 * g + 4].copy_from_slice(&mine.to_le_bytes());

@@ -98,10 +98,13 @@ impl LevelStore for DiskStore {
 
 /// Levels in memory, shared by clones (a simulated disk outlives the worker that wrote it).
 #[derive(Clone, Default)]
-pub struct MemoryStore(Arc<Mutex<BTreeMap<(u32, u32), Vec<u8>>>>);
+pub struct MemoryStore(Arc<Mutex<Levels>>);
+
+/// Stored levels by (part, depth).
+type Levels = BTreeMap<(u32, u32), Vec<u8>>;
 
 impl MemoryStore {
-    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<(u32, u32), Vec<u8>>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, Levels> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 

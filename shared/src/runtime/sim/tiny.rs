@@ -71,7 +71,7 @@ impl TinySpace {
             };
             let mut r = 0u32;
             while r < rows {
-                if r >= first && (r - first) % 2 == 0 && r + 1 < rows {
+                if r >= first && (r - first).is_multiple_of(2) && r + 1 < rows {
                     let p = permutation(&mut rng, c);
                     moves[r as usize * 6 + face] = (r + 1, inverse(&p));
                     moves[(r + 1) as usize * 6 + face] = (r, p);

@@ -185,7 +185,7 @@ pub fn run_rows(seed: u64) -> Result<Outcome, String> {
 
 impl World {
     fn new(seed: u64) -> World {
-        let mut rng = SplitMix64::new(seed ^ 0x5eed_0f_7265);
+        let mut rng = SplitMix64::new(seed ^ 0x005e_ed0f_7265);
         let rows = 6 + rng.below(20) as u32;
         let columns = 64 * (1 + rng.below(3) as u32);
         let space = Arc::new(TinySpace::new(rng.next_u64(), rows, columns));

@@ -62,7 +62,7 @@ impl World {
                 self.pump(at);
             }
             Ev::Beat(a) => {
-                self.to_core(a, WorkerEvent::Tick);
+                self.feed(a, WorkerEvent::Tick);
                 self.send_status(a);
                 self.q.at(BEAT_MS, Ev::Beat(a));
             }
@@ -75,7 +75,7 @@ impl World {
                     self.q.at(d, Ev::Register { from: a, prev, threads });
                 }
             }
-            Ev::Plan { plan, .. } => self.to_core(at, WorkerEvent::Plan(plan)),
+            Ev::Plan { plan, .. } => self.feed(at, WorkerEvent::Plan(plan)),
             Ev::Work { core, parts, work, .. } => {
                 let p = &self.procs[slot];
                 let done = match work {
@@ -83,22 +83,22 @@ impl World {
                     work => parts.run(work),
                 };
                 if let Some(done) = done.filter(|_| core == p.generation) {
-                    self.to_core(at, WorkerEvent::Done(done));
+                    self.feed(at, WorkerEvent::Done(done));
                 }
             }
-            Ev::Deliver { message, .. } => self.to_core(at, WorkerEvent::Message(message)),
-            Ev::Acked { by, note, ok, .. } => self.to_core(at, WorkerEvent::Acked { to: by, note, ok }),
+            Ev::Deliver { message, .. } => self.feed(at, WorkerEvent::Message(message)),
+            Ev::Acked { by, note, ok, .. } => self.feed(at, WorkerEvent::Acked { to: by, note, ok }),
             Ev::SendFailed { dest, message, .. } => {
-                self.to_core(at, WorkerEvent::SendFailed { to: dest, message })
+                self.feed(at, WorkerEvent::SendFailed { to: dest, message })
             }
             Ev::Uploaded { part, depth, epoch, .. } => {
-                self.to_core(at, WorkerEvent::Uploaded { part, depth, epoch })
+                self.feed(at, WorkerEvent::Uploaded { part, depth, epoch })
             }
             _ => unreachable!("a worker's event"),
         }
     }
 
-    pub(super) fn to_core(&mut self, at: Addr, event: WorkerEvent) {
+    pub(super) fn feed(&mut self, at: Addr, event: WorkerEvent) {
         let Some(core) = self.procs[at.0].core.as_mut() else { return };
         core.handle(event);
         self.pump(at);
