@@ -311,10 +311,13 @@ fn product_method_options_are_checked() {
         &coordinator(&["enumerate", "cube", "--max-depth", "10", "--mem-limit", "100M"]),
         "over --mem-limit",
     );
+    let file = std::env::temp_dir().join(format!("cubefarm-cli-{}-product-not-a-dir", std::process::id()));
+    std::fs::write(&file, b"").unwrap();
     fails(
-        &coordinator(&["enumerate", "cube", "--max-depth", "3", "--state-dir", "/nonexistent/dir"]),
+        &coordinator(&["enumerate", "cube", "--max-depth", "3", "--state-dir", file.to_str().unwrap()]),
         "not a directory",
     );
+    std::fs::remove_file(file).unwrap();
 }
 
 #[test]

@@ -356,6 +356,7 @@ fn h_prime_with_a_fault(name: &str, fault: impl FnOnce(&mut Child, &str, &std::p
 }
 
 #[test]
+#[ignore = "full tier (scripts/test-full.sh): about 5 s; the simulator and tests/faults.rs cover a worker that never returns"]
 fn a_worker_killed_mid_search_that_never_comes_back_costs_its_rows_not_the_job() {
     h_prime_with_a_fault("killed", |victim, _, _| {
         victim.kill().unwrap(); // SIGKILL
@@ -385,6 +386,7 @@ fn a_stalled_worker_is_declared_lost_and_registers_again_when_it_wakes() {
 }
 
 #[test]
+#[ignore = "full tier (scripts/test-full.sh): about 5 s; the simulator runs one to many workers"]
 fn one_or_three_worker_processes_give_the_embedded_bytes() {
     let dir = scratch("workers-1-3");
     embedded(&dir);
@@ -429,6 +431,7 @@ fn a_product_job_runs_on_worker_processes_with_the_embedded_bytes() {
 }
 
 #[test]
+#[ignore = "full tier (scripts/test-full.sh): about 40 s; the leased-task simulator covers a lost worker"]
 fn an_h48_table_built_on_worker_processes_is_the_embedded_one_even_when_a_worker_is_killed() {
     let dir = scratch("h48-workers");
     let out = dir.join("h48h1");
@@ -524,6 +527,7 @@ fn a_killed_h48_coordinator_restarts_with_the_levels_its_workers_keep() {
 }
 
 #[test]
+#[ignore = "full tier (scripts/test-full.sh): about 20 s; the leased-task simulator covers a lost worker"]
 fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_killed() {
     let dir = scratch("cosets");
     let reps = ["", "R", "F", "R U", "F D", "L B"];

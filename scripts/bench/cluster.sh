@@ -14,6 +14,9 @@
 #   WORKER_MEM=3G WORKERS=4 scripts/bench/cluster.sh edges           (each worker's --mem-limit)
 #   EMBEDDED=0 ...                                                   (skip the embedded runs)
 #   RUNS=3 scripts/bench/cluster.sh h                                (pairs of runs; default 1)
+#   STAGGER=0.3 WORKERS=8 scripts/bench/cluster.sh h                 (as ssh and Slurm launches do:
+#       the search starts with the first worker, the others register one after another, this
+#       many seconds apart, and take their share of parts at the next level)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 space=${1:-h}
@@ -21,9 +24,11 @@ shift || true
 runs=${RUNS:-1}
 workers=${WORKERS:-2}
 embedded=${EMBEDDED:-1}
+stagger=${STAGGER:-}
 command -v /usr/bin/time > /dev/null || { echo "cluster.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive whole number, not '$runs'" >&2; exit 1; }
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive whole number, not '$workers'" >&2; exit 1; }
+[[ -z $stagger || $stagger =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "STAGGER must be seconds, not '$stagger'" >&2; exit 1; }
 cargo build --release --locked -p coordinator -p worker
 out=target/bench-cluster
 mkdir -p results/logs "$out"
@@ -33,7 +38,9 @@ echo "bench-token-$$" > "$token"
 port=${PORT:-7890}
 threads=${WORKER_THREADS:+ of $WORKER_THREADS thread(s)}
 mem=${WORKER_MEM:+, --mem-limit $WORKER_MEM each}
-label="enumerate $space $*, coordinator of $workers local worker processes$threads$mem (this process only)"
+late=${stagger:+, started $stagger s apart after the search began}
+label="enumerate $space $*, coordinator of $workers local worker processes$threads$mem$late (this process only)"
+if [ -n "$stagger" ]; then start=(); else start=(--min-workers "$workers"); fi
 for run in $(seq 1 "$runs"); do
     if [ "$embedded" = 1 ]; then
         python3 scripts/bench/measure.py "enumerate $space $* embedded" -- \
@@ -46,19 +53,20 @@ for run in $(seq 1 "$runs"); do
              target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
              ${WORKER_THREADS:+--threads "$WORKER_THREADS"} ${WORKER_MEM:+--mem-limit "$WORKER_MEM"} \
              2> "$out/worker-$i.log" &
+         if [ -n "$stagger" ]; then sleep "$stagger"; fi
      done
      wait) &
     python3 scripts/bench/measure.py "$label" -- \
         target/release/coordinator enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
-        --min-workers "$workers" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
+        "${start[@]}" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
         | tee "$out/$space-cluster.row"
     wait
-    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" "$*" <<'PY'
+    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" "$*" "$late" <<'PY'
 import datetime, json, os, subprocess, sys
 sys.path.insert(0, "scripts/bench")
 import measure
 space, out, workers, embedded, threads, mem = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
-job = " ".join([space] + sys.argv[7].split())
+job = " ".join([space] + sys.argv[7].split()) + sys.argv[8]
 worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "")
 b = json.load(open(f"{out}/{space}-cluster.json"))
 reference = f"{out}/{space}-embedded.json" if embedded else f"results/{space}-{b['metric']}.json"
@@ -86,7 +94,7 @@ through = t["through_coordinator_bytes"]
 total = coordinator_cpu + worker_cpu
 line = (f"identical depths; {workers} workers: through the coordinator {through / 2**20:.2f} MiB = "
         f"{100 * through / max(1, sum(received)):.3f} % of the {sum(received) / 2**20:.1f} MiB the workers received; "
-        f"largest per worker {max(received) / 2**20:.1f} MiB; worker peak RSS {min(peaks):.0f}-{max(peaks):.0f} MiB; "
+        f"largest per worker {max(received) / 2**20:.1f} MiB; rows owned at the end {[w['rows'] for w in t['workers']]}; worker peak RSS {min(peaks):.0f}-{max(peaks):.0f} MiB; "
         f"coordinator {coordinator_cpu:.1f} CPU s, workers {worker_cpu:.1f}, wall {cluster_wall:.1f} s")
 if embedded:
     embedded_wall, embedded_cpu = cells(f"{out}/{space}-embedded.row")
@@ -95,7 +103,7 @@ if embedded:
         f.write(f"{total / embedded_cpu} {cluster_wall / embedded_wall}\n")
 print(line)
 with open(f"{out}/summary", "a") as f:
-    f.write(f"{day} {commit} {space} workers={workers}{' threads=' + threads if threads else ''}{' mem=' + mem if mem else ''}: {line}\n")
+    f.write(f"{day} {commit} {job} workers={workers}{' threads=' + threads if threads else ''}{' mem=' + mem if mem else ''}: {line}\n")
 PY
 done
 if [ -f "$out/ratios" ]; then

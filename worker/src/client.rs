@@ -15,7 +15,7 @@ use shared::job::JobSpec;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tonic::transport::Endpoint;
 
 /// A validated worker configuration.
@@ -59,19 +59,31 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     ));
     let (peer_address, server) = serve_peers(&config, host.clone()).await?;
     let cache = Arc::new(Mutex::new(Cache::default()));
+    // One deadline for the whole wait: the coordinator must answer within `patience` of the
+    // start, or of the last session that reached it.
+    let mut since = Instant::now();
     let mut failures = 0u32;
     let result = loop {
-        match session(&config, &endpoint, &cache, &host, &peer_address).await {
+        let mut reached = false;
+        match session(&config, &endpoint, &cache, &host, &peer_address, since + config.patience, &mut reached)
+            .await
+        {
             Ok(()) => break Ok(()),
             Err(Fault::Fatal(e)) => break Err(e),
             Err(Fault::Transient(e)) => {
                 // The job's rows stay: a coordinator that restarts from its journal takes this
                 // worker back with them.
-                failures += 1;
-                if failures > 8 {
-                    break Err(e.context("giving up after 8 reconnections"));
+                if reached {
+                    (since, failures) = (Instant::now(), 0);
                 }
-                let delay = Duration::from_millis(250 << failures.min(5));
+                if since.elapsed() >= config.patience {
+                    break Err(e.context(format!(
+                        "the coordinator has not answered for {} s (--connect-timeout)",
+                        config.patience.as_secs()
+                    )));
+                }
+                failures += 1;
+                let delay = Duration::from_millis(250 << failures.min(4));
                 tracing::warn!("{e:#}; reconnecting in {:.1} s", delay.as_secs_f64());
                 tokio::time::sleep(delay).await;
             }
@@ -141,9 +153,10 @@ fn local_address_towards(coordinator: &str) -> Result<String> {
     let target = if authority.contains(':') { authority.to_string() } else { format!("{authority}:80") };
     let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
     use std::net::ToSocketAddrs;
-    let addr = target.to_socket_addrs()?.next().ok_or_else(|| {
-        anyhow!("cannot resolve {authority} to find this worker's address; give --advertise")
-    })?;
+    let addr =
+        target.to_socket_addrs().map_err(|e| anyhow!("cannot resolve {authority}: {e}"))?.next().ok_or_else(
+            || anyhow!("cannot resolve {authority} to find this worker's address; give --advertise"),
+        )?;
     socket.connect(addr)?;
     Ok(socket.local_addr()?.ip().to_string())
 }
@@ -155,9 +168,11 @@ async fn session(
     cache: &Arc<Mutex<Cache>>,
     host: &Arc<Host>,
     peer_address: &str,
+    deadline: Instant,
+    reached: &mut bool,
 ) -> Result<(), Fault> {
     let traffic = host.traffic.clone();
-    let mut client = connect(&config.coordinator, endpoint, config.token.as_ref(), config.patience).await?;
+    let mut client = connect(&config.coordinator, endpoint, config.token.as_ref(), deadline).await?;
     let request = v1::RegisterRequest {
         protocol_version: config.protocol_version,
         worker_name: config.name.clone(),
@@ -174,6 +189,7 @@ async fn session(
     if !reply.accepted {
         return Err(Fault::Fatal(anyhow!("the coordinator refused this worker: {}", reply.message)));
     }
+    *reached = true;
     let worker_id = reply.worker_id;
     host.registered_as(worker_id);
     if let Ok(mut c) = cache.lock() {

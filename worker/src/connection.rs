@@ -7,7 +7,7 @@ use cubefarm_proto::auth::{add_token, Token};
 use cubefarm_proto::v1::coordinator_client::CoordinatorClient;
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
@@ -46,36 +46,33 @@ pub fn classify(context: &str, status: tonic::Status) -> Fault {
     }
 }
 
-/// Connects to `url`, retrying with backoff while it is unreachable (for at most about
-/// `patience`); a TLS failure is fatal at once (a certificate does not become trusted by
-/// waiting).
+/// Connects to `url`, retrying with backoff while it is unreachable (until `deadline`); a TLS
+/// failure is fatal at once (a certificate does not become trusted by waiting).
 pub async fn connect(
     url: &str,
     endpoint: &Endpoint,
     token: Option<&Token>,
-    patience: Duration,
+    deadline: Instant,
 ) -> Result<Client, Fault> {
-    let channel = connect_channel(url, endpoint, patience).await?;
+    let channel = connect_channel(url, endpoint, deadline).await?;
     Ok(CoordinatorClient::with_interceptor(channel, TokenInterceptor(token.cloned()))
         .max_decoding_message_size(4 * MAX_CHUNK_BYTES)
         .max_encoding_message_size(4 * MAX_CHUNK_BYTES))
 }
 
 /// A channel to `url` (see [`connect`]).
-pub async fn connect_channel(url: &str, endpoint: &Endpoint, patience: Duration) -> Result<Channel, Fault> {
+pub async fn connect_channel(url: &str, endpoint: &Endpoint, deadline: Instant) -> Result<Channel, Fault> {
     let mut delay = Duration::from_millis(100);
-    let mut waited = Duration::ZERO;
     loop {
         match endpoint.connect().await {
             Ok(c) => return Ok(c),
             Err(e) if cubefarm_proto::tls::is_tls_error(&e) => {
                 return Err(Fault::Fatal(tls_failure(url, &cubefarm_proto::tls::describe(&e))));
             }
-            Err(e) if waited < patience => {
+            Err(e) if Instant::now() + delay < deadline => {
                 let e = cubefarm_proto::tls::describe(&e);
                 tracing::warn!("cannot reach {url} ({e}); retrying in {:.1} s", delay.as_secs_f64());
                 tokio::time::sleep(delay).await;
-                waited += delay;
                 delay = (delay * 2).min(Duration::from_secs(5));
             }
             Err(e) => {

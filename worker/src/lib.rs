@@ -68,8 +68,10 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
-    /// Give up when the coordinator has been unreachable this many seconds.
-    #[arg(long, value_name = "S", default_value_t = 300)]
+    /// Give up (exit 1) when the coordinator has not answered for this many seconds in all:
+    /// from the start, or since the last time it answered (a restarting coordinator is
+    /// waited for this long).
+    #[arg(long, value_name = "S", default_value_t = 120)]
     pub connect_timeout: u64,
 }
 

@@ -19,3 +19,26 @@ fn bad_arguments_are_refused_with_a_clear_message() {
     assert!(err.contains("cannot read token file /nonexistent/token"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `--connect-timeout` bounds the whole wait, and the message names whom the worker could not
+/// reach.
+#[test]
+fn an_unreachable_coordinator_ends_the_worker_within_its_connect_timeout() {
+    let started = std::time::Instant::now();
+    let out = worker(&["--coordinator", "http://127.0.0.1:9", "--connect-timeout", "3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "took {:?}", started.elapsed());
+    assert!(err.contains("cannot reach http://127.0.0.1:9") && err.contains("--connect-timeout"), "{err}");
+
+    // A coordinator beyond loopback needs a token (the worker then listens for its peers).
+    let token = std::env::temp_dir().join(format!("cubefarm-worker-cli-{}", std::process::id()));
+    std::fs::write(&token, "a-token-of-this-test").unwrap();
+    let args = ["--coordinator", "http://nosuchhost.invalid:7878", "--connect-timeout", "3", "--token-file"];
+    let out = worker(&[&args[..], &[token.to_str().unwrap()]].concat());
+    std::fs::remove_file(token).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("nosuchhost.invalid"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

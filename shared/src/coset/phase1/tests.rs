@@ -3,9 +3,15 @@
 use super::*;
 use crate::cube::{apply_moves, parse_moves, SplitMix64};
 
+/// One table for every test (it takes seconds to make).
+fn phase1() -> &'static Phase1 {
+    static TABLE: std::sync::OnceLock<Phase1> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| Phase1::new().unwrap())
+}
+
 #[test]
 fn coordinates_round_trip_and_move_like_cubes() {
-    let p = Phase1::new().unwrap();
+    let p = phase1();
     for t in [0u16, 1, 1000, 2186] {
         assert_eq!(twist_of(&with_twist(t)), t);
     }
@@ -31,7 +37,7 @@ fn coordinates_round_trip_and_move_like_cubes() {
 /// that coordinate: a move outside H applied to solved).
 #[test]
 fn one_move_from_h_is_what_the_table_says() {
-    let p = Phase1::new().unwrap();
+    let p = phase1();
     assert!(!p.one_away.is_empty());
     for &(c, to_h) in &p.one_away {
         assert_eq!(p.bound(c), 1);
@@ -55,7 +61,7 @@ fn one_move_from_h_is_what_the_table_says() {
 /// each with exactly the moves that take it to depth 1.
 #[test]
 fn two_moves_from_h_are_what_a_search_finds() {
-    let p = Phase1::new().unwrap();
+    let p = phase1();
     let goal = Coord { twist: 0, flip: 0, slice: p.goal_slice };
     let level = |from: &[Coord], seen: &mut Vec<Coord>| {
         let mut next = Vec::new();
@@ -87,7 +93,7 @@ fn two_moves_from_h_are_what_a_search_finds() {
 /// to d - 1 and none to less; only H's own coordinate is at 0. Checked on random positions.
 #[test]
 fn distances_are_consistent_with_every_neighbour() {
-    let p = Phase1::new().unwrap();
+    let p = phase1();
     let mut rng = SplitMix64::new(5);
     let mut deepest = 0;
     for _ in 0..20_000 {
@@ -117,7 +123,7 @@ fn distances_are_consistent_with_every_neighbour() {
 
 #[test]
 fn the_bound_is_zero_exactly_in_h_and_never_overestimates() {
-    let p = Phase1::new().unwrap();
+    let p = phase1();
     assert!(p.is_goal(coord_of(&apply_moves(&parse_moves("U R2 D' F2 L2").unwrap()))));
     assert_eq!(p.bound(coord_of(&apply_moves(&parse_moves("R").unwrap()))), 1);
     // R U F needs three moves to reach H: no pruning table may say more.
