@@ -39,7 +39,7 @@ port=${PORT:-7890}
 threads=${WORKER_THREADS:+ of $WORKER_THREADS thread(s)}
 mem=${WORKER_MEM:+, --mem-limit $WORKER_MEM each}
 late=${stagger:+, started $stagger s apart after the search began}
-label="enumerate $space $*, coordinator of $workers local worker processes$threads$mem$late (this process only)"
+label="enumerate $space${*:+ $*}, coordinator of $workers local worker processes$threads$mem$late (this process only)"
 if [ -n "$stagger" ]; then start=(); else start=(--min-workers "$workers"); fi
 for run in $(seq 1 "$runs"); do
     if [ "$embedded" = 1 ]; then
