@@ -2,8 +2,9 @@
 # The full test tier: the CI suite (the README's test command), then the long checks it leaves
 # out (`#[ignore]`d tests: whole edges distributions in both metrics against Bryan's tables,
 # 5 minutes and 8.7 GiB each on 2 cores; cosets of H against Rokicki's published distributions
-# and a bound run against hcoset's counts and unreached position, 4.6 GiB), one at a time so their
-# memory does not add up.
+# and a bound run against hcoset's counts and unreached position, 4.6 GiB; H on four worker
+# processes under an operator's faults, coordinator/tests/faults.rs, about 5 minutes; the
+# multi-process runs the simulators cover), one at a time so their memory does not add up.
 # Run it before recording benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
