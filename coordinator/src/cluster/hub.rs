@@ -181,8 +181,15 @@ impl Hub {
     ) -> u64 {
         let mut s = self.lock();
         let id = s.members.register(name, threads, mem_limit, peer_address, previous);
-        if let Work::Rows(run) = &mut s.work {
-            run.core.handle(CoordinatorEvent::Joined { worker: id, threads });
+        match &mut s.work {
+            Work::Rows(run) => run.core.handle(CoordinatorEvent::Joined { worker: id, threads }),
+            // A worker that registers again holds no lease: its tasks go out again now.
+            Work::Leases { table, .. } => {
+                for task in table.forget_worker(id) {
+                    tracing::info!("task {task} handed out again: worker {id} registered again");
+                }
+            }
+            Work::Idle => {}
         }
         let gib = |b: u64| if b > 0 { shared::units::gib(b) } else { "unknown".to_string() };
         tracing::info!(

@@ -190,6 +190,21 @@ impl TaskTable {
         out
     }
 
+    /// Hands out again now every task leased to `worker`, which registered again: its new
+    /// session holds no lease (its old one's tasks would otherwise wait for their leases to
+    /// end). Returns the tasks.
+    pub fn forget_worker(&mut self, worker: WorkerId) -> Vec<u64> {
+        let mut out = Vec::new();
+        for (i, t) in self.tasks.iter_mut().enumerate() {
+            if matches!(t.state, State::Leased { worker: w, .. } if w == worker) {
+                t.state = State::Pending;
+                out.push(i as u64);
+            }
+        }
+        self.requeued += out.len() as u64;
+        out
+    }
+
     /// Every task's result is in.
     pub fn finished(&self) -> bool {
         self.remaining == 0
@@ -280,8 +295,11 @@ impl LeaseWorker {
         self.over && self.uploading.is_none() && self.waiting.is_none()
     }
 
+    /// Asks for a task, unless one runs, a poll is out, or a result waits for the upload in
+    /// flight (at most one result waits: a worker whose uploads are slower than its tasks
+    /// computes no further ahead).
     fn poll(&mut self) {
-        if !self.polling && self.running.is_none() && !self.over {
+        if !self.polling && self.running.is_none() && self.waiting.is_none() && !self.over {
             self.polling = true;
             self.out.push_back(LeaseAction::Poll);
         }
@@ -290,10 +308,19 @@ impl LeaseWorker {
     pub fn handle(&mut self, event: LeaseEvent) {
         match event {
             LeaseEvent::Task(lease) => {
-                self.polling = false;
-                if self.running.is_none() {
+                let ours = self.running.as_ref().is_some_and(|(l, _)| *l == lease)
+                    || self.uploading.as_ref() == Some(&lease)
+                    || self.waiting.as_ref().is_some_and(|(l, _)| *l == lease);
+                if ours {
+                    // A reply delivered twice.
+                } else if self.polling && self.running.is_none() && self.waiting.is_none() {
+                    self.polling = false;
                     self.running = Some((lease.clone(), 0));
                     self.out.push_back(LeaseAction::Compute(lease));
+                } else {
+                    // Not asked for now (a second reply): given back, so that it goes out
+                    // again at once instead of when its lease ends.
+                    self.out.push_back(LeaseAction::Release(lease));
                 }
             }
             LeaseEvent::Nothing => {
@@ -332,6 +359,8 @@ impl LeaseWorker {
                         self.uploading = Some(lease.clone());
                         self.out.push_back(LeaseAction::Upload(lease, result));
                     } else {
+                        // No poll while a result waits, so none was waiting before this one.
+                        assert!(self.waiting.is_none(), "a computed result would be dropped");
                         self.waiting = Some((lease, result));
                     }
                     self.poll();
@@ -350,6 +379,7 @@ impl LeaseWorker {
                     if let Some((next, result)) = self.waiting.take() {
                         self.uploading = Some(next.clone());
                         self.out.push_back(LeaseAction::Upload(next, result));
+                        self.poll();
                     }
                 }
             }
@@ -360,6 +390,49 @@ impl LeaseWorker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Results that come faster than uploads: each is uploaded, none dropped, and the worker
+    /// computes at most one task ahead of its uploads.
+    #[test]
+    fn results_faster_than_uploads_are_all_uploaded() {
+        let mut table = TaskTable::new(0, TaskTable::even(0..6, 1), 1000);
+        let mut w = LeaseWorker::new(100);
+        let (mut in_flight, mut uploaded) = (Vec::new(), Vec::new());
+        for _ in 0..100 {
+            while let Some(action) = w.next_action() {
+                match action {
+                    LeaseAction::Poll => {
+                        if let Some(lease) = table.poll(1, 0) {
+                            w.handle(LeaseEvent::Task(lease));
+                        }
+                    }
+                    LeaseAction::Compute(lease) => w.handle(LeaseEvent::Computed { lease, result: vec![1] }),
+                    LeaseAction::Upload(lease, _) => in_flight.push(lease),
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            assert!(in_flight.len() <= 1, "one upload at a time");
+            // The upload ends only after the loop has had every chance to compute more.
+            if let Some(lease) = in_flight.pop() {
+                assert!(table.complete(lease.level, lease.task, vec![1]));
+                uploaded.push(lease.task);
+                w.handle(LeaseEvent::Uploaded { lease });
+            }
+        }
+        uploaded.sort_unstable();
+        assert_eq!(uploaded, [0, 1, 2, 3, 4, 5]);
+        assert!(table.finished());
+    }
+
+    #[test]
+    fn a_worker_that_registers_again_gives_its_leases_back() {
+        let mut t = TaskTable::new(0, TaskTable::even(0..3, 1), 1000);
+        let (a, b) = (t.poll(1, 0).unwrap(), t.poll(2, 0).unwrap());
+        assert_eq!(t.forget_worker(1), [a.task]);
+        assert_eq!(t.poll(3, 0).unwrap().task, a.task, "handed out again at once");
+        assert!(!t.renew(1, a.task, a.attempt, 10), "the old session's lease is gone");
+        assert!(t.renew(2, b.task, b.attempt, 10));
+    }
 
     #[test]
     fn a_lease_is_held_by_one_worker_and_its_first_result_is_taken() {

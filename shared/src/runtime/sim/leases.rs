@@ -81,17 +81,17 @@ fn word(job: u64, level: u32, row: u32) -> u64 {
 
 /// Runs the leased tasks of `seed`; `Err` holds what went wrong and the run's last events.
 pub fn run_leases(seed: u64) -> Result<Outcome, String> {
-    super::one_thread(|| {
-        let mut w = World::new(seed);
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.run()));
-        let why = match run {
-            Ok(Ok(outcome)) => return Ok(outcome),
-            Ok(Err(why)) => why,
-            Err(panic) => super::panic_text(panic),
-        };
-        let trace: Vec<String> = w.trace.iter().cloned().collect();
-        Err(format!("seed {seed}: {why}\nlast events:\n  {}", trace.join("\n  ")))
-    })
+    super::run_seed(seed, World::new)
+}
+
+impl super::Simulation for World {
+    type Outcome = Outcome;
+    fn run(&mut self) -> Result<Outcome, String> {
+        World::run(self)
+    }
+    fn last_events(&self) -> Vec<String> {
+        self.trace.iter().cloned().collect()
+    }
 }
 
 impl World {

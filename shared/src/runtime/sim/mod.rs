@@ -45,6 +45,33 @@ fn one_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     POOL.with(|pool| pool.install(f))
 }
 
+/// A simulated world that runs to its end.
+trait Simulation {
+    type Outcome;
+    /// Runs the world to its end: its outcome, or what went wrong.
+    fn run(&mut self) -> Result<Self::Outcome, String>;
+    /// The world's last events, oldest first.
+    fn last_events(&self) -> Vec<String>;
+}
+
+/// Runs the world made for `seed` on one thread; `Err` holds what went wrong (a panic
+/// included) and the run's last events.
+fn run_seed<S: Simulation>(seed: u64, make: impl FnOnce(u64) -> S + Send) -> Result<S::Outcome, String>
+where
+    S::Outcome: Send,
+{
+    one_thread(|| {
+        let mut world = make(seed);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.run()));
+        let why = match run {
+            Ok(Ok(outcome)) => return Ok(outcome),
+            Ok(Err(why)) => why,
+            Err(panic) => panic_text(panic),
+        };
+        Err(format!("seed {seed}: {why}\nlast events:\n  {}", world.last_events().join("\n  ")))
+    })
+}
+
 /// What a caught panic says.
 fn panic_text(panic: Box<dyn std::any::Any + Send>) -> String {
     let text = panic
