@@ -1,6 +1,6 @@
 # The coordinator and worker binaries in a small image, for scripts/k8s/cubefarm.yaml:
 #   docker build -t cubefarm:latest .
-FROM rust:1.88-bookworm AS build
+FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release -p coordinator -p worker
