@@ -135,6 +135,9 @@ fn results_do_not_depend_on_threads_or_state_backing() {
 #[test]
 fn jobs_over_the_memory_limit_are_refused_before_starting() {
     fails(&coordinator(&["enumerate", "edges", "--mem-limit", "1G"]), "over --mem-limit");
+    // Spaces whose index is small are checked too: their bit arrays are not.
+    fails(&coordinator(&["enumerate", "h", "--mem-limit", "100M"]), "over --mem-limit");
+    fails(&coordinator(&["enumerate", "hprime", "--mem-limit", "1K"]), "over --mem-limit");
     fails(&coordinator(&["enumerate", "h", "--metric", "qtm"]), "--metric does not apply");
     fails(&coordinator(&["enumerate", "corners", "--mem-limit", "lots"]), "not a size");
     // A state directory that does not exist is made; a file in its place is refused.

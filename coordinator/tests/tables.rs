@@ -156,6 +156,7 @@ fn unknown_or_unsupported_builds_are_refused() {
         (vec!["h0"], "unknown table"),
         (vec!["h48h1", "h48h4"], "must share a base"),
         (vec!["h48h3", "--mem-limit", "100M"], "over --mem-limit"),
+        (vec!["h48h0", "--mem-limit", "1K"], "over --mem-limit"),
         (vec!["h48h1", "h48h2", "--workers", "2"], "one table per run"),
     ] {
         let mut full = vec!["build"];

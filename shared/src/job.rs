@@ -210,14 +210,21 @@ impl AnyIndex {
     ) -> Result<AnyIndex, E> {
         let built = match space {
             Space::Cube => unreachable!("a row job's space has rows (checked when it is parsed)"),
-            Space::Corners => AnyIndex::Corners(block_space(corner_tetrads(), transitions, check)?),
-            Space::Edges => AnyIndex::Edges(block_space(edge_slices(), transitions, check)?),
+            // Their class tables are large: checked before they are built.
+            Space::Corners => {
+                return Ok(AnyIndex::Corners(block_space(corner_tetrads(), transitions, check)?))
+            }
+            Space::Edges => return Ok(AnyIndex::Edges(block_space(edge_slices(), transitions, check)?)),
             Space::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             Space::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             Space::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),
             Space::H48h11 => AnyIndex::H11(SymProductSpace::h11(&H48Coords)),
             Space::Nxopt(kind) => AnyIndex::Nxopt(nxopt_space(kind)),
         };
+        // The others' tables are small and fixed: checked once built, before any bit array.
+        let (rows, columns) =
+            with_index!(&built, i => (RowIndex::row_count(i) as u64, RowIndex::column_count(i) as u64));
+        check(IndexSize { rows, columns, bytes: 0 })?;
         Ok(built)
     }
 

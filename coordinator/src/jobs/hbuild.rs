@@ -65,6 +65,11 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     );
     let row_buffers =
         rayon::current_num_threads() as u64 * thread_bytes(targets.iter().map(|t| t.h).max().unwrap_or(0));
+    // The row buffers alone are a floor of what the build needs: refused at once if even they
+    // do not fit (the levels are checked as their sizes become known).
+    if !config.cluster.distributed() {
+        check_memory(row_buffers, mem_limit, "").context("the table pass's row buffers alone")?;
+    }
     let reporter = Reporter::new(index.rows() as u64);
     let write_tables = |mut levels: Levels| -> Result<()> {
         for target in targets {

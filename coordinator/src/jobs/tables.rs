@@ -7,6 +7,7 @@ use crate::cluster::ClusterConfig;
 use crate::config::{BuildConfig, Target};
 use crate::driver::{search_levels, SearchSettings};
 use crate::output::peak_rss_bytes;
+use crate::resources::{check_memory, gib};
 use anyhow::{ensure, Context, Result};
 use shared::bfs::owned::PartIndex;
 use shared::bfs::DepthRecorder;
@@ -16,7 +17,7 @@ use shared::cube::MoveSet;
 use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
 use shared::job::RowJob;
 use shared::report::thousands;
-use shared::space::Space;
+use shared::space::{Space, Transitions};
 use std::path::Path;
 use std::time::Instant;
 
@@ -27,7 +28,7 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     let written = if targets[0].h == 0 {
         let t = &targets[0];
         check_disk(std::slice::from_ref(t), 0)?;
-        build_h0(t, config.cluster.clone())?;
+        build_h0(t, config.cluster.clone(), config.mem_limit)?;
         vec![t.path.clone()]
     } else {
         super::hbuild::build(config)?;
@@ -53,10 +54,24 @@ pub fn write_sections(target: &Target, cocsep: &Section, main: &Section, eoesep:
 }
 
 /// h0: every depth of the (cocsep class, esep) index by the row BFS (embedded or on workers).
-fn build_h0(target: &Target, cluster: ClusterConfig) -> Result<()> {
+fn build_h0(target: &Target, cluster: ClusterConfig, mem_limit: Option<u64>) -> Result<()> {
     let start = Instant::now();
     let job = RowJob { space: Space::H48h0, moves: MoveSet::Htm };
-    let index = job.build_index();
+    let distributed = cluster.distributed();
+    let index = job.build_index_checked(Transitions::Probe, |size| {
+        // A byte per entry for the depths, the search's bit arrays here (none with workers),
+        // and the table.
+        let entries = size.rows * size.columns;
+        let bits = if distributed { 0 } else { shared::bfs::state_bytes(size.rows, size.columns) };
+        let needed = entries + bits + target.layout.main_len;
+        tracing::info!(
+            "h0: depths {}, bit arrays {}, table {}",
+            gib(entries),
+            gib(bits),
+            gib(target.layout.main_len)
+        );
+        check_memory(needed, mem_limit, "")
+    })?;
     tracing::info!(
         "h0 index: {} cocsep classes x {} esep values = {} entries ({:.1} s)",
         index.row_count(),
