@@ -10,7 +10,8 @@ pub fn describe(moves: &str) -> Result<String> {
     let x = apply_moves(&seq);
     let fixed = Symmetry::all().filter(|s| s.conjugate(&x) == x).count();
     let mut out = String::new();
-    writeln!(out, "moves:        {} ({} moves)", format_moves(&seq), seq.len())?;
+    let plural = if seq.len() == 1 { "" } else { "s" };
+    writeln!(out, "moves:        {} ({} move{plural})", format_moves(&seq), seq.len())?;
     writeln!(out, "cubies:       {x}")?;
     writeln!(out, "edge word:    {}", x.edge_word())?;
     writeln!(out, "corner word:  {}", x.corner_word())?;

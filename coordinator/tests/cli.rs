@@ -95,6 +95,8 @@ fn position_shows_notation_and_words() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("R2 U (2 moves)"), "{text}");
+    let one = String::from_utf8(coordinator(&["position", "F"]).stdout).unwrap();
+    assert!(one.contains("F (1 move)"), "{one}");
     assert!(text.contains("edge word:"), "{text}");
     let solved = String::from_utf8(coordinator(&["position", ""]).stdout).unwrap();
     assert!(solved.contains("48 of 48"), "{solved}");
