@@ -126,14 +126,7 @@ impl Drop for MappedOutput {
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`; 0 where unavailable).
 pub fn peak_rss_bytes() -> u64 {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
+    shared::units::proc_kib_field("/proc/self/status", "VmHWM:").unwrap_or(0)
 }
 
 #[cfg(test)]

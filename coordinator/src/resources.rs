@@ -16,16 +16,7 @@ pub fn memory_total() -> Option<u64> {
 }
 
 fn meminfo(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
+    shared::units::proc_kib_field("/proc/meminfo", field)
 }
 
 /// Free bytes on the filesystem holding `path`, for an unprivileged writer.

@@ -1,5 +1,20 @@
 //! Byte sizes as users write them (`--mem-limit 3G`) and as messages print them.
 
+/// A field of a Linux `/proc` file given in kB (`VmHWM:` of `/proc/self/status`, `MemTotal:`
+/// of `/proc/meminfo`), in bytes; `None` where the file or the field is missing.
+pub fn proc_kib_field(path: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let kib: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 /// Text that is not a byte size.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not a size: {0:?} (expected e.g. 10G, 512M or a byte count)")]
@@ -37,6 +52,15 @@ pub fn gib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn proc_fields_read_in_bytes() {
+        let total = proc_kib_field("/proc/meminfo", "MemTotal:").expect("MemTotal on Linux");
+        assert!(total > 1 << 20 && total % 1024 == 0, "{total}");
+        assert_eq!(proc_kib_field("/proc/meminfo", "NoSuchField:"), None);
+        assert_eq!(proc_kib_field("/nonexistent/file", "MemTotal:"), None);
+    }
 
     #[test]
     fn sizes_parse_with_suffixes() {

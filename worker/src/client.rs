@@ -434,11 +434,5 @@ async fn upload(
 
 /// Physical memory of this machine (Linux `MemTotal`; 0 where unknown), told to the coordinator.
 pub fn total_memory_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("MemTotal:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+    shared::units::proc_kib_field("/proc/meminfo", "MemTotal:").unwrap_or(0)
 }

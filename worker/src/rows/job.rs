@@ -333,11 +333,5 @@ pub fn levels_root(state_dir: Option<&std::path::Path>) -> PathBuf {
 
 /// Resident memory of this process (Linux `VmRSS`; 0 where unknown).
 fn resident_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("VmRSS:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+    shared::units::proc_kib_field("/proc/self/status", "VmRSS:").unwrap_or(0)
 }
