@@ -57,7 +57,7 @@ mod tests {
     #[test]
     fn proc_fields_read_in_bytes() {
         let total = proc_kib_field("/proc/meminfo", "MemTotal:").expect("MemTotal on Linux");
-        assert!(total > 1 << 20 && total % 1024 == 0, "{total}");
+        assert!(total > 1 << 20 && total.is_multiple_of(1024), "{total}");
         assert_eq!(proc_kib_field("/proc/meminfo", "NoSuchField:"), None);
         assert_eq!(proc_kib_field("/nonexistent/file", "MemTotal:"), None);
     }
