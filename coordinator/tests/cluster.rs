@@ -224,7 +224,6 @@ fn corners_on_in_process_workers_give_the_embedded_result() {
 }
 
 #[test]
-#[ignore = "full tier (scripts/test-full.sh): stalled once in a CI run (after the first restart, at depth 13 with one worker's parts done and both workers waiting on RowsSync); under investigation"]
 fn a_killed_coordinator_restarts_resumes_and_its_workers_come_back_with_their_rows() {
     // H' to the end: depths 15 to 18 pull. Killed after depth 12, then again after depth 15,
     // the coordinator resumes each time from its journal with the same two workers, which kept

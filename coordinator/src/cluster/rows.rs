@@ -124,8 +124,11 @@ pub fn search<I: RowIndex>(
     let mut level_start = (Instant::now(), hub.traffic_totals());
     let mut last_log = Instant::now();
     loop {
-        let (action, (done, all)) = hub.next_rows_action()?;
+        let (action, (done, all), making) = hub.next_rows_action()?;
         run.progress.rows_done.store(done, Ordering::Relaxed);
+        if let Some(depth) = making {
+            run.progress.depth.store(depth, Ordering::Relaxed);
+        }
         let Some(action) = action else {
             if all == 0 && last_log.elapsed() > Duration::from_secs(30) {
                 let live = hub.status().live_workers;
@@ -174,6 +177,15 @@ pub fn search<I: RowIndex>(
     }
 }
 
+/// Where the live workers that registered in this run reach each other.
+fn peer_addresses(members: &super::members::Members) -> Vec<(u64, String)> {
+    members
+        .live()
+        .filter(|m| !m.expected && !m.peer_address.is_empty())
+        .map(|m| (m.id, m.peer_address.clone()))
+        .collect()
+}
+
 /// The longest level part an owner may send up (as a shard).
 fn shard_bytes(cut: PartCut, words: usize) -> u64 {
     shared::shard::max_shard_bytes(SparseRows::max_result_words(cut.rows_per_part as usize, words))
@@ -219,6 +231,10 @@ fn level_bits(
     Ok(())
 }
 
+/// The core's next action (if any), the progress (rows of target parts finished, of all) and
+/// the depth of the level being made.
+type NextAction = (Option<CoordinatorAction>, (u64, u64), Option<u32>);
+
 impl Hub {
     /// Starts a row search: polls now send workers to `RowsSync`; the workers a resumed
     /// search expects are awaited (each is lost if silent for the liveness timeout).
@@ -238,8 +254,9 @@ impl Hub {
     }
 
     /// The core's next action, waiting up to 200 ms for one, with the progress (rows of target
-    /// parts finished, of all). Errors if the job was aborted.
-    fn next_rows_action(&self) -> Result<(Option<CoordinatorAction>, (u64, u64)), ClusterError> {
+    /// parts finished, of all) and the depth of the level being made. Errors if the job was
+    /// aborted.
+    fn next_rows_action(&self) -> Result<NextAction, ClusterError> {
         let end = Instant::now() + Duration::from_millis(200);
         let mut s = self.lock();
         loop {
@@ -250,8 +267,9 @@ impl Hub {
             let Work::Rows(run) = &mut s.work else { return Err(ClusterError::NoSearch) };
             let action = run.core.next_action();
             let progress = run.core.progress();
+            let making = run.core.plan().level.map(|o| o.depth);
             if action.is_some() || Instant::now() >= end {
-                return Ok((action, progress));
+                return Ok((action, progress, making));
             }
             s = self.changed.wait(s, end.saturating_duration_since(Instant::now()));
         }
@@ -284,12 +302,6 @@ impl Hub {
         if !s.members.seen(worker) {
             return SyncAnswer::Unknown;
         }
-        let peers: Vec<(u64, String)> = s
-            .members
-            .live()
-            .filter(|m| !m.expected && !m.peer_address.is_empty())
-            .map(|m| (m.id, m.peer_address.clone()))
-            .collect();
         let Work::Rows(run) = &mut s.work else { return SyncAnswer::Done };
         let ours = job == run.core.job().id;
         if ours {
@@ -298,6 +310,9 @@ impl Hub {
         }
         loop {
             self.tick(&mut s);
+            // The peers are read when the reply is made, not when the poll began: a worker
+            // that registered meanwhile must be in it, or the others cannot reach it.
+            let peers = peer_addresses(&s.members);
             let Work::Rows(run) = &mut s.work else { return SyncAnswer::Done };
             let plan = run.core.plan();
             if !ours || (status.epoch, status.version) != (plan.epoch, plan.version) {
@@ -333,5 +348,41 @@ impl Hub {
             keys.into_iter().filter_map(|key| run.uploads.remove(&key).map(|b| (key.1, b))).collect()
         })
         .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(min_workers: usize) -> SearchSettings {
+        SearchSettings { part_bytes: 1, total: 100, max_depth: None, upload: false, min_workers }
+    }
+
+    /// A worker's long poll that began before another worker registered answers with that
+    /// worker's address: with the addresses of when the poll began, the first worker could
+    /// never send the newcomer its images and the level would wait forever.
+    #[test]
+    fn a_long_poll_answers_with_the_peers_of_when_it_answers() {
+        let hub = Hub::new(1, "h/h".into(), Duration::from_secs(600), Duration::from_secs(30), 2);
+        let job = JobInfo { id: 7, spec: "h/h".into(), rows: 4, rows_per_part: 2, positions_only: false };
+        hub.start_rows(RowsCoordinator::new(job, settings(2)), 1 << 20);
+        let ready = Status { ready: true, room: 1 << 30, ..Status::default() };
+        let a = hub.register("a", 1, (0, 0), "http://a", 0);
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| hub.rows_sync(a, 7, ready.clone(), Duration::from_secs(20)));
+            // The first worker's poll waits: no plan before two workers are ready.
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(!first.is_finished());
+            let b = hub.register("b", 1, (0, 0), "http://b", 0);
+            let answer = hub.rows_sync(b, 7, ready.clone(), Duration::from_secs(20));
+            assert!(matches!(answer, SyncAnswer::Do(_)));
+            let SyncAnswer::Do(reply) = first.join().unwrap() else { panic!("the plan, after b joined") };
+            assert_ne!(reply.epoch, 0);
+            let mut peers: Vec<(u64, &str)> =
+                reply.peers.iter().map(|p| (p.worker_id, p.address.as_str())).collect();
+            peers.sort_unstable();
+            assert_eq!(peers, [(a, "http://a"), (b, "http://b")]);
+        });
     }
 }
