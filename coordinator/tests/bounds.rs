@@ -135,6 +135,7 @@ fn check_recovery(
         mem_limit: 1 << 30,
         state_dir: None,
         patience: Duration::from_secs(10),
+        compress: Default::default(),
     }));
     let words = level.join().unwrap().unwrap();
     shared.finish();

@@ -186,6 +186,7 @@ fn worker_config(url: &str, name: &str) -> worker::client::WorkerConfig {
         mem_limit: 1 << 30,
         state_dir: None,
         patience: Duration::from_secs(10),
+        compress: Default::default(),
     }
 }
 

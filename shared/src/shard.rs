@@ -1,16 +1,44 @@
 //! Shards: what a worker returns for one task attempt, as bytes that cross the network.
 //!
-//! Layout: a bincode header (fixed-width little-endian integers) followed by the payload
-//! compressed with zstd. The header names the task and attempt, carries the payload's raw and
-//! compressed lengths and the CRC-32 of the compressed bytes, and has its own CRC-32, so a
-//! truncated, corrupted or misrouted shard is rejected before anything is merged.
+//! Layout: a bincode header (fixed-width little-endian integers) followed by the payload as its
+//! [`Codec`] packs it (zstd frames unless the sender chose otherwise). The header names the task
+//! and attempt and the codec, carries the payload's raw and packed lengths and the CRC-32 of the
+//! packed bytes, and has its own CRC-32, so a truncated, corrupted or misrouted shard is
+//! rejected before anything is merged.
 
 use crate::checksum::crc32;
 use serde::{Deserialize, Serialize};
 
 const MAGIC: [u8; 8] = *b"CFSHARD\0";
-/// Version of the shard layout; a reader refuses other versions.
-pub const SHARD_VERSION: u16 = 1;
+/// Version of the shard layout; a reader refuses other versions. (2: the codec byte.)
+pub const SHARD_VERSION: u16 = 2;
+
+/// How a shard's payload is packed for the link: what it costs in CPU against what it saves
+/// in bytes (measured in docs/distribution.md, "What a byte costs").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Codec {
+    /// As it is: a copy, nothing else (links faster than the CPU can compress).
+    Raw,
+    /// LZ4 blocks: about one ns a byte to pack and a fifth of that to unpack.
+    Lz4,
+    /// zstd level 1 frames: the fewest bytes, several ns a byte.
+    #[default]
+    Zstd,
+}
+
+impl Codec {
+    fn code(self) -> u8 {
+        match self {
+            Codec::Raw => 0,
+            Codec::Lz4 => 1,
+            Codec::Zstd => 2,
+        }
+    }
+
+    fn of_code(code: u8) -> Option<Codec> {
+        [Codec::Raw, Codec::Lz4, Codec::Zstd].into_iter().find(|c| c.code() == code)
+    }
+}
 
 /// The task number in the key of an input that belongs to a whole job (an H48 build's level),
 /// encoded once and sent to every worker with attempt 0. (A row search's level inputs travel in
@@ -31,6 +59,7 @@ struct Header {
     magic: [u8; 8],
     version: u16,
     key: ShardKey,
+    codec: u8,
     raw_len: u64,
     payload_len: u64,
     payload_crc: u32,
@@ -53,6 +82,8 @@ pub enum ShardError {
     PayloadChecksum { stored: u32, computed: u32 },
     #[error("shard payload does not decompress: {0}")]
     Decompress(String),
+    #[error("shard payload packed with codec {0}, which this build does not know")]
+    UnknownCodec(u8),
     #[error("shard is for {found:?}, expected {expected:?}")]
     WrongTask { found: ShardKey, expected: ShardKey },
     #[error("shard claims {claimed} bytes, the task can produce at most {limit}")]
@@ -69,6 +100,7 @@ fn header_len() -> usize {
         magic: MAGIC,
         version: SHARD_VERSION,
         key: ShardKey { job: 0, task: 0, attempt: 0, level: 0 },
+        codec: 0,
         raw_len: 0,
         payload_len: 0,
         payload_crc: 0,
@@ -95,6 +127,54 @@ fn compress(input: &[u8]) -> Vec<u8> {
         let context = c.get_or_insert_with(|| zstd::bulk::Compressor::new(1).expect("a zstd context"));
         context.compress(input).expect("zstd compresses any input")
     })
+}
+
+/// Bytes before each LZ4 block: its raw and packed lengths (a shard may hold several).
+const LZ4_FRAME_HEAD: usize = 8;
+
+/// `input` packed by `codec` as one self-delimiting frame, appended to `out`.
+fn pack_into(codec: Codec, input: &[u8], out: &mut Vec<u8>) {
+    match codec {
+        Codec::Raw => out.extend_from_slice(input),
+        Codec::Zstd => out.extend_from_slice(&compress(input)),
+        Codec::Lz4 => {
+            let at = out.len();
+            out.resize(at + LZ4_FRAME_HEAD + lz4_flex::block::get_maximum_output_size(input.len()), 0);
+            let n = lz4_flex::block::compress_into(input, &mut out[at + LZ4_FRAME_HEAD..])
+                .expect("the buffer holds LZ4's worst case");
+            out[at..at + 4].copy_from_slice(&(input.len() as u32).to_le_bytes());
+            out[at + 4..at + 8].copy_from_slice(&(n as u32).to_le_bytes());
+            out.truncate(at + LZ4_FRAME_HEAD + n);
+        }
+    }
+}
+
+/// Unpacks LZ4 frames of [`pack_into`] into `out`, which they must fill exactly.
+fn unpack_lz4(mut packed: &[u8], out: &mut [u8]) -> Result<(), ShardError> {
+    let bad = |why: &str| ShardError::Decompress(why.to_string());
+    let mut written = 0;
+    while !packed.is_empty() {
+        if packed.len() < LZ4_FRAME_HEAD {
+            return Err(bad("an LZ4 frame cut short"));
+        }
+        let raw = u32::from_le_bytes(packed[..4].try_into().expect("4 bytes")) as usize;
+        let len = u32::from_le_bytes(packed[4..8].try_into().expect("4 bytes")) as usize;
+        if len > packed.len() - LZ4_FRAME_HEAD || raw > out.len() - written {
+            return Err(bad("an LZ4 frame longer than the shard"));
+        }
+        let n =
+            lz4_flex::block::decompress_into(&packed[LZ4_FRAME_HEAD..][..len], &mut out[written..][..raw])
+                .map_err(|e| ShardError::Decompress(e.to_string()))?;
+        if n != raw {
+            return Err(bad("an LZ4 frame shorter than it says"));
+        }
+        written += raw;
+        packed = &packed[LZ4_FRAME_HEAD + len..];
+    }
+    if written != out.len() {
+        return Err(ShardError::Decompress(format!("{written} bytes, header says {}", out.len())));
+    }
+    Ok(())
 }
 
 thread_local! {
@@ -145,6 +225,7 @@ pub fn encode(key: ShardKey, payload: &[u8]) -> Vec<u8> {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
+        codec: Codec::Zstd.code(),
         raw_len: payload.len() as u64,
         payload_len: compressed.len() as u64,
         payload_crc: crc32(&compressed),
@@ -176,13 +257,40 @@ impl<'a> WordPart<'a> {
     }
 }
 
+/// Words of each frame of a shard (16 MiB).
+const GROUP_WORDS: usize = 2 << 20;
+
 /// [`encode_words`] of the concatenation of `parts`, which is never built: the parts are cut
 /// into groups of about 16 MiB, each compressed as its own zstd frame on rayon threads, and the
 /// frames concatenated (a zstd stream may hold several frames). A gigabyte frontier is then
 /// compressed by every core while the workers wait for it.
 pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
+    encode_word_parts_with(key, Codec::Zstd, parts)
+}
+
+/// [`encode_word_parts`] packed by `codec`. Raw parts are copied once, straight after the
+/// header.
+pub fn encode_word_parts_with(key: ShardKey, codec: Codec, parts: &[WordPart]) -> Vec<u8> {
+    if codec == Codec::Raw {
+        let raw_len: u64 = parts.iter().map(|p| p.words.len() as u64 * 8).sum();
+        let mut crc = crate::checksum::Crc32::default();
+        parts.iter().for_each(|p| crc.update(as_bytes(p.words)));
+        let header = Header {
+            magic: MAGIC,
+            version: SHARD_VERSION,
+            key,
+            codec: codec.code(),
+            raw_len,
+            payload_len: raw_len,
+            payload_crc: crc.finish(),
+        };
+        let head = encode_header(&header);
+        let mut out = Vec::with_capacity(head.len() + raw_len as usize);
+        out.extend_from_slice(&head);
+        parts.iter().for_each(|p| out.extend_from_slice(as_bytes(p.words)));
+        return out;
+    }
     use rayon::prelude::*;
-    const GROUP_WORDS: usize = 2 << 20;
     let mut groups: Vec<Vec<WordPart>> = vec![Vec::new()];
     let mut in_group = 0;
     for &part in parts {
@@ -210,7 +318,9 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
                     &joined
                 }
             };
-            compress(input)
+            let mut frame = Vec::new();
+            pack_into(codec, input, &mut frame);
+            frame
         })
         .collect();
     let mut crc = crate::checksum::Crc32::default();
@@ -219,6 +329,7 @@ pub fn encode_word_parts(key: ShardKey, parts: &[WordPart]) -> Vec<u8> {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
+        codec: codec.code(),
         raw_len: parts.iter().map(|p| p.words.len() as u64 * 8).sum(),
         payload_len: frames.iter().map(|f| f.len() as u64).sum(),
         payload_crc: crc.finish(),
@@ -249,6 +360,9 @@ fn check_header(head: &[u8]) -> Result<Header, ShardError> {
     if header.version != SHARD_VERSION {
         return Err(ShardError::Version { found: header.version, expected: SHARD_VERSION });
     }
+    if Codec::of_code(header.codec).is_none() {
+        return Err(ShardError::UnknownCodec(header.codec));
+    }
     Ok(header)
 }
 
@@ -273,8 +387,17 @@ fn checked(bytes: &[u8]) -> Result<(Header, &[u8]), ShardError> {
 /// Checks a shard and returns its key and decompressed payload.
 pub fn decode(bytes: &[u8]) -> Result<(ShardKey, Vec<u8>), ShardError> {
     let (header, payload) = checked(bytes)?;
-    let raw =
-        decompress(payload, header.raw_len as usize).map_err(|e| ShardError::Decompress(e.to_string()))?;
+    let raw = match Codec::of_code(header.codec) {
+        Some(Codec::Raw) => payload.to_vec(),
+        Some(Codec::Lz4) => {
+            let mut raw = vec![0u8; header.raw_len as usize];
+            unpack_lz4(payload, &mut raw)?;
+            raw
+        }
+        _ => {
+            decompress(payload, header.raw_len as usize).map_err(|e| ShardError::Decompress(e.to_string()))?
+        }
+    };
     if raw.len() as u64 != header.raw_len {
         return Err(ShardError::Decompress(format!("{} bytes, header says {}", raw.len(), header.raw_len)));
     }
@@ -290,10 +413,14 @@ pub fn decode_for(bytes: &[u8], expected: ShardKey) -> Result<Vec<u8>, ShardErro
     Ok(raw)
 }
 
-/// The most bytes an encoded shard of at most `max_words` words can take: its header and zstd's
-/// worst case for the payload. A peer that sends more is refused before it is buffered.
+/// The most bytes an encoded shard of at most `max_words` words can take: its header and the
+/// worst case of any codec for the payload. A peer that sends more is refused before it is
+/// buffered.
 pub fn max_shard_bytes(max_words: usize) -> u64 {
-    header_len() as u64 + zstd::zstd_safe::compress_bound(max_words * 8) as u64
+    let n = max_words * 8;
+    let frames = max_words.div_ceil(GROUP_WORDS).max(1);
+    let lz4 = lz4_flex::block::get_maximum_output_size(n) + frames * (LZ4_FRAME_HEAD + 16);
+    header_len() as u64 + zstd::zstd_safe::compress_bound(n).max(lz4) as u64
 }
 
 /// [`decode_for`] of a payload of at most `max_len` 64-bit words, decompressed straight into the
@@ -327,8 +454,10 @@ pub struct WordsDecoder {
     header: Option<Header>,
     crc: crate::checksum::Crc32,
     received: u64,
-    /// Its context (given back to this thread's spares when it is dropped).
+    /// Its context, for a zstd shard (given back to this thread's spares when it is dropped).
     zstd: Option<zstd::stream::raw::Decoder<'static>>,
+    /// The packed payload of an LZ4 shard, unpacked at the end (its frames are blocks).
+    lz4: Vec<u8>,
     words: Vec<u64>,
     written: usize,
 }
@@ -342,7 +471,8 @@ impl WordsDecoder {
             header: None,
             crc: Default::default(),
             received: 0,
-            zstd: Some(decoder()),
+            zstd: None,
+            lz4: Vec::new(),
             words: Vec::new(),
             written: 0,
         }
@@ -397,7 +527,17 @@ impl WordsDecoder {
             } else {
                 self.words = vec![0u64; n];
             }
+            if header.codec == Codec::Zstd.code() {
+                self.zstd = Some(decoder());
+            }
             self.header = Some(header);
+        }
+        let header = self.header.expect("read above");
+        if self.received + bytes.len() as u64 > header.payload_len {
+            return Err(ShardError::PayloadLength {
+                found: self.received + bytes.len() as u64,
+                expected: header.payload_len,
+            });
         }
         self.received += bytes.len() as u64;
         self.crc.update(bytes);
@@ -405,6 +545,16 @@ impl WordsDecoder {
         let out = unsafe {
             std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
         };
+        if header.codec == Codec::Raw.code() {
+            // The payload is the words (its length was checked against theirs above).
+            out[self.written..self.written + bytes.len()].copy_from_slice(bytes);
+            self.written += bytes.len();
+            return Ok(());
+        }
+        if header.codec == Codec::Lz4.code() {
+            self.lz4.extend_from_slice(bytes);
+            return Ok(());
+        }
         while !bytes.is_empty() {
             let status = self
                 .zstd
@@ -436,6 +586,20 @@ impl WordsDecoder {
         let out = unsafe {
             std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), self.words.len() * 8)
         };
+        if header.codec == Codec::Lz4.code() {
+            unpack_lz4(&self.lz4, out)?;
+            return Ok(std::mem::take(&mut self.words));
+        }
+        if header.codec == Codec::Raw.code() {
+            if self.written != out.len() {
+                return Err(ShardError::Decompress(format!(
+                    "{} bytes, header says {}",
+                    self.written,
+                    out.len()
+                )));
+            }
+            return Ok(std::mem::take(&mut self.words));
+        }
         let mut tail = zstd::stream::raw::OutBuffer::around(&mut out[self.written..]);
         let zstd = self.zstd.as_mut().expect("a context until dropped");
         let left = zstd.finish(&mut tail, true).map_err(|e| ShardError::Decompress(e.to_string()))?;
@@ -523,6 +687,40 @@ mod tests {
             let result = d.push(&bad).and_then(|()| d.finish().map(|_| ()));
             assert!(result.is_err(), "flip at {at} accepted");
         }
+    }
+
+    #[test]
+    fn every_codec_round_trips_in_pieces_and_refuses_damage() {
+        let words: Vec<u64> = (0..300_000u64).map(|i| if i % 5 == 0 { i * 0x9E37 } else { 0 }).collect();
+        let parts = [&words[..1000], &words[1000..]].map(WordPart::plain);
+        for codec in [Codec::Raw, Codec::Lz4, Codec::Zstd] {
+            let shard = encode_word_parts_with(KEY, codec, &parts);
+            assert!(shard.len() as u64 <= max_shard_bytes(words.len()), "{codec:?}");
+            assert_eq!(decode_words_for(&shard, KEY, words.len()).as_deref(), Ok(&words[..]), "{codec:?}");
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            assert_eq!(decode_for(&shard, KEY), Ok(bytes), "{codec:?}");
+            for piece in [1, 999, 1 << 16] {
+                let mut d = WordsDecoder::new(KEY, words.len());
+                shard.chunks(piece).for_each(|p| d.push(p).unwrap());
+                assert_eq!(d.finish().as_deref(), Ok(&words[..]), "{codec:?} in pieces of {piece}");
+            }
+            for at in [0, 20, shard.len() / 2, shard.len() - 1] {
+                let mut bad = shard.clone();
+                bad[at] ^= 0x10;
+                assert!(decode_words_for(&bad, KEY, words.len()).is_err(), "{codec:?}: flip at {at}");
+            }
+            assert!(decode_words_for(&shard[..shard.len() - 1], KEY, words.len()).is_err());
+        }
+        // Raw is the words; LZ4 and zstd are shorter on sparse words.
+        let size = |c| encode_word_parts_with(KEY, c, &parts).len();
+        assert_eq!(size(Codec::Raw), header_len() + words.len() * 8);
+        assert!(size(Codec::Zstd) < size(Codec::Lz4) && size(Codec::Lz4) < size(Codec::Raw) / 3);
+        // A codec this build does not know is named.
+        let shard = encode_words(KEY, &words[..10]);
+        let (header, payload) = checked(&shard).unwrap();
+        let mut other = encode_header(&Header { codec: 9, ..header });
+        other.extend_from_slice(payload);
+        assert_eq!(decode(&other), Err(ShardError::UnknownCodec(9)));
     }
 
     #[test]

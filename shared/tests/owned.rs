@@ -12,7 +12,7 @@ use shared::bfs::{self, BfsOptions, Direction};
 use shared::coord::corner_tetrads;
 use shared::coord::h48::H48Coords;
 use shared::cube::{Move, MoveSet};
-use shared::shard::ShardKey;
+use shared::shard::{Codec, ShardKey};
 use shared::space::{KociembaSpace, RowCounts, RowIndex, RowSpace, SymProductSpace};
 use shared::wire::SparseRows;
 
@@ -37,6 +37,8 @@ fn owned_search<I: RowIndex>(
                 .collect()
         })
         .collect();
+    // Every codec, on different links.
+    let codec = |from: usize| [Codec::Raw, Codec::Lz4, Codec::Zstd][from % 3];
     let key = |depth: u32, k: u32, from: usize| ShardKey {
         job: 9,
         task: k as u64,
@@ -73,7 +75,8 @@ fn owned_search<I: RowIndex>(
                         let rows = cut.range(k);
                         let mut out = vec![0u64; rows.len() * words];
                         push_images(space, moves, rows, &sources, &view, &mut out);
-                        let bytes = SparseRows::encode_rows(key(depth, k, from), &out, words, &|_| true);
+                        let bytes =
+                            SparseRows::encode_rows(key(depth, k, from), &out, words, &|_| true, codec(from));
                         mail.push((owner[k as usize], k, bytes));
                     }
                 }
@@ -91,8 +94,13 @@ fn owned_search<I: RowIndex>(
                                     owner[(s / cut.rows_per_part) as usize] == peer
                                 })
                             };
-                            let bytes =
-                                SparseRows::encode_rows(key(depth, p.part, to), &p.unvisited, words, &keep);
+                            let bytes = SparseRows::encode_rows(
+                                key(depth, p.part, to),
+                                &p.unvisited,
+                                words,
+                                &keep,
+                                codec(to),
+                            );
                             asks.push((peer, to, p.part, bytes));
                         }
                     }
@@ -100,10 +108,20 @@ fn owned_search<I: RowIndex>(
                 for (peer, to, k, bytes) in asks {
                     let rows = cut.range(k);
                     let open = SparseRows::decode_rows(&bytes, key(depth, k, to), rows.len(), words).unwrap();
+                    let open = open.to_rows();
                     let view = OwnedFrontier::new(cut, parts[peer].iter().map(|p| p.frontier.clone()));
                     let mut out = vec![0u64; rows.len() * words];
-                    pull_hits(space, moves, rows.clone(), &Offset(rows.start, &open), &view, &mut out);
-                    mail.push((to, k, SparseRows::encode_rows(key(depth, k, peer), &out, words, &|_| true)));
+                    pull_hits(
+                        space,
+                        moves,
+                        rows.clone(),
+                        &FullRows::at(rows.start, &open, words),
+                        &view,
+                        &mut out,
+                    );
+                    let hits =
+                        SparseRows::encode_rows(key(depth, k, peer), &out, words, &|_| true, codec(peer));
+                    mail.push((to, k, hits));
                 }
             }
         }
@@ -117,7 +135,7 @@ fn owned_search<I: RowIndex>(
                     SparseRows::decode_rows(&bytes, key(depth, k, from as usize), rows, words).ok()
                 })
                 .expect("a message from some worker");
-            part.merge(&Offset(part.rows.start, &set));
+            set.or_into(&mut part.next);
         }
         counts = parts
             .iter_mut()
@@ -133,15 +151,6 @@ fn owned_search<I: RowIndex>(
         parts.iter_mut().flatten().for_each(|p| p.commit());
     }
     levels
-}
-
-/// A part's row set (rows numbered from 0) read by row number of the whole space.
-struct Offset<'a>(u32, &'a SparseRows);
-
-impl shared::bfs::task::RowBits for Offset<'_> {
-    fn row(&self, r: u32) -> Option<&[u64]> {
-        shared::bfs::task::RowBits::row(self.1, r.checked_sub(self.0)?)
-    }
 }
 
 /// Checks the owned search against the engine for a few ownerships of `space`.

@@ -41,6 +41,8 @@ pub struct WorkerConfig {
     pub state_dir: Option<PathBuf>,
     /// How long to keep trying an unreachable coordinator, in all.
     pub patience: Duration,
+    /// How a row search's messages to other workers are packed.
+    pub compress: crate::rows::link::Compress,
 }
 
 /// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
@@ -53,7 +55,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     let traffic = Arc::new(Traffic::default());
     let host = Arc::new(Host::new(
         traffic.clone(),
-        PeerPool::new(config.token.clone(), config.ca.clone()),
+        PeerPool::new(config.token.clone(), config.ca.clone(), config.compress),
         config.state_dir.clone(),
         config.mem_limit,
     ));

@@ -213,6 +213,7 @@ pub fn with_cluster<T>(
                 mem_limit: worker::client::total_memory_bytes() / 10 * 9,
                 state_dir: None,
                 patience: std::time::Duration::from_secs(60),
+                compress: Default::default(),
             };
             let hub = hub.clone();
             runtime.spawn(async move {

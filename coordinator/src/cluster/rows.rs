@@ -11,7 +11,7 @@ use super::ClusterError;
 use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};
 use shared::bfs::owned::PartCut;
-use shared::bfs::task::{Counting, RowBits, Sources};
+use shared::bfs::task::{Counting, Sources};
 use shared::bfs::{LevelRecord, LevelReport, Progress, Standing};
 use shared::report::DepthCounts;
 use shared::runtime::rows::{
@@ -188,7 +188,7 @@ fn peer_addresses(members: &super::members::Members) -> Vec<(u64, String)> {
 
 /// The longest level part an owner may send up (as a shard).
 fn shard_bytes(cut: PartCut, words: usize) -> u64 {
-    shared::shard::max_shard_bytes(SparseRows::max_result_words(cut.rows_per_part as usize, words))
+    SparseRows::max_message_bytes(cut.rows_per_part as usize, words)
 }
 
 /// A job number for the shards' keys and for telling this job's workers from others.
@@ -222,11 +222,7 @@ fn level_bits(
         let key = shared::wire::row_message_key(job, k, LEVEL, depth);
         let set = SparseRows::decode_rows(&bytes, key, rows.len(), words)
             .map_err(|e| anyhow!("part {k} of level {depth} from its owner: {e}"))?;
-        for (i, r) in rows.enumerate() {
-            if let Some(row) = set.row(i as u32) {
-                bits[r as usize * words..][..words].copy_from_slice(row);
-            }
-        }
+        set.or_into(&mut bits[rows.start as usize * words..rows.end as usize * words]);
     }
     Ok(())
 }

@@ -183,27 +183,6 @@ impl OwnedPart {
     pub fn unvisited_entries(&self) -> u64 {
         self.unvisited.iter().map(|w| w.count_ones() as u64).sum()
     }
-
-    /// Every entry found before the frontier's level (for a new replica holder): the reachable
-    /// entries (`reachable`: a fresh part's unvisited set) neither unvisited nor in the frontier.
-    pub fn found_before_frontier(&self, reachable: &[u64]) -> Vec<u64> {
-        reachable
-            .iter()
-            .zip(&self.unvisited)
-            .zip(&self.frontier.bits)
-            .map(|((r, u), f)| r & !u & !f)
-            .collect()
-    }
-
-    /// ORs `bits` (rows of this part, as a message holds them) into `next`.
-    pub fn merge(&mut self, bits: &impl RowBits) {
-        let words = self.words;
-        for (r, row) in self.rows.clone().zip(self.next.chunks_mut(words.max(1))) {
-            if let Some(src) = bits.row(r) {
-                row.iter_mut().zip(src).for_each(|(o, s)| *o |= s);
-            }
-        }
-    }
 }
 
 /// The frontier rows of the parts one worker owns, by row number: what its pushes map and its

@@ -1,200 +1,294 @@
-//! Row sets as they travel between workers (and, for a table build, to the coordinator): only
-//! the rows that hold entries, so early and late levels, which touch few rows, cost little on
-//! either side; one part of the rows ([`PartCut`]) per message, checked against the entries it
-//! says it holds.
+//! Row sets as they travel between workers (and, for a table build, to the coordinator, and to
+//! a worker's disk): one part of the rows ([`PartCut`](crate::bfs::owned::PartCut)) per message,
+//! each row that holds entries written the cheaper of two ways, checked against the entries the
+//! message says it holds.
+//!
+//! A row is sent *raw* (its words) or as its *positions* (the columns of its entries, two bytes
+//! each), whichever is shorter: a row with fewer than about one entry in 16 columns travels as
+//! positions. Early and late levels, and the messages of many workers (each sender holds a
+//! small share of a part's images), are sparse; the middle levels are dense. Either way the
+//! cost of a message follows its entries or its rows, never the whole part, and reading one is
+//! a walk over its words that ORs them straight into the part (no decoded copy).
 
-use crate::bfs::task::{row_bits, RowBits};
-use crate::shard::{self, ShardKey, WordPart};
-use crate::space::RowCounts;
+use crate::shard::{self, Codec, ShardKey, WordPart};
 use crate::wire::Malformed;
 
-/// A bit array as it travels to workers and as they hold it: one bit per row telling whether the
-/// row has entries, then the words of those rows only. A forward level sends its frontier so,
-/// a backward level its unvisited entries; early and late levels touch few rows, so neither
-/// side pays for the whole array there.
+/// A part's row set as a message carries it: the payload is
+/// - `blocks` words: one bit per row of the part, set when the row holds entries;
+/// - `blocks` words: for those rows, set when the row is raw, clear when it is positions;
+/// - each such row in order: raw, its words; positions, a word with their number `n`, then
+///   `n` columns as little-endian `u16`, four to a word (the last word padded with zeros);
+/// - one word: its entries.
 pub struct SparseRows {
     words_per_row: usize,
-    /// The payload: `blocks` words of row bits, then the occupied rows' words in row order.
-    payload: Vec<u64>,
+    rows: usize,
     blocks: usize,
-    /// Occupied rows before each block of 64 rows.
-    before: Vec<u32>,
+    payload: Vec<u64>,
+    entries: u64,
 }
 
-impl SparseRows {
-    /// Row bits, rows and counters as one shard.
-    fn encode_payload(key: ShardKey, occupied: &[u64], rows: &[WordPart], counts: &RowCounts) -> Vec<u8> {
-        let counts = [counts.entries, counts.positions, counts.classes, counts.self_inverse];
-        let parts: Vec<WordPart> = std::iter::once(WordPart::plain(occupied))
-            .chain(rows.iter().copied())
-            .chain(std::iter::once(WordPart::plain(&counts)))
-            .collect();
-        shard::encode_word_parts(key, &parts)
-    }
+/// Words after the rows: the entries.
+const COUNTERS: usize = 1;
 
-    /// A message of rows between workers: the rows of `full` (one part's rows) that hold
-    /// entries and that `keep` (given the row's index in the part) accepts, with their entry
-    /// count, so that the reader checks the rows against it (see [`Self::decode_rows`]).
+/// Whether rows of `words_per_row` words may travel as positions (a column fits in 16 bits).
+fn positions_fit(words_per_row: usize) -> bool {
+    words_per_row * 64 <= 1 << 16
+}
+
+/// Words a positions row of `n` entries takes.
+fn positions_words(n: usize) -> usize {
+    1 + n.div_ceil(4)
+}
+
+/// The `u16` view of words (the payload is little-endian words, so this is the wire order).
+fn as_u16(words: &[u64]) -> &[u16] {
+    // SAFETY: u16 has a smaller alignment than u64 and every bit pattern is a valid u16.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u16>(), words.len() * 4) }
+}
+
+fn as_u16_mut(words: &mut [u64]) -> &mut [u16] {
+    // SAFETY: as in `as_u16`.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u16>(), words.len() * 4) }
+}
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("row messages are little-endian words");
+
+impl SparseRows {
+    /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
+    /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
+    /// positions, packed by `codec`, with their entry count, so that the reader checks the rows
+    /// against it (see [`Self::decode_rows`]).
     pub fn encode_rows(
         key: ShardKey,
         full: &[u64],
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
+        codec: Codec,
     ) -> Vec<u8> {
-        let (occupied, rows) = Self::payload_parts(full, words_per_row, keep);
-        let entries = rows.iter().map(|r| r.count_ones()).sum();
-        Self::encode_payload(key, &occupied, &rows, &RowCounts { entries, ..Default::default() })
+        let payload = Self::payload(full, words_per_row, keep);
+        shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
-    /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it is
-    /// whole, for `key`, within the part's size, and holds the entries it reports.
+    /// The payload of the rows of `full` that `keep` accepts.
+    fn payload(full: &[u64], words_per_row: usize, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<u64> {
+        let w = words_per_row.max(1);
+        let rows = full.len() / w;
+        let blocks = rows.div_ceil(64);
+        let small = positions_fit(words_per_row);
+        let mut payload = vec![0u64; 2 * blocks];
+        let mut entries = 0u64;
+        for (i, row) in full.chunks(w).enumerate() {
+            if !keep(i) {
+                continue;
+            }
+            let n: usize = row.iter().map(|x| x.count_ones() as usize).sum();
+            if n == 0 {
+                continue;
+            }
+            entries += n as u64;
+            payload[i / 64] |= 1 << (i % 64);
+            if small && positions_words(n) < words_per_row {
+                let at = payload.len();
+                payload.resize(at + positions_words(n), 0);
+                payload[at] = n as u64;
+                let out = &mut as_u16_mut(&mut payload[at + 1..])[..n];
+                let mut k = 0;
+                for (j, &word) in row.iter().enumerate() {
+                    let mut b = word;
+                    while b != 0 {
+                        out[k] = (j * 64) as u16 + b.trailing_zeros() as u16;
+                        k += 1;
+                        b &= b - 1;
+                    }
+                }
+            } else {
+                payload[blocks + i / 64] |= 1 << (i % 64);
+                payload.extend_from_slice(row);
+            }
+        }
+        payload.push(entries);
+        payload
+    }
+
+    /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it is whole, for `key`, within the part's size, well formed, and
+    /// holds the entries it reports.
     pub fn decode_rows(
         bytes: &[u8],
         key: ShardKey,
         rows: usize,
         words_per_row: usize,
     ) -> Result<Self, Malformed> {
-        let max = Self::max_result_words(rows, words_per_row);
+        let max = Self::max_words(rows, words_per_row);
         let words = shard::decode_words_for(bytes, key, max).map_err(|e| Malformed::new(e.to_string()))?;
-        Self::from_part_payload(words, rows, words_per_row)
+        Self::from_payload(words, rows, words_per_row)
     }
 
-    /// Reads a part's payload for `rows` rows, its counters dropped once the entries they
-    /// report are found to be the entries it holds (the coordinator keeps results without
-    /// decoding them, so this is where a result's counts meet its rows).
-    pub fn from_part_payload(
-        payload: Vec<u64>,
-        rows: usize,
-        words_per_row: usize,
-    ) -> Result<Self, Malformed> {
-        Self::result_from_payload(payload, rows, words_per_row).map(|(set, _)| set)
+    /// Entries it holds.
+    pub fn entries(&self) -> u64 {
+        self.entries
     }
 
-    /// Words a row task's result takes at most (see [`Self::encode_result`]).
-    pub fn max_result_words(rows: usize, words_per_row: usize) -> usize {
-        rows.div_ceil(64) + rows * words_per_row + RESULT_COUNTERS
+    /// The most words a message of a part of `rows` rows can hold.
+    pub fn max_words(rows: usize, words_per_row: usize) -> usize {
+        2 * rows.div_ceil(64) + rows * words_per_row + COUNTERS
     }
 
-    /// Reads a row task's result for `rows` rows: the rows and the counts the task reports. The
-    /// entries it reports must be the entries it holds.
-    pub fn result_from_payload(
-        mut payload: Vec<u64>,
-        rows: usize,
-        words_per_row: usize,
-    ) -> Result<(Self, RowCounts), Malformed> {
-        if payload.len() < RESULT_COUNTERS {
-            return Err(Malformed::from("a row result without its counts"));
-        }
-        let c = payload.split_off(payload.len() - RESULT_COUNTERS);
-        let counts = RowCounts { entries: c[0], positions: c[1], classes: c[2], self_inverse: c[3] };
-        let set = Self::from_payload(payload, rows, words_per_row)?;
-        let held: u64 = set.payload[set.blocks..].iter().map(|w| w.count_ones() as u64).sum();
-        if held != counts.entries {
-            return Err(malformed!("a row result reports {} entries and holds {held}", counts.entries));
-        }
-        Ok((set, counts))
+    /// The most bytes a message of a part of `rows` rows can take on the wire.
+    pub fn max_message_bytes(rows: usize, words_per_row: usize) -> u64 {
+        shard::max_shard_bytes(Self::max_words(rows, words_per_row))
     }
 
-    /// The row bits, and the parts to be written after them.
-    fn payload_parts<'a>(
-        full: &'a [u64],
-        words_per_row: usize,
-        keep: &(dyn Fn(usize) -> bool + Sync),
-    ) -> (Vec<u64>, Vec<WordPart<'a>>) {
-        // Rows not kept are not read.
-        let occupied = row_bits(full, words_per_row, |i, row| keep(i) && row.iter().any(|&w| w != 0));
-        let mut parts = Vec::new();
-        for (k, &bits) in occupied.iter().enumerate() {
-            let mut b = bits;
-            while b != 0 {
-                let i = b.trailing_zeros() as usize;
-                b &= b - 1;
-                parts.push(WordPart::plain(&full[(k * 64 + i) * words_per_row..][..words_per_row]));
-            }
-        }
-        (occupied, parts)
-    }
-
-    /// Reads a payload for `rows` rows; refuses one whose length does not match its row bits.
+    /// Checks a payload for `rows` rows: its row bits, each row's length and columns, and its
+    /// entries against the entries it reports.
     fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, Malformed> {
         let blocks = rows.div_ceil(64);
-        if payload.len() < blocks {
-            return Err(malformed!(
-                "row set payload of {} words is shorter than its row bits",
-                payload.len()
-            ));
+        if payload.len() < 2 * blocks + COUNTERS {
+            return Err(malformed!("a row set of {} words is shorter than its row bits", payload.len()));
         }
         let tail = rows % 64;
         if tail != 0 && payload[blocks - 1] >> tail != 0 {
-            return Err(Malformed::from("row set payload marks rows past the end"));
+            return Err(Malformed::from("a row set marks rows past the end"));
         }
-        let mut before = Vec::with_capacity(blocks);
-        let mut n = 0u32;
-        for &bits in &payload[..blocks] {
-            before.push(n);
-            n += bits.count_ones();
+        let (present, raw) = (&payload[..blocks], &payload[blocks..2 * blocks]);
+        if present.iter().zip(raw).any(|(p, r)| r & !p != 0) {
+            return Err(Malformed::from("a row set says rows it does not hold are raw"));
         }
-        if payload.len() != blocks + n as usize * words_per_row {
-            return Err(malformed!(
-                "row set payload of {} words for {n} occupied rows of {words_per_row} words",
-                payload.len()
-            ));
+        let body = &payload[2 * blocks..payload.len() - COUNTERS];
+        let columns = words_per_row as u64 * 64;
+        let mut at = 0usize;
+        let mut entries = 0u64;
+        for (k, (&p, &r)) in present.iter().zip(raw).enumerate() {
+            let mut bits = p;
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let row = k * 64 + bit as usize;
+                if r >> bit & 1 == 1 {
+                    let words = body
+                        .get(at..at + words_per_row)
+                        .ok_or_else(|| malformed!("row {row} is cut short"))?;
+                    entries += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+                    at += words_per_row;
+                } else {
+                    let n = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;
+                    if !positions_fit(words_per_row) || n == 0 || positions_words(n) >= words_per_row {
+                        return Err(malformed!("row {row} holds {n} positions, which a row never sends"));
+                    }
+                    let words = body
+                        .get(at + 1..at + positions_words(n))
+                        .ok_or_else(|| malformed!("row {row} is cut short"))?;
+                    if as_u16(words)[..n].iter().any(|&c| c as u64 >= columns) {
+                        return Err(malformed!("row {row} names a column past its end"));
+                    }
+                    entries += n as u64;
+                    at += positions_words(n);
+                }
+            }
         }
-        Ok(SparseRows { words_per_row, payload, blocks, before })
+        if at != body.len() {
+            return Err(malformed!("a row set of {} words holds {at} words of rows", body.len()));
+        }
+        let reported = payload[payload.len() - COUNTERS];
+        if reported != entries {
+            return Err(malformed!("a row set reports {reported} entries and holds {entries}"));
+        }
+        Ok(SparseRows { words_per_row, rows, blocks, payload, entries })
+    }
+
+    /// ORs the rows into `dest` (the part's rows, `words_per_row` words each): how a message is
+    /// merged into a level, and how a kept level is read back into zeroed rows.
+    pub fn or_into(&self, dest: &mut [u64]) {
+        let w = self.words_per_row;
+        assert_eq!(dest.len(), self.rows * w, "a part's rows");
+        let (blocks, payload) = (self.blocks, &self.payload);
+        let body = &payload[2 * blocks..payload.len() - COUNTERS];
+        let mut at = 0usize;
+        for k in 0..blocks {
+            let (mut bits, raw) = (payload[k], payload[blocks + k]);
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let out = &mut dest[(k * 64 + bit as usize) * w..][..w];
+                if raw >> bit & 1 == 1 {
+                    out.iter_mut().zip(&body[at..at + w]).for_each(|(o, s)| *o |= s);
+                    at += w;
+                } else {
+                    let n = body[at] as usize;
+                    for &c in &as_u16(&body[at + 1..at + positions_words(n)])[..n] {
+                        out[c as usize / 64] |= 1 << (c % 64);
+                    }
+                    at += positions_words(n);
+                }
+            }
+        }
+    }
+
+    /// The rows as whole rows of the part (absent rows zero).
+    pub fn to_rows(&self) -> Vec<u64> {
+        let mut rows = vec![0u64; self.rows * self.words_per_row];
+        self.or_into(&mut rows);
+        rows
     }
 }
-
-impl RowBits for SparseRows {
-    #[inline]
-    fn row(&self, r: u32) -> Option<&[u64]> {
-        let (k, bit) = (r as usize / 64, r % 64);
-        let bits = self.payload[k];
-        if bits >> bit & 1 == 0 {
-            return None;
-        }
-        let index = self.before[k] as usize + (bits & ((1u64 << bit) - 1)).count_ones() as usize;
-        Some(&self.payload[self.blocks + index * self.words_per_row..][..self.words_per_row])
-    }
-}
-
-/// Counters after a row result's rows: entries, positions, classes, self-inverse classes.
-const RESULT_COUNTERS: usize = 4;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A part of 10 rows of 2 words (100 columns), some rows empty.
+    /// A part of 10 rows of 2 words (100 columns): empty rows, sparse rows (sent as
+    /// positions: fewer than a word's worth) and dense ones.
     fn part() -> Vec<u64> {
-        (0..20u64).map(|i| if i % 3 == 0 || i / 2 == 4 { 0 } else { (i * 0x9e37) & 0xf_ffff_ffff }).collect()
+        (0..20u64)
+            .map(|i| match i % 5 {
+                0 => 0,
+                1 => 1 << (i % 64),
+                _ => (i * 0x9e37_79b9_7f4a_7c15) & 0xf_ffff_ffff,
+            })
+            .collect()
     }
 
     const KEY: ShardKey = ShardKey { job: 9, task: 2, attempt: 0, level: 5 };
 
     #[test]
-    fn messages_read_back_with_only_the_rows_kept() {
+    fn messages_read_back_with_only_the_rows_kept_whatever_the_codec() {
         let full = part();
-        let message = |keep: &(dyn Fn(usize) -> bool + Sync)| {
-            SparseRows::decode_rows(&SparseRows::encode_rows(KEY, &full, 2, keep), KEY, 10, 2).unwrap()
-        };
-        let (all, even) = (message(&|_| true), message(&|i| i % 2 == 0));
-        for r in 0..10u32 {
-            let expected = &full[r as usize * 2..][..2];
-            let held = |s: &SparseRows| s.row(r).map(|w| w.to_vec()).unwrap_or(vec![0, 0]);
-            assert_eq!(held(&all), expected, "row {r}");
-            if r % 2 == 0 {
-                assert_eq!(held(&even), expected, "row {r}");
-            } else {
-                assert!(even.row(r).is_none(), "row {r} is not kept");
+        for codec in [Codec::Raw, Codec::Lz4, Codec::Zstd] {
+            let message = |keep: &(dyn Fn(usize) -> bool + Sync)| {
+                let bytes = SparseRows::encode_rows(KEY, &full, 2, keep, codec);
+                SparseRows::decode_rows(&bytes, KEY, 10, 2).unwrap().to_rows()
+            };
+            let (all, even) = (message(&|_| true), message(&|i| i % 2 == 0));
+            assert_eq!(all, full, "{codec:?}");
+            for r in 0..10 {
+                let want: &[u64] = if r % 2 == 0 { &full[r * 2..][..2] } else { &[0, 0] };
+                assert_eq!(&even[r * 2..][..2], want, "row {r} ({codec:?})");
             }
-            // An empty row travels as nothing.
-            assert_eq!(all.row(r).is_none(), expected == [0, 0]);
         }
     }
 
     #[test]
-    fn damaged_misrouted_or_oversized_messages_are_refused() {
-        let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true);
+    fn sparse_rows_travel_as_positions_and_dense_rows_raw() {
+        // 630 words a row (the rows of H): one entry in a row takes 2 words, not 630.
+        let w = 630;
+        let mut full = vec![0u64; 3 * w];
+        full[w + 17] = 1 << 5; // row 1: one entry
+        full[2 * w..].iter_mut().for_each(|x| *x = 0x5555_5555_5555_5555); // row 2: dense
+        let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Raw);
+        let set = SparseRows::decode_rows(&bytes, KEY, 3, w).unwrap();
+        assert_eq!(set.payload.len(), 2 + 2 + w + COUNTERS);
+        assert_eq!(set.entries(), 1 + 32 * w as u64);
+        assert_eq!(set.to_rows(), full);
+        // ORed into rows that hold other entries, it adds its own.
+        let mut dest = vec![0u64; 3 * w];
+        dest[0] = 3;
+        set.or_into(&mut dest);
+        assert_eq!((dest[0], dest[w + 17], dest[2 * w]), (3, 1 << 5, 0x5555_5555_5555_5555));
+    }
+
+    #[test]
+    fn damaged_misrouted_oversized_or_malformed_messages_are_refused() {
+        let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true, Codec::Zstd);
         let other = ShardKey { level: 6, ..KEY };
         assert!(SparseRows::decode_rows(&bytes, other, 10, 2).is_err(), "another level's message");
         let mut damaged = bytes.clone();
@@ -203,11 +297,27 @@ mod tests {
         assert!(SparseRows::decode_rows(&damaged, KEY, 10, 2).is_err());
         // Read as a part of fewer rows, it holds more than such a part can.
         assert!(SparseRows::decode_rows(&bytes, KEY, 4, 2).is_err());
-        // Rows that disagree with the entries the message reports are refused.
-        let rows = [1u64, 0];
-        let counts = RowCounts { entries: 2, ..Default::default() };
-        let lying = SparseRows::encode_payload(KEY, &[1], &[WordPart::plain(&rows)], &counts);
-        let err = SparseRows::decode_rows(&lying, KEY, 1, 2).map(|_| ()).unwrap_err();
-        assert!(err.0.contains("reports 2 entries"), "{err}");
+        // Well-checksummed payloads that lie: entries, lengths, columns, flags.
+        // One row of `w` words.
+        let forged_in = |payload: &[u64], w: usize| {
+            let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(payload)]);
+            SparseRows::decode_rows(&bytes, KEY, 1, w).map(|_| ()).unwrap_err().0
+        };
+        let forged = |payload: &[u64]| forged_in(payload, 2);
+        assert!(forged(&[1, 1, 1, 0, 2]).contains("reports 2 entries"));
+        assert!(forged_in(&[1, 0, 1, 5, 9, 1], 8).contains("holds 2 words of rows"), "a word too many");
+        assert!(forged(&[1, 1, 1, 1]).contains("cut short"));
+        assert!(forged(&[0, 1, 0]).contains("does not hold"));
+        assert!(forged(&[2, 2, 0]).contains("past the end"));
+        // A positions row in a row of 2 words: never sent so (it would not be shorter).
+        assert!(forged(&[1, 0, 1, 3, 1]).contains("never sends"));
+        let w = 8; // 512 columns; one position at column 600
+        let mut p = vec![1, 0, 1, 600, 1];
+        let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(&p)]);
+        let err = SparseRows::decode_rows(&bytes, KEY, 1, w).map(|_| ()).unwrap_err();
+        assert!(err.0.contains("past its end"), "{err}");
+        p[3] = 500;
+        let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(&p)]);
+        assert_eq!(SparseRows::decode_rows(&bytes, KEY, 1, w).unwrap().to_rows()[7], 1 << 52);
     }
 }

@@ -301,7 +301,21 @@ fn build_parts(info: &JobInfo, links: &Links) -> anyhow::Result<(Arc<Parts<AnyIn
     );
     let store = open_store(links.state_dir.as_deref(), info.id)?;
     let counting = if info.positions_only { Counting::Positions } else { Counting::Classes };
-    let parts = Parts::new(Arc::new(index), info.id, info.cut(), spec.moves.moves(), counting, store);
+    // Each message is packed for its link, as the pool measures it.
+    let (pool, peers) = (links.pool.clone(), links.peers.clone());
+    let codec = move |to: WorkerId| {
+        let address = peers.read().ok().and_then(|p| p.get(&to).cloned());
+        pool.codec(address.as_deref())
+    };
+    let parts = Parts::new(
+        Arc::new(index),
+        info.id,
+        info.cut(),
+        spec.moves.moves(),
+        counting,
+        store,
+        Arc::new(codec),
+    );
     Ok((Arc::new(parts), room))
 }
 

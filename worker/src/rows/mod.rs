@@ -5,6 +5,7 @@
 //! itself runs in `job.rs`; messages between workers come through `peer.rs`.
 
 mod job;
+pub mod link;
 pub mod peer;
 pub mod sync;
 

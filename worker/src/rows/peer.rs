@@ -2,6 +2,7 @@
 //! chunks in one `Deliver` call, which returns once the receiver's job has taken it (or refused
 //! it as damaged); an H48 build's level rows are fetched with `FetchRows`.
 
+use super::link::{Compress, Links};
 use super::Host;
 use crate::connection::{TokenInterceptor, Traffic};
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
@@ -223,16 +224,28 @@ pub fn rows_key(job: u64, depth: u8) -> shard::ShardKey {
 
 type Client = PeerClient<InterceptedService<Channel, TokenInterceptor>>;
 
-/// Clients of the other workers, by address, made on first use.
+/// Clients of the other workers, by address, made on first use, and the measured speed of
+/// each link (which decides how messages to it are packed).
 pub struct PeerPool {
     token: Option<cubefarm_proto::auth::Token>,
     ca: Option<std::path::PathBuf>,
     clients: Mutex<HashMap<String, Client>>,
+    compress: Compress,
+    links: Links,
 }
 
 impl PeerPool {
-    pub fn new(token: Option<cubefarm_proto::auth::Token>, ca: Option<std::path::PathBuf>) -> Self {
-        PeerPool { token, ca, clients: Mutex::new(HashMap::new()) }
+    pub fn new(
+        token: Option<cubefarm_proto::auth::Token>,
+        ca: Option<std::path::PathBuf>,
+        compress: Compress,
+    ) -> Self {
+        PeerPool { token, ca, clients: Mutex::new(HashMap::new()), compress, links: Links::default() }
+    }
+
+    /// How a message to the worker at `address` (if known) is packed.
+    pub fn codec(&self, address: Option<&str>) -> shared::shard::Codec {
+        self.links.codec(self.compress, address)
     }
 
     async fn client(&self, address: &str) -> Result<Client, Status> {
@@ -274,7 +287,9 @@ impl PeerPool {
         let mut client = self.client(address).await?;
         let chunks = meta.chunks(bytes);
         let size: usize = chunks.iter().map(|c| c.encoded_len()).sum();
+        self.links.begin(address);
         let result = client.deliver(tokio_stream::iter(chunks)).await;
+        self.links.end(address, size as u64);
         match result {
             Ok(reply) => {
                 traffic.sent(size);

@@ -30,7 +30,7 @@ pub use assign::capacity;
 pub use coordinator::{
     CoordinatorAction, CoordinatorEvent, KeptLevel, RowsCoordinator, SearchSettings, Snapshot,
 };
-pub use parts::{Parts, LEVEL};
+pub use parts::{LinkCodec, Parts, LEVEL};
 pub use store::{DiskStore, LevelStore, MemoryStore};
 pub use work::{Done, Work, WorkerAction, WorkerEvent};
 pub use worker::RowsWorker;

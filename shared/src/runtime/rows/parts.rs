@@ -8,11 +8,11 @@ use super::store::LevelStore;
 use super::work::{Done, Work};
 use super::{Kind, Note};
 use crate::bfs::owned::{OwnedFrontier, OwnedPart, PartCut, PartFrontier, PartIndex};
-use crate::bfs::task::{Counting, FullRows, RowBits, Sources};
+use crate::bfs::task::{Counting, FullRows, Sources};
 use crate::bfs::Direction;
 use crate::cube::Move;
 use crate::runtime::{Epoch, WorkerId};
-use crate::shard::ShardKey;
+use crate::shard::{Codec, ShardKey};
 use crate::space::RowCounts;
 use crate::wire::SparseRows;
 use std::collections::BTreeMap;
@@ -77,17 +77,13 @@ pub struct Parts<X> {
     sources: Mutex<Option<(Vec<u32>, Arc<Sources>)>>,
     /// Zeroed buffers of a part's rows, reused (fresh memory costs as much as the work).
     spare: Mutex<Vec<Vec<u64>>>,
+    /// How messages to each worker are packed (its link's speed decides: see [`LinkCodec`]).
+    codec: LinkCodec,
 }
 
-/// A part's rows message (rows numbered from 0) read by row number of the whole space.
-struct Offset<'a>(u32, &'a SparseRows);
-
-impl RowBits for Offset<'_> {
-    #[inline]
-    fn row(&self, r: u32) -> Option<&[u64]> {
-        self.1.row(r.checked_sub(self.0)?)
-    }
-}
+/// The codec of the messages to a worker, as the process chooses it (a fixed one, or by the
+/// link's measured speed).
+pub type LinkCodec = Arc<dyn Fn(WorkerId) -> Codec + Send + Sync>;
 
 impl<X: PartIndex> Parts<X> {
     pub fn new(
@@ -97,8 +93,10 @@ impl<X: PartIndex> Parts<X> {
         moves: Vec<Move>,
         counting: Counting,
         store: Arc<dyn LevelStore>,
+        codec: LinkCodec,
     ) -> Self {
         Parts {
+            codec,
             words: index.words_per_row(),
             index,
             job,
@@ -125,10 +123,7 @@ impl<X: PartIndex> Parts<X> {
 
     /// The longest message of the job (a part's rows).
     pub fn max_message_bytes(&self) -> u64 {
-        crate::shard::max_shard_bytes(SparseRows::max_result_words(
-            self.cut.rows_per_part as usize,
-            self.words,
-        ))
+        SparseRows::max_message_bytes(self.cut.rows_per_part as usize, self.words)
     }
 
     pub fn store(&self) -> &Arc<dyn LevelStore> {
@@ -147,16 +142,21 @@ impl<X: PartIndex> Parts<X> {
         lock(&self.view).clone().filter(|v| (v.depth, v.epoch) == (depth, epoch))
     }
 
+    /// A zeroed buffer of `len` words: a spare one (given back zeroed) when one has that length.
     fn buffer(&self, len: usize) -> Vec<u64> {
         let mut b = lock(&self.spare).pop().unwrap_or_default();
-        b.clear();
-        b.resize(len, 0);
+        if b.len() != len {
+            b.clear();
+            b.resize(len, 0);
+        }
+        debug_assert!(b.iter().all(|&w| w == 0), "spare buffers are given back zeroed");
         b
     }
 
+    /// Keeps `buffer` (zeroed by the caller) for [`Self::buffer`].
     fn give_back(&self, buffer: Vec<u64>) {
         let mut spare = lock(&self.spare);
-        if spare.len() < 2 {
+        if spare.len() < 4 {
             spare.push(buffer);
         }
     }
@@ -231,7 +231,7 @@ impl<X: PartIndex> Parts<X> {
                 Done::Local { part, depth, epoch }
             }
             Work::Push { part, depth, epoch, to } => {
-                let payload = self.push(part, depth, epoch);
+                let payload = self.push(part, depth, epoch, to);
                 Done::Pushed { part, depth, epoch, to, payload }
             }
             Work::Ask { part, depth, epoch, peer } => {
@@ -267,11 +267,7 @@ impl<X: PartIndex> Parts<X> {
         let rows = self.cut.range(part).len();
         let set = SparseRows::decode_rows(bytes, self.key(part, LEVEL, depth), rows, self.words)
             .map_err(|e| format!("level {depth} of part {part}: {e}"))?;
-        for (r, row) in out.chunks_mut(self.words.max(1)).enumerate() {
-            if let Some(src) = set.row(r as u32) {
-                row.copy_from_slice(src);
-            }
-        }
+        set.or_into(out);
         Ok(())
     }
 
@@ -433,7 +429,7 @@ impl<X: PartIndex> Parts<X> {
     }
 
     /// This worker's images in part `k` (of another owner), as a message (empty: none).
-    fn push(&self, k: u32, depth: u32, epoch: Epoch) -> Vec<u8> {
+    fn push(&self, k: u32, depth: u32, epoch: Epoch, to: WorkerId) -> Vec<u8> {
         let Some(v) = self.current_view(depth, epoch) else { return Vec::new() };
         let rows = self.cut.range(k);
         // Only the rows that images reach are written, read and cleared.
@@ -445,7 +441,7 @@ impl<X: PartIndex> Parts<X> {
         let mut out = self.buffer(rows.len() * self.words);
         let key = self.key(k, kind_code(Kind::Images), depth);
         let bytes = if self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out) {
-            SparseRows::encode_rows(key, &out, self.words, &|i| reached[i])
+            SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
         } else {
             Vec::new()
         };
@@ -472,7 +468,7 @@ impl<X: PartIndex> Parts<X> {
         let any =
             misses.chunks(words.max(1)).enumerate().any(|(i, row)| row.iter().any(|&w| w != 0) && keep(i));
         let key = self.key(k, kind_code(Kind::Open), depth);
-        let bytes = any.then(|| SparseRows::encode_rows(key, &misses, words, &keep));
+        let bytes = any.then(|| SparseRows::encode_rows(key, &misses, words, &keep, (self.codec)(peer)));
         misses.iter_mut().for_each(|w| *w = 0);
         self.give_back(misses);
         bytes
@@ -485,12 +481,17 @@ impl<X: PartIndex> Parts<X> {
         let key = self.key(note.part, kind_code(Kind::Open), note.depth);
         let open =
             SparseRows::decode_rows(payload, key, rows.len(), self.words).map_err(|e| e.to_string())?;
+        let mut asked = self.buffer(rows.len() * self.words);
+        open.or_into(&mut asked);
         let mut out = self.buffer(rows.len() * self.words);
-        self.index.pull_hits(&self.moves, rows.clone(), &Offset(rows.start, &open), &v.frontier, &mut out);
+        let open = FullRows::at(rows.start, &asked, self.words);
+        self.index.pull_hits(&self.moves, rows.clone(), &open, &v.frontier, &mut out);
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
-        let hits = SparseRows::encode_rows(key, &out, self.words, &|_| true);
-        out.iter_mut().for_each(|w| *w = 0);
-        self.give_back(out);
+        let hits = SparseRows::encode_rows(key, &out, self.words, &|_| true, (self.codec)(note.from));
+        for mut b in [out, asked] {
+            b.iter_mut().for_each(|w| *w = 0);
+            self.give_back(b);
+        }
         Ok(hits)
     }
 
@@ -502,7 +503,7 @@ impl<X: PartIndex> Parts<X> {
         let rows = self.cut.range(note.part);
         let key = self.key(note.part, kind_code(note.kind), note.depth);
         let set = SparseRows::decode_rows(payload, key, rows.len(), self.words).map_err(|e| e.to_string())?;
-        self.making(note.part, note.depth, note.epoch, |h| h.part.merge(&Offset(rows.start, &set)));
+        self.making(note.part, note.depth, note.epoch, |h| set.or_into(&mut h.part.next));
         Ok(())
     }
 
@@ -516,7 +517,7 @@ impl<X: PartIndex> Parts<X> {
             };
             h.making = None;
             h.made = Some(depth);
-            (counts, SparseRows::encode_rows(key, &h.part.next, words, &|_| true))
+            (counts, SparseRows::encode_rows(key, &h.part.next, words, &|_| true, Codec::Zstd))
         })?;
         let (counts, bytes) = made;
         if let Err(e) = self.store.put(k, depth, &bytes) {

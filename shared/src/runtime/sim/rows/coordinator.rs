@@ -2,7 +2,6 @@
 //! journal, the plan sent to workers behind it, levels sent up and checked.
 
 use super::{Addr, Ev, Member, MemberState, World, BEAT_MS, LIVENESS_MS};
-use crate::bfs::task::RowBits;
 use crate::bfs::Standing;
 use crate::runtime::rows::*;
 use crate::runtime::WorkerId;
@@ -195,10 +194,10 @@ impl World {
             let key = crate::wire::row_message_key(self.job.id, k, LEVEL, depth);
             let set = crate::wire::SparseRows::decode_rows(&bytes, key, rows.len(), words)
                 .map_err(|e| format!("part {k} of level {depth} as sent up: {e}"))?;
+            let got = set.to_rows();
             for (i, r) in rows.enumerate() {
                 let want = &expected[r as usize * words..][..words];
-                let got = set.row(i as u32).map_or_else(|| vec![0; words], |row| row.to_vec());
-                if got != want {
+                if got[i * words..][..words] != *want {
                     return Err(format!(
                         "row {r} of level {depth} as sent up differs from the embedded search's"
                     ));

@@ -7,6 +7,7 @@ use crate::bfs::task::Counting;
 use crate::runtime::rows::*;
 use crate::runtime::sim::faults::Faults;
 use crate::runtime::sim::tiny::TinySpace;
+use crate::shard::Codec;
 use std::sync::Arc;
 
 impl World {
@@ -49,6 +50,10 @@ impl World {
                     p.generation += 1;
                     let counting =
                         if self.job.positions_only { Counting::Positions } else { Counting::Classes };
+                    // Every codec, on different links of one run.
+                    let salt = self.rng.below(3);
+                    let codec =
+                        move |to: u64| [Codec::Raw, Codec::Lz4, Codec::Zstd][((id + to + salt) % 3) as usize];
                     p.parts = Some(Arc::new(Parts::new(
                         self.space.clone(),
                         self.job.id,
@@ -56,6 +61,7 @@ impl World {
                         TinySpace::moves(),
                         counting,
                         Arc::new(p.disk.clone()),
+                        Arc::new(codec),
                     )));
                 }
                 self.send_status(at);
