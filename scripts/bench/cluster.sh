@@ -12,6 +12,7 @@
 #   scripts/bench/cluster.sh [SPACE] [extra coordinator args...]     (default: h)
 #   WORKERS=4 WORKER_THREADS=1 scripts/bench/cluster.sh edges --metric htm
 #   WORKER_MEM=3G WORKERS=4 scripts/bench/cluster.sh edges           (each worker's --mem-limit)
+#   COMPRESS=zstd scripts/bench/cluster.sh h                         (each worker's --compress)
 #   EMBEDDED=0 ...                                                   (skip the embedded runs)
 #   RUNS=3 scripts/bench/cluster.sh h                                (pairs of runs; default 1)
 #   STAGGER=0.3 WORKERS=8 scripts/bench/cluster.sh h                 (as ssh and Slurm launches do:
@@ -25,6 +26,7 @@ runs=${RUNS:-1}
 workers=${WORKERS:-2}
 embedded=${EMBEDDED:-1}
 stagger=${STAGGER:-}
+compress=${COMPRESS:-}
 command -v /usr/bin/time > /dev/null || { echo "cluster.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive whole number, not '$runs'" >&2; exit 1; }
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive whole number, not '$workers'" >&2; exit 1; }
@@ -37,7 +39,7 @@ token=$out/token
 echo "bench-token-$$" > "$token"
 port=${PORT:-7890}
 threads=${WORKER_THREADS:+ of $WORKER_THREADS thread(s)}
-mem=${WORKER_MEM:+, --mem-limit $WORKER_MEM each}
+mem=${WORKER_MEM:+, --mem-limit $WORKER_MEM each}${COMPRESS:+, --compress $COMPRESS}
 late=${stagger:+, started $stagger s apart after the search began}
 label="enumerate $space${*:+ $*}, coordinator of $workers local worker processes$threads$mem$late (this process only)"
 if [ -n "$stagger" ]; then start=(); else start=(--min-workers "$workers"); fi
@@ -52,6 +54,7 @@ for run in $(seq 1 "$runs"); do
          /usr/bin/time -f "%e %U %S %M" -o "$out/worker-$i.time" \
              target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
              ${WORKER_THREADS:+--threads "$WORKER_THREADS"} ${WORKER_MEM:+--mem-limit "$WORKER_MEM"} \
+             ${COMPRESS:+--compress "$COMPRESS"} \
              2> "$out/worker-$i.log" &
          if [ -n "$stagger" ]; then sleep "$stagger"; fi
      done
@@ -61,13 +64,14 @@ for run in $(seq 1 "$runs"); do
         "${start[@]}" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
         | tee "$out/$space-cluster.row"
     wait
-    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" "$*" "$late" <<'PY'
+    python3 - "$space" "$out" "$workers" "$embedded" "${WORKER_THREADS:-}" "${WORKER_MEM:-}" "$*" "$late" "$compress" <<'PY'
 import datetime, json, os, subprocess, sys
 sys.path.insert(0, "scripts/bench")
 import measure
 space, out, workers, embedded, threads, mem = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
 job = " ".join([space] + sys.argv[7].split()) + sys.argv[8]
-worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "")
+compress = sys.argv[9]
+worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "") + (f" --compress {compress}" if compress else "")
 b = json.load(open(f"{out}/{space}-cluster.json"))
 reference = f"{out}/{space}-embedded.json" if embedded else f"results/{space}-{b['metric']}.json"
 if not os.path.exists(reference):
@@ -99,6 +103,9 @@ line = (f"identical depths; {workers} workers: through the coordinator {through 
 if embedded:
     embedded_wall, embedded_cpu = cells(f"{out}/{space}-embedded.row")
     line += f"; total CPU / embedded = {total / embedded_cpu:.2f}; wall / embedded = {cluster_wall / embedded_wall:.2f}"
+    # What the exchange costs: the CPU beyond the embedded run's (every worker's own index
+    # build included) over the bytes the workers received.
+    line += f"; CPU beyond embedded {total - embedded_cpu:.1f} s = {1e9 * (total - embedded_cpu) / max(1, sum(received)):.1f} ns per byte received"
     with open(f"{out}/ratios", "a") as f:
         f.write(f"{total / embedded_cpu} {cluster_wall / embedded_wall}\n")
 print(line)

@@ -70,25 +70,39 @@ impl SparseRows {
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
-    /// The payload of the rows of `full` that `keep` accepts.
+    /// The payload of the rows of `full` that `keep` accepts, in one allocation of its exact
+    /// size (the rows are counted first: a growing buffer would copy and fault in its pages
+    /// several times over).
     fn payload(full: &[u64], words_per_row: usize, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<u64> {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
         let blocks = rows.div_ceil(64);
         let small = positions_fit(words_per_row);
-        let mut payload = vec![0u64; 2 * blocks];
+        let as_positions = |n: usize| small && positions_words(n) < words_per_row;
+        let counts: Vec<u32> = full
+            .chunks(w)
+            .enumerate()
+            .map(|(i, row)| if keep(i) { row.iter().map(|x| x.count_ones()).sum() } else { 0 })
+            .collect();
+        let body: usize = counts
+            .iter()
+            .map(|&n| match n as usize {
+                0 => 0,
+                n if as_positions(n) => positions_words(n),
+                _ => words_per_row,
+            })
+            .sum();
+        let mut payload = Vec::with_capacity(2 * blocks + body + COUNTERS);
+        payload.resize(2 * blocks, 0);
         let mut entries = 0u64;
-        for (i, row) in full.chunks(w).enumerate() {
-            if !keep(i) {
-                continue;
-            }
-            let n: usize = row.iter().map(|x| x.count_ones() as usize).sum();
+        for (i, (row, &n)) in full.chunks(w).zip(&counts).enumerate() {
+            let n = n as usize;
             if n == 0 {
                 continue;
             }
             entries += n as u64;
             payload[i / 64] |= 1 << (i % 64);
-            if small && positions_words(n) < words_per_row {
+            if as_positions(n) {
                 let at = payload.len();
                 payload.resize(at + positions_words(n), 0);
                 payload[at] = n as u64;
@@ -108,6 +122,7 @@ impl SparseRows {
             }
         }
         payload.push(entries);
+        debug_assert_eq!(payload.len(), payload.capacity());
         payload
     }
 

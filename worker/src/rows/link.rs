@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 /// What `--compress` asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compress {
-    /// Raw on links of at least [`FAST_LINK`] bytes a second, zstd on slower ones (measured as
-    /// messages go; raw until a link has carried [`MEASURED_AFTER`] bytes).
+    /// Raw on links measured at [`FAST_LINK`] bytes a second or more, zstd on slower ones and
+    /// on links not measured yet (until they have carried [`MEASURED_AFTER`] bytes): a link of
+    /// unknown speed gets the fewest bytes.
     #[default]
     Auto,
     /// Never compress (the bytes as the density coding leaves them).
@@ -96,8 +97,8 @@ impl Links {
             Compress::Lz4 => Codec::Lz4,
             Compress::Zstd => Codec::Zstd,
             Compress::Auto => match address.and_then(|a| self.rate(a)) {
-                Some(rate) if rate < FAST_LINK => Codec::Zstd,
-                _ => Codec::Raw,
+                Some(rate) if rate >= FAST_LINK => Codec::Raw,
+                _ => Codec::Zstd,
             },
         }
     }
@@ -124,12 +125,15 @@ mod tests {
         links.begin_at("a", ms(1100));
         links.end_at("a", 16 << 20, ms(1120));
         assert!((links.rate("a").unwrap() - 279.6e6).abs() < 1e5);
-        // A link not measured yet, or a fast one, gets raw; fixed choices are kept.
+        // A link not measured yet gets zstd, a fast one raw; fixed choices are kept.
         links.begin_at("b", ms(0));
-        links.end_at("b", 1 << 20, ms(100));
+        links.end_at("b", 1 << 20, ms(1));
         assert_eq!(links.rate("b"), None, "1 MiB tells nothing yet");
-        assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Raw);
-        assert_eq!(links.codec(Compress::Auto, None), Codec::Raw);
+        assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Zstd);
+        assert_eq!(links.codec(Compress::Auto, None), Codec::Zstd);
+        links.begin_at("b", ms(200));
+        links.end_at("b", 15 << 20, ms(220));
+        assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Raw, "16 MiB in 21 ms");
         assert_eq!(links.codec(Compress::Lz4, Some("a")), Codec::Lz4);
         assert_eq!(links.codec(Compress::None, Some("a")), Codec::Raw);
         // An end without a begin changes nothing.
