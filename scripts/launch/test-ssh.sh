@@ -45,7 +45,7 @@ mkdir -p /run/sshd
 for _ in $(seq 1 50); do [ -s "$work/sshd.pid" ] && break; sleep 0.1; done
 
 export SSH_OPTS="-p $port -i $work/user_key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
-export REMOTE_DIR=cubefarm-ssh-test STATE="$work/state" HEAD_ADDR=127.0.0.1 PORT=$((port + 1))
+export REMOTE_DIR=cubefarm-ssh-test STATE="$work/state" PORT=$((port + 1))
 run() { ssh -n $SSH_OPTS -o BatchMode=yes 127.0.0.1 "$1"; }
 
 # Depths of a result file, as one line per depth.
@@ -54,7 +54,8 @@ depths() { python3 -c 'import json,sys; [print(d) for d in json.load(open(sys.ar
 one_run() {
     local label=$1
     local start=$SECONDS
-    scripts/ssh/start.sh 127.0.0.1 127.0.0.1 127.0.0.1 -- enumerate h --min-workers 2 --json h.json
+    # The head as user@host: the workers are told the host alone.
+    scripts/ssh/start.sh "$(id -un)@127.0.0.1" 127.0.0.1 127.0.0.1 -- enumerate h --min-workers 2 --json h.json
     local pid
     pid=$(awk '$3 == "coordinator" { print $2 }' "$STATE/started")
     for _ in $(seq 1 900); do run "kill -0 $pid 2>/dev/null" || break; sleep 1; done
@@ -74,6 +75,16 @@ one_run() {
     scripts/ssh/stop.sh --clean
     echo "ok ($label): enumerate h over ssh, coordinator and 2 workers, $((SECONDS - start)) s, same distribution as results/h.json"
 }
+
+# Workers pointed at a host that does not resolve stop at once: start.sh says so and fails.
+if HEAD_ADDR=nosuchhost.invalid scripts/ssh/start.sh 127.0.0.1 127.0.0.1 -- enumerate h --json h.json \
+    2> "$work/bad.err"; then
+    echo "FAIL: start.sh succeeded with workers that cannot reach the coordinator" >&2; exit 1
+fi
+grep -q "1 of 1 workers stopped" "$work/bad.err" && grep -q "nosuchhost.invalid" "$work/bad.err" || {
+    echo "FAIL: start.sh did not name the stopped worker and its reason:" >&2; cat "$work/bad.err" >&2; exit 1; }
+scripts/ssh/stop.sh --clean
+echo "ok: workers that cannot reach the coordinator make start.sh fail, naming the host"
 
 one_run plain
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \

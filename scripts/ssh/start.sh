@@ -16,7 +16,7 @@
 #   SSH_OPTS         extra options for ssh and scp (e.g. "-p 2222 -i key")
 #   REMOTE_DIR       directory on every host (default cubefarm-run, relative to the home)
 #   PORT             the coordinator's port (default 7878)
-#   HEAD_ADDR        the address workers reach HEAD at (default HEAD)
+#   HEAD_ADDR        the address workers reach HEAD at (default HEAD without any user@)
 #   WORKER_ARGS      extra worker arguments (e.g. "--threads 8 --mem-limit 60G")
 #   STATE            local directory for the record of started processes (default .cubefarm-ssh)
 set -euo pipefail
@@ -35,7 +35,7 @@ bin=${CUBEFARM_BIN:-target/release}
 state=${STATE:-.cubefarm-ssh}
 remote=${REMOTE_DIR:-cubefarm-run}
 port=${PORT:-7878}
-head_addr=${HEAD_ADDR:-$head_host}
+head_addr=${HEAD_ADDR:-${head_host#*@}}
 read -r -a ssh_opts <<< "${SSH_OPTS:-}"
 read -r -a worker_args <<< "${WORKER_ARGS:-}"
 for b in coordinator worker; do
@@ -89,8 +89,9 @@ pid=$(run "$head_host" "cd '$remote' || exit 1; nohup ./coordinator$quoted --lis
     > coordinator.log 2>&1 < /dev/null & echo \$!")
 echo "$head_host $pid coordinator" >> "$state/started"
 echo "started the coordinator (pid $pid) on $head_host; its log: $remote/coordinator.log there"
+listening=0
 for _ in $(seq 1 600); do
-    if run "$head_host" "grep -q 'serving workers on' '$remote/coordinator.log'"; then break; fi
+    if run "$head_host" "grep -q 'serving workers on' '$remote/coordinator.log'"; then listening=1; break; fi
     if ! run "$head_host" "kill -0 $pid 2>/dev/null"; then
         echo "error: the coordinator stopped:" >&2
         run "$head_host" "tail -n 20 '$remote/coordinator.log'" >&2
@@ -98,6 +99,13 @@ for _ in $(seq 1 600); do
     fi
     sleep 1
 done
+if [ $listening = 0 ]; then
+    echo "error: the coordinator (pid $pid on $head_host) has not said 'serving workers on' in 600 s;" \
+        "its log ends:" >&2
+    run "$head_host" "tail -n 20 '$remote/coordinator.log'" >&2
+    echo "it is still running: scripts/ssh/stop.sh stops it" >&2
+    exit 1
+fi
 ca=""
 [ -n "${TLS_CERT:-}" ] && ca=" --ca cert.pem"
 extra=$(printf ' %q' "${worker_args[@]}")
@@ -110,4 +118,20 @@ for host in "${workers[@]}"; do
     echo "$host $pid worker-$n" >> "$state/started"
     echo "started worker $n (pid $pid) on $host; its log: $remote/worker-$n.log there"
 done
+# A worker that cannot reach the coordinator (a wrong HEAD_ADDR, a firewall) or is refused
+# stops within seconds, saying why: look once they had time to.
+sleep "${CHECK_AFTER:-3}"
+dead=0
+while read -r host pid what; do
+    [ "$what" = coordinator ] && continue
+    if ! run "$host" "kill -0 $pid 2>/dev/null" < /dev/null; then
+        echo "error: $what on $host stopped:" >&2
+        run "$host" "tail -n 5 '$remote/$what.log'" < /dev/null >&2
+        dead=$((dead + 1))
+    fi
+done < "$state/started"
+if [ $dead -gt 0 ]; then
+    echo "error: $dead of ${#workers[@]} workers stopped; scripts/ssh/stop.sh stops the rest" >&2
+    exit 1
+fi
 echo "follow the job: ssh $head_host tail -f $remote/coordinator.log; stop it: scripts/ssh/stop.sh"

@@ -10,9 +10,15 @@ started=$state/started
 [ -s "$started" ] || { echo "nothing recorded in $started"; exit 0; }
 run() { ssh -n "${ssh_opts[@]}" -o BatchMode=yes "$1" "$2"; }
 # Workers first (the last lines), then the coordinator.
+# A recorded pid is signalled only while it is still one of ours (a process of that name):
+# once ours ended, the number may belong to anything.
 tac "$started" | while read -r host pid what; do
-    if run "$host" "kill $pid 2>/dev/null"; then echo "stopped $what (pid $pid) on $host"
-    else echo "$what (pid $pid) on $host had already ended"; fi
+    name=${what%%-*}
+    if run "$host" "[ \"\$(ps -o comm= -p $pid 2>/dev/null)\" = $name ] && kill $pid 2>/dev/null"; then
+        echo "stopped $what (pid $pid) on $host"
+    else
+        echo "$what (pid $pid) on $host had already ended"
+    fi
 done
 if [ "${1:-}" = "--clean" ]; then
     cut -d' ' -f1 "$started" | sort -u | while read -r host; do
