@@ -100,8 +100,9 @@ check() {
 start=$SECONDS
 jid=$(sbatch --parsable --begin=now+15 -o "$work/coordinator-%j.out" scripts/slurm/coordinator.sbatch \
     enumerate h --min-workers 2 --json "$work/h-two-jobs.json")
-sbatch --parsable -o "$work/worker-%A-%a.out" --export=ALL,COORDINATOR_JOB="$jid" --array=1-2 \
-    scripts/slurm/workers.sbatch > /dev/null
+# Two workers on the one node: they share it (by default each would take a whole node).
+sbatch --parsable -o "$work/worker-%A-%a.out" --exclusive=user -c 1 --export=ALL,COORDINATOR_JOB="$jid" \
+    --array=1-2 scripts/slurm/workers.sbatch > /dev/null
 sleep 5
 [ "$(squeue -h -j "$jid" -o %T)" = PENDING ] && [ "$(squeue -h -t RUNNING -o %i | wc -l)" -ge 2 ] \
     || { echo "FAIL: the workers did not start before the coordinator" >&2; squeue >&2; exit 1; }

@@ -59,7 +59,8 @@ pub struct Args {
     pub tls_key: Option<PathBuf>,
 
     /// The most memory this worker may use, e.g. 3G: the coordinator gives it no more rows
-    /// than fit. Default: 90 % of this machine's memory.
+    /// than fit. Default: 90 % of this machine's memory, or of its control group's limit
+    /// when that is less (a Slurm step, a container).
     #[arg(long, value_name = "SIZE", value_parser = shared::units::parse_size)]
     pub mem_limit: Option<u64>,
 
@@ -160,11 +161,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let ip = if is_loopback_url(args.coordinator.as_str()) { "127.0.0.1" } else { "0.0.0.0" };
         std::net::SocketAddr::new(ip.parse().expect("an IP address"), 0)
     });
-    let physical = client::total_memory_bytes();
+    let physical = client::available_memory_bytes();
     let mem_limit = args.mem_limit.unwrap_or(physical / 10 * 9);
     if physical > 0 && mem_limit > physical {
         anyhow::bail!(
-            "--mem-limit {} is more than this machine's memory ({})",
+            "--mem-limit {} is more than this worker may use ({}: the machine's memory, or its control group's limit)",
             shared::units::gib(mem_limit),
             shared::units::gib(physical)
         );
