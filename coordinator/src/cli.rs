@@ -33,14 +33,26 @@ pub struct Cli {
 pub enum Command {
     /// Exact distance distribution of a space: positions, classes under the 48 symmetries, and
     /// classes under symmetry and inversion, per depth.
+    #[command(after_help = "Examples:
+  coordinator enumerate edges --metric qtm --json edges-qtm.json
+  coordinator enumerate h --state-dir state/h                     (a killed run resumes)
+  coordinator enumerate cube --max-depth 10                       (the product method)
+  coordinator enumerate h --listen 0.0.0.0:7878 --token-file tok  (remote workers: worker --coordinator ...)")]
     Enumerate(EnumerateArgs),
     /// Build pruning tables: the H48 solver's h48h0 .. h48h11, each with the cocsep and edge
     /// fallback tables, in the project's layout or the solver's own bytes; Rokicki's phase-2
     /// table `phase2` in cube20src's bytes; or nxopt's tables nxopt-EO1EP1 .. nxopt-EO3EP4 in
     /// nxopt's bytes.
+    #[command(after_help = "Examples:
+  coordinator build h48h7 --format h48 --out tables/h48h7         (the bytes nissy's H48 reads)
+  coordinator build h48h1 h48h2 h48h3 --format h48 --out tables/  (one search, three tables)
+  coordinator build phase2 --out phase2.dat                       (cube20src's phase-2 table)
+  coordinator build nxopt-EO2EP2 --out nxopt22.dat
+  coordinator build h48h11 --format h48 --out h11 --state-dir state/h11 --mem-limit 20G")]
     Build(BuildArgs),
     /// Describe a table file: an H48 table (cubefarm or h48 layout), a phase-2 table (cube20src
     /// or cubefarm layout) or an nxopt table.
+    #[command(after_help = "Example:\n  coordinator info tables/h48h7 --json")]
     Info {
         /// The table file (its kind and layout are recognized from its contents).
         file: PathBuf,
@@ -50,6 +62,7 @@ pub enum Command {
     },
     /// Check a table file: checksums, recounted values, line minima (H48; h0 entry by entry
     /// against a fresh BFS), and random entries against a direct search of their position.
+    #[command(after_help = "Example:\n  coordinator verify tables/h48h7 --samples 1000")]
     Verify {
         /// The table file (its kind and layout are recognized from its contents).
         file: PathBuf,
@@ -58,6 +71,7 @@ pub enum Command {
         samples: u32,
     },
     /// Show the progress of a job served by a coordinator started with --listen.
+    #[command(after_help = "Example:\n  coordinator status --coordinator http://head:7878 --token-file tok")]
     Status {
         /// The coordinator's address, e.g. http://127.0.0.1:7878 (https:// with --ca), as the
         /// workers' --coordinator gives it.
@@ -75,9 +89,16 @@ pub enum Command {
     /// position is within 20 moves did: the exact distance of each of a coset's 19,508,428,800
     /// positions up to a depth, the rest counted as beyond it. A coset is named by a move
     /// sequence that reaches one of its positions ("R U F", or cube20src's "R1U1F1").
+    #[command(after_help = "Examples:
+  coordinator coset \"R U F\" --phase1-table phase1.dat           (proved within 20 moves)
+  coordinator coset --exact-to 16 R1U2F3L1B2D1R3F1 --phase1-table phase1.dat
+  coordinator coset --file cosets.txt --json cosets.json --state-dir state/cosets")]
     Coset(CosetArgs),
     /// Apply a move sequence in Singmaster notation (e.g. "R U2 F'") to the solved cube and show
     /// the position: cubies in Reid's notation, Bryan's words, its symmetries.
+    #[command(
+        after_help = "Examples:\n  coordinator position \"R U2 F'\"\n  coordinator position R1U2F3   (cube20src's turns: 1, 2, 3 quarter turns)"
+    )]
     Position {
         /// The moves, separated by whitespace.
         moves: String,
@@ -247,9 +268,11 @@ pub struct BuildArgs {
 /// Where a job keeps its state, and the memory it may take (`enumerate` and `build`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct LimitArgs {
-    /// Keep the job's state in this directory, with a journal, so that a killed job resumes
-    /// where it stopped: a row search's bit arrays (memory-mapped, instead of RAM), an H48
-    /// build's h11 levels and finished table rows, a product job's finished chunks.
+    /// Keep the job's state in this directory, with a journal, so that a killed job started
+    /// again with the same command resumes where it stopped. What is kept depends on the job:
+    /// `enumerate`, its levels (embedded, the bit arrays, memory-mapped instead of in RAM; on
+    /// workers, the assignment and the counts) or a product job's finished chunks; `build`, an
+    /// H48 build's h11 levels and finished table rows; `coset`, the finished chunks of cosets.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
 
@@ -304,8 +327,10 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<std::net::SocketAddr>,
 
-    /// Start a row search once this many workers are ready (default: the in-process workers,
-    /// else 1).
+    /// `enumerate` on workers that own the rows: start once this many workers are ready
+    /// (default: the in-process workers, else 1; a worker that registers later takes its share
+    /// at the next level). Jobs of tasks (builds, cosets, the product method) hand tasks to
+    /// workers as they come.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub min_workers: Option<u32>,
 }

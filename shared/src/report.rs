@@ -55,7 +55,13 @@ impl Distribution {
     /// A plain-text table, one line per depth, then totals.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "{} {} ({} positions)", self.space, self.metric, thousands(self.order));
+        // The metric "h" (H's own moves, of the spaces h and hprime) is named in words: "hprime
+        // h" reads as two spaces.
+        let metric = match self.metric.as_str() {
+            "h" => "in H's 10 moves".to_string(),
+            m => m.to_string(),
+        };
+        let _ = writeln!(s, "{} {metric} ({} positions)", self.space, thousands(self.order));
         let _ =
             writeln!(s, "{:>5} {:>22} {:>20} {:>20}", "depth", "positions", "classes_sym", "classes_sym_inv");
         for d in &self.depths {

@@ -18,7 +18,15 @@ mod tasks;
 
 /// Command-line arguments of the `worker` binary.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "worker", version, about)]
+#[command(
+    name = "worker",
+    version,
+    about,
+    after_help = "Examples:
+  worker --coordinator http://head:7878 --token-file tok
+  worker --coordinator http://head:7878 --token-file tok --threads 16 --mem-limit 60G --state-dir /scratch/cf
+  worker --coordinator https://head:7878 --ca head.pem --token-file tok"
+)]
 pub struct Args {
     /// Coordinator address, e.g. http://127.0.0.1:7878 (http:// or https://).
     #[arg(long, value_name = "URL", value_parser = parse_coordinator_url)]

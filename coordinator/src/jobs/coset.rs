@@ -80,7 +80,11 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         }
         Some(CosetSolver::with_phase1(phase1))
     } else {
-        Some(CosetSolver::new()?)
+        let made = Instant::now();
+        eprintln!("making phase 1's distance table (--phase1-table FILE keeps it for the next run)");
+        let solver = CosetSolver::new()?;
+        eprintln!("phase 1's distance table made in {:.1} s", made.elapsed().as_secs_f64());
+        Some(solver)
     };
     // The representatives as workers read them: one canonical move sequence a line.
     let list: String = config.cosets.iter().map(|(_, moves)| format_moves(moves) + "\n").collect();

@@ -150,7 +150,7 @@ impl std::str::FromStr for MoveSet {
 
 /// A move sequence that failed to parse, naming the offending token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad move `{token}` (token {position} of the sequence): expected a face letter U, R, F, D, L or B followed by nothing, 2, ' or 2'")]
+#[error("bad move `{token}` (token {position} of the sequence): expected a face letter U, R, F, D, L or B followed by nothing, 2, ' or 2' (or cube20src's 1, 2, 3: R1U2F3)")]
 pub struct ParseMovesError {
     pub token: String,
     /// 1-based position of the token in the sequence.
