@@ -162,11 +162,11 @@ fn a_shard_claiming_2_pow_40_bytes_is_refused_without_allocating_and_the_task_ha
     let (mut client, task) = runtime.block_on(take_task(addr));
     let key = ShardKey { job: task.job_id, task: task.task_id, attempt: task.attempt, level: task.level };
     let mut forged = shard::encode_words(key, &[1, 2, 3]);
-    // The header (bincode, fixed width, little-endian): magic 8, version 2, key 24, then the
-    // raw length at byte 34; its CRC-32 follows the 54 bytes of fields.
-    forged[34..42].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let crc = shared::checksum::crc32(&forged[..54]);
-    forged[54..58].copy_from_slice(&crc.to_le_bytes());
+    // The header (bincode, fixed width, little-endian): magic 8, version 2, key 24, codec 1,
+    // then the raw length at byte 35; its CRC-32 follows the 55 bytes of fields.
+    forged[35..43].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let crc = shared::checksum::crc32(&forged[..55]);
+    forged[55..59].copy_from_slice(&crc.to_le_bytes());
     let status = runtime.block_on(upload(&mut client, task.task_id, task.attempt, forged, 4096)).unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     assert!(status.message().contains("1099511627776"), "{status:?}");
