@@ -234,9 +234,17 @@ type NextAction = (Option<CoordinatorAction>, (u64, u64), Option<u32>);
 impl Hub {
     /// Starts a row search: polls now send workers to `RowsSync`; the workers a resumed
     /// search expects are awaited (each is lost if silent for the liveness timeout).
-    pub fn start_rows(&self, core: RowsCoordinator, max_part_bytes: u64) {
+    pub fn start_rows(&self, mut core: RowsCoordinator, max_part_bytes: u64) {
         let mut s = self.lock();
-        s.members.expect(&core.expected());
+        // Workers that registered before the search began (in-process workers often do, while
+        // the job builds its index) join it now: the core learns of a worker only by joining.
+        let expected = core.expected();
+        let present: Vec<(u64, u32)> =
+            s.members.live().filter(|m| !m.expected).map(|m| (m.id, m.threads)).collect();
+        for (worker, threads) in present {
+            core.handle(CoordinatorEvent::Joined { worker, threads });
+        }
+        s.members.expect(&expected);
         s.work = Work::Rows(Box::new(RowsRun { core, uploads: BTreeMap::new(), max_part_bytes }));
         self.changed.notify_all();
     }
@@ -358,6 +366,27 @@ mod tests {
     /// A worker's long poll that began before another worker registered answers with that
     /// worker's address: with the addresses of when the poll began, the first worker could
     /// never send the newcomer its images and the level would wait forever.
+    /// Workers that registered before the search began take part in it: the core learns of
+    /// them when it starts (it once waited forever for "2 live, at least 2 wanted").
+    #[test]
+    fn workers_registered_before_the_search_began_are_assigned_parts() {
+        let hub = Hub::new(1, "h/h".into(), Duration::from_secs(600), Duration::from_secs(30), 2);
+        let (a, b) =
+            (hub.register("a", 1, (0, 0), "http://a", 0), hub.register("b", 1, (0, 0), "http://b", 0));
+        let job = JobInfo { id: 7, spec: "h/h".into(), rows: 4, rows_per_part: 2, positions_only: false };
+        hub.start_rows(RowsCoordinator::new(job, settings(2)), 1 << 20);
+        let ready = Status { ready: true, room: 1 << 30, ..Status::default() };
+        assert!(matches!(hub.rows_sync(a, 7, ready.clone(), Duration::from_millis(10)), SyncAnswer::Wait));
+        let SyncAnswer::Do(reply) = hub.rows_sync(b, 7, ready, Duration::from_millis(10)) else {
+            panic!("the plan once both are ready")
+        };
+        assert_ne!(reply.epoch, 0);
+        let mut owners = reply.owner.clone();
+        owners.sort_unstable();
+        owners.dedup();
+        assert_eq!(owners, [a, b]);
+    }
+
     #[test]
     fn a_long_poll_answers_with_the_peers_of_when_it_answers() {
         let hub = Hub::new(1, "h/h".into(), Duration::from_secs(600), Duration::from_secs(30), 2);
