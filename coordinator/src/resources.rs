@@ -9,10 +9,11 @@ pub fn memory_available() -> Option<u64> {
     meminfo("MemAvailable:")
 }
 
-/// Bytes of memory the machine has (`MemTotal`): unlike what is available, the same from run
-/// to run, so choices made from it (a product job's parts) are too.
+/// Bytes of memory the machine has (`MemTotal`), or its control group's limit when less:
+/// unlike what is available, the same from run to run, so choices made from it (a product
+/// job's parts) are too.
 pub fn memory_total() -> Option<u64> {
-    meminfo("MemTotal:")
+    Some(shared::units::memory_limit_bytes()).filter(|&m| m > 0)
 }
 
 fn meminfo(field: &str) -> Option<u64> {

@@ -169,7 +169,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let ip = if is_loopback_url(args.coordinator.as_str()) { "127.0.0.1" } else { "0.0.0.0" };
         std::net::SocketAddr::new(ip.parse().expect("an IP address"), 0)
     });
-    let physical = client::available_memory_bytes();
+    let physical = shared::units::memory_limit_bytes();
     let mem_limit = args.mem_limit.unwrap_or(physical / 10 * 9);
     if physical > 0 && mem_limit > physical {
         anyhow::bail!(

@@ -210,7 +210,7 @@ pub fn with_cluster<T>(
                 listen: "127.0.0.1:0".parse().expect("a socket address"),
                 advertise: None,
                 tls: None,
-                mem_limit: worker::client::total_memory_bytes() / 10 * 9,
+                mem_limit: shared::units::memory_limit_bytes() / 10 * 9,
                 state_dir: None,
                 patience: std::time::Duration::from_secs(60),
                 compress: Default::default(),
