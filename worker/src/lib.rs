@@ -85,7 +85,7 @@ pub struct Args {
     pub connect_timeout: u64,
 
     /// How the rows a row search sends other workers are packed for the link: auto (raw on
-    /// links measured at 280 MB/s or more while the job runs, zstd on slower or not yet
+    /// links measured at 350 MB/s or more while the job runs, zstd on slower or not yet
     /// measured ones), none, lz4 or zstd.
     #[arg(long, value_name = "HOW", value_enum, default_value_t = rows::link::Compress::Auto)]
     pub compress: rows::link::Compress,
