@@ -366,7 +366,7 @@ impl Hub {
     pub fn peer_addresses(&self) -> Vec<(u64, String)> {
         let mut s = self.lock();
         self.tick(&mut s);
-        s.members.live().map(|m| (m.id, m.peer_address.clone())).collect()
+        s.members.peer_addresses()
     }
 
     /// The most memory each live worker may use (0: unknown), as it registered.

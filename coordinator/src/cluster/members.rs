@@ -174,6 +174,15 @@ impl Members {
         self.members.values().filter(|m| !m.lost)
     }
 
+    /// Where other workers reach each live worker that registered in this run (a place held
+    /// for a worker not back yet has no address).
+    pub fn peer_addresses(&self) -> Vec<(u64, String)> {
+        self.live()
+            .filter(|m| !m.expected && !m.peer_address.is_empty())
+            .map(|m| (m.id, m.peer_address.clone()))
+            .collect()
+    }
+
     pub fn is_live(&self, id: u64) -> bool {
         self.members.get(&id).is_some_and(|m| !m.lost)
     }

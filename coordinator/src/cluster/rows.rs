@@ -177,15 +177,6 @@ pub fn search<I: RowIndex>(
     }
 }
 
-/// Where the live workers that registered in this run reach each other.
-fn peer_addresses(members: &super::members::Members) -> Vec<(u64, String)> {
-    members
-        .live()
-        .filter(|m| !m.expected && !m.peer_address.is_empty())
-        .map(|m| (m.id, m.peer_address.clone()))
-        .collect()
-}
-
 /// The longest level part an owner may send up (as a shard).
 fn shard_bytes(cut: PartCut, words: usize) -> u64 {
     SparseRows::max_message_bytes(cut.rows_per_part as usize, words)
@@ -316,7 +307,7 @@ impl Hub {
             self.tick(&mut s);
             // The peers are read when the reply is made, not when the poll began: a worker
             // that registered meanwhile must be in it, or the others cannot reach it.
-            let peers = peer_addresses(&s.members);
+            let peers = s.members.peer_addresses();
             let Work::Rows(run) = &mut s.work else { return SyncAnswer::Done };
             let plan = run.core.plan();
             if !ours || (status.epoch, status.version) != (plan.epoch, plan.version) {
