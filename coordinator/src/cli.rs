@@ -207,6 +207,12 @@ pub struct CosetArgs {
     #[arg(long, value_name = "FILE")]
     pub phase1_table: Option<PathBuf>,
 
+    /// Solve every coset given. By default a coset that one of the 16 symmetries keeping the
+    /// UD axis maps onto a coset given before it is not solved: its counts are that coset's,
+    /// and its unreached positions that coset's, conjugated (docs/coset.md).
+    #[arg(long)]
+    pub every_coset: bool,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 
@@ -217,7 +223,7 @@ pub struct CosetArgs {
 impl TryFrom<CosetArgs> for CosetConfig {
     type Error = anyhow::Error;
     fn try_from(a: CosetArgs) -> Result<Self> {
-        let cluster = a.cluster.try_into()?;
+        let cluster = ClusterConfig { phase1_table: a.phase1_table.clone(), ..a.cluster.try_into()? };
         let spec = match a.exact_to {
             Some(depth) => CosetSpec::exact(depth),
             None => {
@@ -237,6 +243,7 @@ impl TryFrom<CosetArgs> for CosetConfig {
             mem_limit: a.limits.mem_limit,
             state_dir: a.limits.state_dir,
             phase1_table: a.phase1_table,
+            reduce: !a.every_coset,
             ..config
         })
     }

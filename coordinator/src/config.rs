@@ -8,6 +8,7 @@ use shared::coord::nxopt::NxoptKind;
 use shared::cube::MoveSet;
 use shared::h48::{base_for, Layout};
 use shared::space::Space;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -256,6 +257,8 @@ pub struct CosetConfig {
     pub state_dir: Option<PathBuf>,
     /// Phase 1's distance table kept in this file (read, or made and written).
     pub phase1_table: Option<PathBuf>,
+    /// Solve one coset of each class under the 16 symmetries of H (else every coset given).
+    pub reduce: bool,
     pub cluster: ClusterConfig,
 }
 
@@ -291,16 +294,16 @@ impl CosetConfig {
             !texts.is_empty(),
             "no coset given: name each by a representative move sequence, or give --file FILE"
         );
-        let mut seen: Vec<(shared::coset::phase1::Coord, String)> = Vec::new();
+        let mut seen: HashMap<shared::coset::phase1::Coord, String> = HashMap::new();
         let mut cosets = Vec::new();
         for (text, from) in texts {
             let moves = shared::cube::parse_moves(&text)
                 .with_context(|| format!("coset representative {text:?} ({from})"))?;
             let coord = shared::coset::phase1::coord_of(&shared::cube::apply_moves(&moves));
-            if let Some((_, first)) = seen.iter().find(|(c, _)| *c == coord) {
+            if let Some(first) = seen.get(&coord) {
                 bail!("{text:?} ({from}) names the coset of {first:?} again");
             }
-            seen.push((coord, text.clone()));
+            seen.insert(coord, text.clone());
             cosets.push((text, moves));
         }
         Ok(CosetConfig {
@@ -311,6 +314,7 @@ impl CosetConfig {
             mem_limit: None,
             state_dir: None,
             phase1_table: None,
+            reduce: true,
             cluster,
         })
     }

@@ -44,6 +44,7 @@ fn start() -> (
                 0,
                 0..job.task_count(),
                 CosetWords::Exactly(wire::product::words_per_task(&job)),
+                0,
                 &AtomicU64::new(0),
             )
         })
@@ -124,18 +125,9 @@ fn check_recovery(
     ));
     assert!(reply.unwrap().accepted);
     let worker = runtime.spawn(worker::client::run_worker(worker::client::WorkerConfig {
-        coordinator: format!("http://{addr}"),
-        ca: None,
-        token: None,
-        name: "honest".into(),
-        protocol_version: cubefarm_proto::PROTOCOL_VERSION,
-        listen: "127.0.0.1:0".parse().unwrap(),
-        advertise: None,
-        tls: None,
         mem_limit: 1 << 30,
-        state_dir: None,
         patience: Duration::from_secs(10),
-        compress: Default::default(),
+        ..worker::client::WorkerConfig::loopback(format!("http://{addr}"), None, "honest".into())
     }));
     let words = level.join().unwrap().unwrap();
     shared.finish();

@@ -175,18 +175,13 @@ fn faults_are_refused_or_recovered_with_identical_output() {
 /// The in-process configuration of a worker for `url`, with this test's token.
 fn worker_config(url: &str, name: &str) -> worker::client::WorkerConfig {
     worker::client::WorkerConfig {
-        coordinator: url.to_string(),
-        ca: None,
-        token: Some(Token::new(TOKEN).unwrap()),
-        name: name.into(),
-        protocol_version: cubefarm_proto::PROTOCOL_VERSION,
-        listen: "127.0.0.1:0".parse().unwrap(),
-        advertise: None,
-        tls: None,
         mem_limit: 1 << 30,
-        state_dir: None,
         patience: Duration::from_secs(10),
-        compress: Default::default(),
+        ..worker::client::WorkerConfig::loopback(
+            url.to_string(),
+            Some(Token::new(TOKEN).unwrap()),
+            name.into(),
+        )
     }
 }
 
@@ -555,17 +550,33 @@ fn cosets_on_worker_processes_give_the_embedded_counts_even_when_a_worker_is_kil
 }
 
 #[test]
-fn a_worker_refuses_a_coset_bigger_than_its_memory_limit() {
+fn cosets_wait_for_a_worker_whose_memory_limit_holds_one_and_say_so() {
     let dir = scratch("coset-memory");
-    let (mut coord, addr, _err) =
+    let (mut coord, addr, err) =
         start_job(&dir, &["coset", "--exact-to", "3", "R"], &["--listen", "127.0.0.1:0"]);
-    let small = worker_at(&format!("http://{addr}"), TOKEN, &dir, &["--mem-limit", "1G"]);
-    let out = wait_bounded(small, Duration::from_secs(60));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("more than this worker's --mem-limit"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    coord.kill().unwrap();
-    coord.wait().unwrap();
+    let mut small = worker_at(&format!("http://{addr}"), TOKEN, &dir, &["--mem-limit", "1G"]);
+    // The coordinator's log, line by line, read on a thread so that the wait is bounded.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in err.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let said = loop {
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line.contains("cosets wait") => break line,
+            Ok(_) => continue,
+            Err(e) => panic!("no wait message: {e}"),
+        }
+    };
+    assert!(said.contains("--mem-limit at most 1.0 GiB") && said.contains("or more"), "{said}");
+    assert!(small.try_wait().unwrap().is_none(), "the small worker waits for work it can hold");
+    for child in [&mut small, &mut coord] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
 

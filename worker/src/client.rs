@@ -43,6 +43,31 @@ pub struct WorkerConfig {
     pub patience: Duration,
     /// How a row search's messages to other workers are packed.
     pub compress: crate::rows::link::Compress,
+    /// Where coset tasks keep phase 1's distance table (read, or made and written once).
+    pub phase1_table: Option<PathBuf>,
+}
+
+impl WorkerConfig {
+    /// A worker of this machine for the coordinator at `coordinator` (in-process workers,
+    /// tests): listening on loopback, no TLS, the defaults of the command line otherwise, and
+    /// 90 % of the memory this process may use.
+    pub fn loopback(coordinator: String, token: Option<Token>, name: String) -> Self {
+        WorkerConfig {
+            coordinator,
+            ca: None,
+            token,
+            name,
+            protocol_version: cubefarm_proto::PROTOCOL_VERSION,
+            listen: "127.0.0.1:0".parse().expect("a socket address"),
+            advertise: None,
+            tls: None,
+            mem_limit: shared::units::memory_limit_bytes() / 10 * 9,
+            state_dir: None,
+            patience: Duration::from_secs(60),
+            compress: Default::default(),
+            phase1_table: None,
+        }
+    }
 }
 
 /// Runs until the coordinator says the job is done (Ok), reconnecting with backoff when the
@@ -60,7 +85,7 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
         config.mem_limit,
     ));
     let (peer_address, server) = serve_peers(&config, host.clone()).await?;
-    let cache = Arc::new(Mutex::new(Cache::default()));
+    let cache = Arc::new(Mutex::new(Cache::new(config.phase1_table.clone())));
     // One deadline for the whole wait: the coordinator must answer within `patience` of the
     // start, or of the last session that reached it.
     let mut since = Instant::now();

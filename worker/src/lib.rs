@@ -89,6 +89,12 @@ pub struct Args {
     /// measured ones), none, lz4 or zstd.
     #[arg(long, value_name = "HOW", value_enum, default_value_t = rows::link::Compress::Auto)]
     pub compress: rows::link::Compress,
+
+    /// Coset jobs: read phase 1's distance table (564 MB) from this file, or make it (about 4 s)
+    /// and write it there for the next worker or run. Workers on one shared file system can all
+    /// name the same file. Default: made by each worker at its first coset.
+    #[arg(long, value_name = "FILE")]
+    pub phase1_table: Option<PathBuf>,
 }
 
 /// Whether `url`'s host is this machine's loopback.
@@ -195,6 +201,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         state_dir: args.state_dir.clone(),
         patience: std::time::Duration::from_secs(args.connect_timeout),
         compress: args.compress,
+        phase1_table: args.phase1_table.clone(),
     };
     limit_malloc_arenas();
     // Blocking tasks are computations (each on rayon): a few at a time are enough, and each

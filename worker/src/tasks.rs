@@ -6,6 +6,7 @@ use crate::rows::Host;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
 use prost::Message;
+use shared::coset::phase1_file::{self, Origin};
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
 use shared::h48::{base_for, ColumnSet, H11Rows, Level, RowScratch, H11_COLUMNS};
@@ -15,9 +16,10 @@ use shared::shard::{self, ShardKey, WordPart};
 use shared::wire;
 use shared::wire::h48::{Homes, KeptRow, KeptRows};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// What a worker keeps between tasks of one job.
+/// What a worker keeps between tasks of one job (and a coset solver, between jobs).
 #[derive(Default)]
 pub struct Cache {
     /// A product job's stored positions and coset classes, by job spec.
@@ -27,9 +29,19 @@ pub struct Cache {
     /// The homes of an H48 build's levels: job, input name, homes.
     homes: Option<(u64, String, Arc<Homes>)>,
     cosets: Option<CosetJob>,
+    /// Where phase 1's distance table is kept (`--phase1-table`), if anywhere.
+    phase1_table: Option<PathBuf>,
+    /// The coset solver (its tables are the same for every coset job): made at the first coset
+    /// task, from `phase1_table` when it is given.
+    coset_solver: Option<Arc<CosetSolver>>,
 }
 
 impl Cache {
+    /// An empty cache whose coset solver reads or writes phase 1's table at `phase1_table`.
+    pub fn new(phase1_table: Option<PathBuf>) -> Self {
+        Cache { phase1_table, ..Cache::default() }
+    }
+
     /// Forgets what came from the coordinator's inputs (the homes of H48 levels, a coset job's
     /// representatives): a coordinator that restarted publishes them again, under the same
     /// names, and they may differ.
@@ -39,12 +51,11 @@ impl Cache {
     }
 }
 
-/// A coset job's solver and representatives, with the job's spec and id.
+/// A coset job's representatives, with the job's spec and id.
 #[derive(Clone)]
 struct CosetJob {
     spec: String,
     job: u64,
-    solver: Arc<CosetSolver>,
     reps: Arc<Vec<Cube>>,
 }
 
@@ -291,7 +302,8 @@ async fn homes_of(
 
 /// A coset job's task: its cosets (a range of the representatives the coordinator publishes as
 /// the input `cosets/0`, one move sequence a line) solved one after the other, each on every
-/// thread. The solver's tables are built and the representatives downloaded once per job.
+/// thread. The representatives are downloaded once per job, the solver's tables made (or read
+/// from `--phase1-table`) once per process.
 pub async fn run_coset_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
@@ -299,13 +311,14 @@ pub async fn run_coset_task(
     task: &v1::Task,
     spec: CosetSpec,
 ) -> Result<Vec<u8>, TaskError> {
+    let solver = coset_solver(cache).await?;
     let cached = cache
         .lock()
         .ok()
         .and_then(|c| c.cosets.clone())
         .filter(|c| c.spec == task.job_spec && c.job == task.job_id);
-    let (solver, reps) = match cached {
-        Some(c) => (c.solver, c.reps),
+    let reps = match cached {
+        Some(c) => c.reps,
         None => {
             let bytes = download_bytes(client, traffic, task, "cosets/0", 0).await?;
             let text = String::from_utf8(bytes).map_err(|_| anyhow!("the coset list is not text"))?;
@@ -314,18 +327,12 @@ pub async fn run_coset_task(
                 .map(|line| parse_moves(line).map(|m| apply_moves(&m)))
                 .collect::<Result<Vec<Cube>, _>>()
                 .map_err(|e| anyhow!("the coset list from the coordinator: {e}"))?;
-            let solver =
-                Arc::new(tokio::task::spawn_blocking(CosetSolver::new).await?.map_err(anyhow::Error::from)?);
             let reps = Arc::new(reps);
             if let Ok(mut c) = cache.lock() {
-                c.cosets = Some(CosetJob {
-                    spec: task.job_spec.clone(),
-                    job: task.job_id,
-                    solver: solver.clone(),
-                    reps: reps.clone(),
-                });
+                c.cosets =
+                    Some(CosetJob { spec: task.job_spec.clone(), job: task.job_id, reps: reps.clone() });
             }
-            (solver, reps)
+            reps
         }
     };
     let range = task.row_begin as usize..task.row_end as usize;
@@ -345,6 +352,43 @@ pub async fn run_coset_task(
     })
     .await??;
     Ok(shard::encode_words(key, &words))
+}
+
+/// The process's coset solver, made at its first use: phase 1's table read from the cache's
+/// file (or made and written there), else made.
+async fn coset_solver(cache: &Arc<Mutex<Cache>>) -> Result<Arc<CosetSolver>, TaskError> {
+    let (solver, path) = match cache.lock() {
+        Ok(c) => (c.coset_solver.clone(), c.phase1_table.clone()),
+        Err(_) => (None, None),
+    };
+    if let Some(solver) = solver {
+        return Ok(solver);
+    }
+    let made = tokio::task::spawn_blocking(move || -> anyhow::Result<CosetSolver> {
+        let started = std::time::Instant::now();
+        let Some(path) = path else {
+            let solver = CosetSolver::new()?;
+            tracing::info!("phase 1's distance table made in {:.1} s", started.elapsed().as_secs_f64());
+            return Ok(solver);
+        };
+        let (phase1, origin) = phase1_file::load_or_make(&path)?;
+        let how = match origin {
+            Origin::Read => "read from",
+            Origin::Written => "made and written to",
+        };
+        tracing::info!(
+            "phase 1's distance table {how} {} in {:.1} s",
+            path.display(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(CosetSolver::with_phase1(phase1))
+    })
+    .await??;
+    let solver = Arc::new(made);
+    if let Ok(mut c) = cache.lock() {
+        c.coset_solver = Some(solver.clone());
+    }
+    Ok(solver)
 }
 
 /// Downloads the job-wide input `name` (an encoded shard keyed by `level`) as bytes.

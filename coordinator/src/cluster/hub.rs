@@ -338,9 +338,11 @@ impl Hub {
         }
         let now = self.now_ms();
         let (job, spec, full) = (s.job, s.job_spec.clone(), s.full.contains(&worker));
+        let limit = s.members.get(worker).map_or(0, |m| m.mem_limit);
         match &mut s.work {
             Work::Rows(_) => Poll::OwnedRows,
             Work::Leases { .. } if full => Poll::Wait,
+            Work::Leases { needs, .. } if limit != 0 && limit < *needs => Poll::Wait,
             Work::Leases { table, homes, .. } => match table.poll(worker, now) {
                 Some(l) => Poll::Task(Lease {
                     job,

@@ -107,28 +107,32 @@ impl Hub {
         Ok(taken)
     }
 
-    /// Publishes a level of leased tasks.
-    fn publish(&self, table: TaskTable, words: ResultWords, homes: &str) {
-        self.lock().work = Work::Leases { table, words, homes: homes.to_string() };
+    /// Publishes a level of leased tasks, each needing `needs` bytes of a worker's memory.
+    fn publish(&self, table: TaskTable, words: ResultWords, homes: &str, needs: u64) {
+        self.lock().work = Work::Leases { table, words, homes: homes.to_string(), needs };
         self.changed.notify_all();
     }
 
-    /// Runs a product job's coset tasks `cosets` (cut into `tasks_per_level` ranges) as one
-    /// level and returns their results in task order, `words` per coset;
-    /// `done` counts finished cosets on top of `cosets.start`. `level` must differ between the
-    /// calls of one job: it tells a late result of an earlier call from one of this call.
+    /// Runs coset tasks `cosets` (of a product or a coset job, cut into `tasks_per_level`
+    /// ranges) as one level and returns their results in task order, `words` per coset; each
+    /// task goes only to a worker whose memory limit is at least `needs` (a level no live worker
+    /// can hold waits, saying so every 30 s). `done` counts finished cosets on top of
+    /// `cosets.start`. `level` must differ between the calls of one job: it tells a late result
+    /// of an earlier call from one of this call.
     pub fn run_cosets(
         &self,
         level: u32,
         cosets: Range<u32>,
         words: CosetWords,
+        needs: u64,
         done: &AtomicU64,
     ) -> Result<Vec<u64>, ClusterError> {
         let per_task = cosets.len().div_ceil(self.tasks_per_level).max(1) as u32;
         let ranges = TaskTable::even(cosets.clone(), per_task);
         let mut results = vec![Vec::new(); ranges.len()];
         let lease_ms = self.lease_time.as_millis() as u64;
-        self.publish(TaskTable::new(level, ranges, lease_ms), ResultWords::Cosets(words), "");
+        self.publish(TaskTable::new(level, ranges, lease_ms), ResultWords::Cosets(words), "", needs);
+        let mut warned: Option<Instant> = None;
         let mut s = self.lock();
         loop {
             self.tick(&mut s);
@@ -140,10 +144,25 @@ impl Hub {
             for (task, _, words) in table.take_results() {
                 results[task as usize] = words;
             }
-            let (_, finished, _) = table.counts();
+            let (_, finished, leased) = table.counts();
             done.store(cosets.start as u64 + finished * per_task as u64, Ordering::Relaxed);
             if table.finished() {
                 break;
+            }
+            let limits: Vec<u64> = s.members.live().map(|m| m.mem_limit).collect();
+            let none_fits = !limits.is_empty() && limits.iter().all(|&l| l != 0 && l < needs);
+            if leased == 0
+                && none_fits
+                && warned.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30))
+            {
+                tracing::warn!(
+                    "cosets wait: one takes {} and no live worker may use that much (--mem-limit at most {}); \
+                     start a worker with --mem-limit {}G or more",
+                    shared::units::gib(needs),
+                    shared::units::gib(limits.iter().copied().max().unwrap_or(0)),
+                    needs.div_ceil(1 << 30)
+                );
+                warned = Some(Instant::now());
             }
             s = self.changed.wait(s, Duration::from_millis(200));
         }
@@ -181,6 +200,7 @@ impl Hub {
             TaskTable::new(level, ranges, lease_ms),
             ResultWords::H48Rows { max_words_per_row },
             homes,
+            0,
         );
         let mut waiting: Option<Instant> = None;
         let mut s = self.lock();
@@ -270,7 +290,7 @@ mod tests {
         let worker = hub.register("test", 1, (0, 0), "", 0);
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(7, 10..14, CosetWords::Exactly(3), &done));
+            let run = scope.spawn(|| hub.run_cosets(7, 10..14, CosetWords::Exactly(3), 0, &done));
             let mut seen = Vec::new();
             for _ in 0..2 {
                 let l = lease(&hub, worker);
@@ -299,7 +319,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..2, CosetWords::Exactly(1), &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..2, CosetWords::Exactly(1), 0, &done));
             let first = lease(&hub, a);
             let second = lease(&hub, b);
             assert!(hub.complete(1, second.task, vec![2]).unwrap());
@@ -323,7 +343,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), 0, &done));
             let l = lease(&hub, a);
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(100));
@@ -347,7 +367,7 @@ mod tests {
         let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), &done));
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), 0, &done));
             let l = lease(&hub, a);
             // Only the holder of the current attempt can give it up.
             assert!(!hub.release(b, l.task, l.attempt), "b does not hold the task");
@@ -414,6 +434,30 @@ mod tests {
             let l = lease(&hub, full);
             assert!(hub.complete(1, l.task, vec![1; l.rows.len()]).unwrap());
             run.join().unwrap().unwrap();
+        });
+    }
+
+    #[test]
+    fn coset_tasks_go_only_to_workers_whose_memory_limit_holds_one() {
+        let hub = hub(Duration::from_secs(30));
+        let gib = 1u64 << 30;
+        let small = hub.register("small", 1, (0, 2 * gib), "", 0);
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let run = scope.spawn(|| hub.run_cosets(1, 0..2, CosetWords::Exactly(1), 4 * gib, &done));
+            while hub.status().tasks == 0 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            // The level waits while no worker can hold a coset...
+            assert!(matches!(hub.poll_wait(small, Duration::from_millis(300)), Poll::Wait));
+            // ...and goes to one that can, as soon as it comes.
+            let big = hub.register("big", 1, (0, 8 * gib), "", 0);
+            for _ in 0..2 {
+                let l = lease(&hub, big);
+                assert!(hub.complete(1, l.task, vec![1; l.rows.len()]).unwrap());
+                assert!(matches!(hub.poll_wait(small, Duration::from_millis(1)), Poll::Wait | Poll::Done));
+            }
+            assert_eq!(run.join().unwrap().unwrap(), [1, 1]);
         });
     }
 

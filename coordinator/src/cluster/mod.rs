@@ -51,6 +51,9 @@ pub struct ClusterConfig {
     pub min_workers: u32,
     /// Serve Prometheus metrics of the job here ([`metrics`]).
     pub metrics: Option<SocketAddr>,
+    /// Where in-process workers keep phase 1's table for coset tasks (a coset job's
+    /// `--phase1-table`).
+    pub phase1_table: Option<PathBuf>,
 }
 
 impl ClusterConfig {
@@ -93,6 +96,7 @@ impl ClusterConfig {
             liveness_secs,
             min_workers: min_workers.unwrap_or(workers.max(1)),
             metrics: None,
+            phase1_table: None,
         })
     }
 
@@ -108,6 +112,7 @@ impl ClusterConfig {
             liveness_secs: 30,
             min_workers: 1,
             metrics: None,
+            phase1_table: None,
         }
     }
 
@@ -202,18 +207,12 @@ pub fn with_cluster<T>(
     let workers: Vec<_> = (0..inproc)
         .map(|i| {
             let config = worker::client::WorkerConfig {
-                coordinator: format!("http://{inproc_addr}"),
-                ca: None,
-                token: token.clone(),
-                name: format!("in-process-{i}"),
-                protocol_version: cubefarm_proto::PROTOCOL_VERSION,
-                listen: "127.0.0.1:0".parse().expect("a socket address"),
-                advertise: None,
-                tls: None,
-                mem_limit: shared::units::memory_limit_bytes() / 10 * 9,
-                state_dir: None,
-                patience: std::time::Duration::from_secs(60),
-                compress: Default::default(),
+                phase1_table: cluster.phase1_table.clone(),
+                ..worker::client::WorkerConfig::loopback(
+                    format!("http://{inproc_addr}"),
+                    token.clone(),
+                    format!("in-process-{i}"),
+                )
             };
             let hub = hub.clone();
             runtime.spawn(async move {

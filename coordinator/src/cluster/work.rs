@@ -15,6 +15,9 @@ pub enum Work {
         table: TaskTable,
         words: ResultWords,
         homes: String,
+        /// The memory a worker needs for one task (0: any): a worker whose `--mem-limit` is
+        /// less gets none.
+        needs: u64,
     },
     /// A row search whose rows the workers own.
     Rows(Box<RowsRun>),

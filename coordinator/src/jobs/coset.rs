@@ -13,12 +13,13 @@ use crate::progress::Reporter;
 use crate::resources::check_memory;
 use anyhow::{Context, Result};
 use shared::checksum::crc32;
+use shared::coset::classes::{conjugate_unreached, Classes, Source};
 use shared::coset::pages::Layout;
 use shared::coset::phase1_file::{self, Origin};
 use shared::coset::{
     unreached_position, CosetDistances, CosetSolver, CosetSpec, COSET_SIZE, MAX_UNREACHED, STATE_BYTES,
 };
-use shared::cube::{apply_moves, format_moves, Singmaster};
+use shared::cube::{apply_moves, format_moves, Cube, Singmaster};
 use shared::job::JobSpec;
 use shared::report::thousands;
 use shared::units::gib;
@@ -37,7 +38,13 @@ struct CosetResult {
     representative: String,
     counts: Vec<u64>,
     beyond: u64,
+    /// Time to solve it (0 for a coset read from another).
     seconds: f64,
+    /// The coset given earlier whose result this one's is, through a symmetry of H.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solved_as: Option<String>,
+    /// Cosets in its class under the 16 symmetries of H: its weight in a sum over all cosets.
+    class_size: u32,
 }
 
 /// The JSON of `--json`.
@@ -86,9 +93,20 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         eprintln!("phase 1's distance table made in {:.1} s", made.elapsed().as_secs_f64());
         Some(solver)
     };
+    let reps: Vec<Cube> = config.cosets.iter().map(|(_, moves)| apply_moves(moves)).collect();
+    let classes = Classes::of(&reps, config.reduce);
+    let solved = classes.solved();
+    if solved.len() < reps.len() {
+        eprintln!(
+            "{} cosets given, {} to solve: the others are images of those under the 16 symmetries of H \
+             (--every-coset solves each)",
+            reps.len(),
+            solved.len()
+        );
+    }
     // The representatives as workers read them: one canonical move sequence a line.
-    let list: String = config.cosets.iter().map(|(_, moves)| format_moves(moves) + "\n").collect();
-    let n = config.cosets.len();
+    let list: String = solved.iter().map(|&i| format_moves(&config.cosets[i].1) + "\n").collect();
+    let n = solved.len();
     let chunks: Vec<Range<usize>> =
         (0..n).step_by(COSETS_PER_CHUNK).map(|a| a..(a + COSETS_PER_CHUNK).min(n)).collect();
     let journal = match &config.state_dir {
@@ -128,9 +146,9 @@ pub fn run(config: &CosetConfig) -> Result<()> {
             Some(solver) => run_chunks(&mut |_, range| {
                 let mut words = Vec::new();
                 // The display counts cosets and shows the depth the running one is at.
-                for (_, moves) in &config.cosets[range] {
+                for &i in &solved[range] {
                     let t = Instant::now();
-                    let found = solver.solve(&apply_moves(moves), spec, &reporter.progress)?;
+                    let found = solver.solve(&reps[i], spec, &reporter.progress)?;
                     words.extend(wire::coset::encode(&found, spec, t.elapsed().as_millis() as u64));
                     done.fetch_add(1, Ordering::Relaxed);
                 }
@@ -142,29 +160,39 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
                     let range = range.start as u32..range.end as u32;
-                    Ok(hub.run_cosets(chunk, range, words_per_coset(spec), done)?)
+                    Ok(hub.run_cosets(chunk, range, words_per_coset(spec), STATE_BYTES, done)?)
                 })?;
                 Ok(Some(hub.traffic()))
             }),
         }
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
-    let found = wire::coset::decode(&words, spec, n)?;
+    let solved_found = wire::coset::decode(&words, spec, n)?;
+    let found = every_coset(&reps, &classes, solved_found, spec.is_bound());
     let results: Vec<CosetResult> = config
         .cosets
         .iter()
         .zip(&found)
-        .map(|((text, _), (CosetDistances { counts, beyond, .. }, millis))| CosetResult {
+        .enumerate()
+        .map(|(i, ((text, _), (CosetDistances { counts, beyond, .. }, millis)))| CosetResult {
             representative: text.clone(),
             counts: counts.clone(),
             beyond: *beyond,
             seconds: *millis as f64 / 1000.0,
+            solved_as: match classes.sources[i] {
+                Source::Solved => None,
+                Source::Conjugate { of, .. } => Some(config.cosets[of].0.clone()),
+            },
+            class_size: classes.class_sizes[i],
         })
         .collect();
     let depth = spec.depth as usize;
     let heading = if spec.is_bound() { "first reached at" } else { "distance" };
     for r in &results {
-        println!("coset of {:?} ({:.1} s)", r.representative, r.seconds);
+        match &r.solved_as {
+            None => println!("coset of {:?} ({:.1} s)", r.representative, r.seconds),
+            Some(of) => println!("coset of {:?} (that of {of:?} under a symmetry of H)", r.representative),
+        }
         print_counts(&r.counts, r.beyond, depth, heading);
     }
     let sums: Vec<u64> = (0..=depth).map(|d| results.iter().map(|r| r.counts[d]).sum()).collect();
@@ -177,10 +205,9 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         // The positions in coset order, each coset's in the order of its elements of H.
         let layout = Layout::new();
         let mut text = String::new();
-        for ((_, moves), (found, _)) in config.cosets.iter().zip(&found) {
-            let rep = apply_moves(moves);
+        for (rep, (found, _)) in reps.iter().zip(&found) {
             for &index in &found.unreached {
-                text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(&layout, &rep, index))));
+                text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(&layout, rep, index))));
             }
         }
         out.write(text.as_bytes())
@@ -207,6 +234,35 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         out.write(serde_json::to_string_pretty(&value)?.as_bytes())?;
     }
     Ok(())
+}
+
+/// Every coset's result from those of the cosets solved (in the order of `classes.solved()`):
+/// a coset read from another has its counts, its unreached positions conjugated (if `listed`),
+/// and no time of its own.
+fn every_coset(
+    reps: &[Cube],
+    classes: &Classes,
+    solved: Vec<(CosetDistances, u64)>,
+    listed: bool,
+) -> Vec<(CosetDistances, u64)> {
+    let layout = listed.then(Layout::new);
+    let mut solved = solved.into_iter();
+    let mut out: Vec<(CosetDistances, u64)> = Vec::with_capacity(reps.len());
+    for (i, source) in classes.sources.iter().enumerate() {
+        let result = match *source {
+            Source::Solved => solved.next().expect("a result for every coset solved"),
+            Source::Conjugate { of, through } => {
+                let mut found = out[of].0.clone();
+                if let Some(layout) = &layout {
+                    found.unreached =
+                        conjugate_unreached(layout, &reps[of], &reps[i], through, &found.unreached);
+                }
+                (found, 0)
+            }
+        };
+        out.push(result);
+    }
+    out
 }
 
 /// The most words one coset's result takes (see `shared::wire::coset`).

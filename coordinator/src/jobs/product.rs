@@ -169,6 +169,7 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
                         chunk,
                         range,
                         CosetWords::Exactly(wire::product::words_per_task(&job)),
+                        0,
                         done,
                     )?)
                 })?;

@@ -168,9 +168,13 @@ pub fn commit(file: &File, temp: &Path, path: &Path) -> std::io::Result<()> {
 
 /// Writes a cubefarm file of one section (a table kept in another program's bytes, such as the
 /// phase-2 table): the header area, then `payload` with its CRC-32 and `info`'s counts.
+/// The temporary name is the process's own, so that processes writing the same file at once
+/// (workers making phase 1's table on a shared file system) never write into one another's.
 pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::Result<()> {
     assert_eq!(info.len, payload.len() as u64);
-    let temp = temp_path(path);
+    let mut temp = temp_path(path).into_os_string();
+    temp.push(format!(".{}", std::process::id()));
+    let temp = PathBuf::from(temp);
     let result = (|| {
         let file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
         let head = header_area(vec![SectionHeader { info, offset: HEADER_AREA, crc: crc32(payload) }])?;

@@ -17,6 +17,7 @@
 //! and lets the passes carry on to the bound, as the proof of 20 did: what it reaches is within
 //! the bound, and what it lists as unreached may be too.
 
+pub mod classes;
 pub mod pages;
 pub mod perm;
 pub mod phase1;

@@ -7,7 +7,7 @@ pub(super) const FLIPS: usize = 2048;
 pub(super) const SLICES: usize = 495;
 
 /// A phase-1 coordinate: (twist, flip, slice).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Coord {
     pub twist: u16,
     pub flip: u16,
