@@ -21,10 +21,6 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "coordinator", version, about)]
 pub struct Cli {
-    /// Compute threads (default: all cores).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub threads: Option<u32>,
-
     #[command(subcommand)]
     pub command: Command,
 }
@@ -287,6 +283,10 @@ pub struct LimitArgs {
     /// method also cuts its cosets into parts so that one task per thread fits it.
     #[arg(long, value_name = "SIZE", value_parser = crate::resources::parse_size)]
     pub mem_limit: Option<u64>,
+
+    /// Compute threads of this process (default: all cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
 }
 
 /// Distributing a job's levels to workers over gRPC.
@@ -399,7 +399,7 @@ impl TryFrom<BuildArgs> for BuildJob {
     type Error = anyhow::Error;
     fn try_from(a: BuildArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
-        let LimitArgs { state_dir, mem_limit } = a.limits;
+        let LimitArgs { state_dir, mem_limit, .. } = a.limits;
         Ok(match BuildJob::new(&a.tables, &a.out, a.format, cluster)? {
             BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig { mem_limit, state_dir, ..*config })),
             BuildJob::Nxopt(job) => BuildJob::Nxopt(Box::new(NxoptBuild { mem_limit, state_dir, ..*job })),
@@ -416,6 +416,10 @@ impl TryFrom<BuildArgs> for BuildJob {
 
 /// Parses the command line and runs it; errors print one line and exit with status 1.
 pub fn main() -> ExitCode {
+    if std::env::args().nth(1).is_some_and(|a| a.starts_with("--threads")) {
+        eprintln!("coordinator: error: --threads goes after the command: coordinator enumerate|build|coset ... --threads N");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     worker::logs::init();
     let quiet = match &cli.command {
@@ -446,7 +450,13 @@ fn quiet_on_closed_pipe() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    if let Some(threads) = cli.threads {
+    let threads = match &cli.command {
+        Command::Enumerate(a) => a.limits.threads,
+        Command::Build(a) => a.limits.threads,
+        Command::Coset(a) => a.limits.threads,
+        _ => None,
+    };
+    if let Some(threads) = threads {
         rayon::ThreadPoolBuilder::new().num_threads(threads as usize).build_global()?;
     }
     match cli.command {

@@ -10,9 +10,9 @@ fn enumerate_corners_writes_the_documented_json() {
     let dir = scratch("json");
     let path = dir.join("corners.json");
     let out = coordinator(&[
+        "enumerate",
         "--threads",
         "2",
-        "enumerate",
         "corners",
         "--metric",
         "htm",
@@ -58,7 +58,14 @@ fn bad_input_is_refused_clearly() {
     fails(&coordinator(&["enumerate", "teapot"]), "invalid value 'teapot'");
     fails(&coordinator(&["enumerate", "corners", "--metric", "stm"]), "invalid value 'stm'");
     fails(&coordinator(&["position", "R U X2"]), "bad move `X2` (token 3");
-    fails(&coordinator(&["--threads", "0", "enumerate", "corners"]), "--threads");
+    fails(&coordinator(&["enumerate", "--threads", "0", "corners"]), "--threads");
+    // --threads belongs to the commands that compute, after the command's name.
+    fails(&coordinator(&["--threads", "2", "enumerate", "corners"]), "--threads goes after the command");
+    fails(&coordinator(&["position", "R", "--threads", "2"]), "unexpected argument '--threads'");
+    for quiet in ["position", "status", "info", "verify"] {
+        let help = coordinator(&[quiet, "--help"]);
+        assert!(!String::from_utf8_lossy(&help.stdout).contains("--threads"), "{quiet} --help");
+    }
     let dir = scratch("bad");
     let missing = dir.join("no/such/dir/out.json");
     fails(&coordinator(&["enumerate", "corners", "--json", missing.to_str().unwrap()]), "cannot write");
@@ -122,8 +129,8 @@ fn results_do_not_depend_on_threads_or_state_backing() {
     let dir = scratch("determinism");
     let state = dir.join("state");
     std::fs::create_dir_all(&state).unwrap();
-    let one = depths_of(&["--threads", "1", "enumerate", "hprime", "--max-depth", "9"], &dir, "a.json");
-    let two = depths_of(&["--threads", "2", "enumerate", "hprime", "--max-depth", "9"], &dir, "b.json");
+    let one = depths_of(&["enumerate", "--threads", "1", "hprime", "--max-depth", "9"], &dir, "a.json");
+    let two = depths_of(&["enumerate", "--threads", "2", "hprime", "--max-depth", "9"], &dir, "b.json");
     let on_disk = depths_of(
         &["enumerate", "hprime", "--max-depth", "9", "--state-dir", state.to_str().unwrap()],
         &dir,
@@ -229,8 +236,8 @@ fn a_killed_job_resumes_from_its_journal_with_identical_output() {
 #[test]
 fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
     let dir = scratch("cube");
-    let one = depths_of(&["--threads", "1", "enumerate", "cube", "--max-depth", "4"], &dir, "a.json");
-    let two = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "4"], &dir, "b.json");
+    let one = depths_of(&["enumerate", "--threads", "1", "cube", "--max-depth", "4"], &dir, "a.json");
+    let two = depths_of(&["enumerate", "--threads", "2", "cube", "--max-depth", "4"], &dir, "b.json");
     let workers = depths_of(&["enumerate", "cube", "--max-depth", "4", "--workers", "2"], &dir, "w.json");
     assert_eq!(one, two);
     assert_eq!(one, workers);
@@ -253,8 +260,8 @@ fn the_cube_runs_by_products_and_the_same_under_any_thread_count() {
 #[test]
 fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
     let dir = scratch("parts");
-    let whole = depths_of(&["--threads", "2", "enumerate", "cube", "--max-depth", "8"], &dir, "whole.json");
-    let cut = ["--threads", "16", "enumerate", "cube", "--max-depth", "8", "--mem-limit", "30M"];
+    let whole = depths_of(&["enumerate", "--threads", "2", "cube", "--max-depth", "8"], &dir, "whole.json");
+    let cut = ["enumerate", "--threads", "16", "cube", "--max-depth", "8", "--mem-limit", "30M"];
     let (log, v) = run_json(&cut, &dir, "cut.json");
     assert!(!log.contains(", 1 part(s) each") && log.contains(" part(s) each"), "{log}");
     assert_eq!(v["depths"], whole);
@@ -262,7 +269,7 @@ fn cosets_are_cut_into_parts_to_fit_the_memory_limit() {
     on_workers.extend(["--workers", "2"]);
     assert_eq!(depths_of(&on_workers, &dir, "workers.json"), whole);
     fails(
-        &coordinator(&["--threads", "16", "enumerate", "cube", "--max-depth", "10", "--mem-limit", "200M"]),
+        &coordinator(&["enumerate", "--threads", "16", "cube", "--max-depth", "10", "--mem-limit", "200M"]),
         "per task even with each coset cut into 12 parts",
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -14,9 +14,9 @@ fn cosets_are_solved_and_written_as_json() {
     // cube20src's notation in a file, with a comment and a blank line.
     std::fs::write(&list, "# one move out\nR1\n\nR1U1F1  # three\n").unwrap();
     let out = coordinator(&[
+        "coset",
         "--threads",
         "2",
-        "coset",
         "--exact-to",
         "4",
         "",
@@ -163,7 +163,7 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
     let reps = twenty_cosets();
     let run = |extra: &[&str], name: &str| {
         let json = dir.join(name);
-        let mut args = vec!["--threads", "2", "coset", "--exact-to", "5", "--json", path(&json)];
+        let mut args = vec!["coset", "--threads", "2", "--exact-to", "5", "--json", path(&json)];
         args.extend(reps.iter().map(|s| s.as_str()));
         args.extend_from_slice(extra);
         ok(&coordinator(&args));
@@ -195,7 +195,7 @@ fn cosets_equivalent_under_symmetry_are_solved_once_with_the_counts_of_solving_e
     let reps = ["R", "L", "F'", "R U F", "L' U' F'", "B D"];
     let run = |extra: &[&str], name: &str| {
         let json = dir.join(name);
-        let mut args = vec!["--threads", "2", "coset", "--exact-to", "6", "--json", path(&json)];
+        let mut args = vec!["coset", "--threads", "2", "--exact-to", "6", "--json", path(&json)];
         args.extend(reps);
         args.extend_from_slice(extra);
         let out = coordinator(&args);

@@ -29,7 +29,7 @@ mapfile -t reps < <(awk '/^Coset representative/ { print $4 }' "$log")
 [ ${#reps[@]} -eq "$count" ] || { echo "error: hcoset's log names ${#reps[@]} cosets, not $count" >&2; exit 1; }
 json="results/coset-$name.json"
 python3 scripts/bench/measure.py "coset --bound 20 --search-to $search (hcoset -r $first $count)" -- \
-    target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --bound 20 --search-to "$search" "${reps[@]}" \
+    target/release/coordinator coset --threads "$threads" --phase1-table "$phase1" --bound 20 --search-to "$search" "${reps[@]}" \
     --json "$json" --unreached "$ours_sing" > /dev/null 2> "results/logs/coset-$name.log"
 status=0
 # Per coset, hcoset's "lev" at each depth it prints (a depth that completes the coset is not

@@ -36,7 +36,7 @@ for coset in "${cosets[@]}"; do
             "$coset") > "$log"
         json="results/coset-$name.json"
         python3 scripts/bench/measure.py "coset --bound $depth --search-to $search $coset" -- \
-            target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --bound "$depth" --search-to "$search" "$coset" \
+            target/release/coordinator coset --threads "$threads" --phase1-table "$phase1" --bound "$depth" --search-to "$search" "$coset" \
             --json "$json" --unreached "/tmp/coset-sing-$name.txt" > /dev/null 2> "results/logs/coset-$name.log"
         if cmp -s <(sort "/tmp/hcoset-sing-$name.txt") <(sort "/tmp/coset-sing-$name.txt"); then
             echo "$coset, bound $depth, phase 1 to $search: the same $(wc -l < "/tmp/coset-sing-$name.txt") unreached position(s)"
@@ -57,7 +57,7 @@ for coset in "${cosets[@]}"; do
     if [ -z "$search" ]; then
         json="results/coset-$coset-$depth.json"
         python3 scripts/bench/measure.py "coset --exact-to $depth $coset" -- \
-            target/release/coordinator --threads "$threads" coset --phase1-table "$phase1" --exact-to "$depth" "$coset" --json "$json" \
+            target/release/coordinator coset --threads "$threads" --phase1-table "$phase1" --exact-to "$depth" "$coset" --json "$json" \
             > /dev/null 2> "results/logs/coset-$coset-$depth.log"
     fi
     ours=$(python3 -c "import json,sys; print(' '.join(map(str, json.load(open(sys.argv[1]))['cosets'][0]['counts'])))" "$json")
