@@ -41,6 +41,9 @@ fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {
     damaged[at] ^= 1;
     std::fs::write(&own, damaged).unwrap();
     fails(&coordinator(&["info", path(&own)]), "checksum mismatch");
+    // cube20src's file cut short: it has no header, so its length is what is wrong, and said.
+    std::fs::write(&raw, &raw_bytes[..raw_bytes.len() / 2]).unwrap();
+    fails(&coordinator(&["verify", path(&raw)]), "has exactly 55,802,884 (truncated?)");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -67,6 +70,12 @@ fn nxopt_eo1ep1_is_the_same_embedded_on_workers_and_resumed() {
 
     let report = ok(&coordinator(&["verify", path(&embedded), "--samples", "100"]));
     assert!(!report.contains("FAIL"), "{report}");
+    // Cut short: named by its header, with the length it should have.
+    std::fs::write(&spread, &bytes[..bytes.len() - 1]).unwrap();
+    fails(
+        &coordinator(&["info", path(&spread)]),
+        "an nxopt table by its header (base 7), but 20,336,643 bytes where nxopt-EO1EP1 has 20,336,644",
+    );
     let info: serde_json::Value =
         serde_json::from_str(&ok(&coordinator(&["info", path(&embedded), "--json"]))).unwrap();
     let values: u64 =
