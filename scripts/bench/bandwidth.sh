@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # This machine's memory bandwidth (scripts/bench/bandwidth.c: STREAM's four loops over arrays
 # far larger than the caches), on every core and on one: the limit that the kernels' bytes per
-# entry are compared with (docs/performance.md). Needs a C compiler with OpenMP (gcc).
+# entry are compared with (docs/kernels.md). Needs a C compiler with OpenMP (gcc).
 #
 #   scripts/bench/bandwidth.sh [MiB per array, default 1024]
 set -euo pipefail

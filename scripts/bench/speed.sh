@@ -22,7 +22,7 @@ THREADS=2 source "$(dirname "${BASH_SOURCE[0]}")/hcoset-setup.sh"
 out=${OUT:-target/bench-speed}
 mkdir -p "$out"
 bin=target/release/coordinator
-wall() { awk -F'|' '{ gsub(/ /, "", $7); print $7 }'; }
+wall() { awk -F'|' '{ gsub(/ /, "", $6); print $6 }'; }
 
 walls=()
 for i in 1 2 3; do

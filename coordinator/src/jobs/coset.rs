@@ -1,9 +1,11 @@
 //! `coset`: cosets of H solved whole (docs/coset.md), each position at its exact distance up to
 //! a depth, or every position proven within a bound and the rest listed: embedded, one coset
 //! after another on this process's threads, or as leased
-//! tasks of workers (a range of cosets each; the representatives are the job's input). Cosets
-//! run in chunks; with `--state-dir` each finished chunk's results are journaled, and the same
-//! command run again computes only the chunks still missing.
+//! tasks of workers (a range of cosets each; the representatives are the job's input). A coset
+//! that one of the 16 symmetries of H maps onto a coset given before it is not solved: it takes
+//! that coset's result (`shared::coset::classes`). Cosets run in chunks; with `--state-dir` each
+//! finished chunk's results are journaled, and the same command run again computes only the
+//! chunks still missing.
 
 use crate::cluster::{with_cluster, CosetWords, Traffic};
 use crate::config::CosetConfig;
