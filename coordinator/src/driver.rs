@@ -45,21 +45,25 @@ pub fn search_levels(
     /// The search on the index as its own type.
     struct Levels<'a, F> {
         config: &'a SearchSettings,
+        index_bytes: Option<&'a [u8]>,
         on_level: F,
     }
     impl<F: FnMut(&LevelReport, &[u64])> IndexVisitor for Levels<'_, F> {
         type Output = Result<Searched>;
         fn visit<I: RowIndex>(self, index: &I) -> Result<Searched> {
-            search_on(index, &self.config.job.moves.moves(), self.config, self.on_level)
+            search_on(index, &self.config.job.moves.moves(), self.config, self.index_bytes, self.on_level)
         }
     }
-    index.visit(Levels { config, on_level })
+    // Workers receive the index instead of building it where it takes seconds to build.
+    let index_bytes = if config.cluster.distributed() { index.to_bytes() } else { None };
+    index.visit(Levels { config, index_bytes: index_bytes.as_deref(), on_level })
 }
 
 fn search_on<I: RowIndex>(
     space: &I,
     moves: &[Move],
     config: &SearchSettings,
+    index_bytes: Option<&[u8]>,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Searched> {
     let reporter = Reporter::new(space.row_count() as u64);
@@ -104,7 +108,7 @@ fn search_on<I: RowIndex>(
     reporter.showing(|| {
         if distributed {
             run_distributed(
-                space,
+                (space, index_bytes),
                 moves,
                 config,
                 &options,
@@ -125,7 +129,7 @@ fn search_on<I: RowIndex>(
 
 /// Runs a search on workers that own the rows (see [`rows::search`]) inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
-    space: &I,
+    (space, index_bytes): (&I, Option<&[u8]>),
     moves: &[Move],
     config: &SearchSettings,
     options: &BfsOptions,
@@ -146,6 +150,7 @@ fn run_distributed<I: RowIndex>(
         progress: &reporter.progress,
         level_bits: config.level_bits,
         min_workers: config.cluster.min_workers as usize,
+        index: index_bytes,
         durable,
     };
     let (result, traffic) = with_cluster(&config.cluster, config.job.to_string(), reporter, |hub| {

@@ -212,10 +212,15 @@ fn corners_on_in_process_workers_give_the_embedded_result() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        depths(&path)
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        (depths(&path), log)
     };
-    assert_eq!(run("workers.json", &["--workers", "2"]), run("embedded.json", &[]));
+    let (spread, log) = run("workers.json", &["--workers", "2"]);
+    assert_eq!(spread, run("embedded.json", &[]).0);
+    // The index is made once, by the coordinator, and each worker reads it.
+    assert_eq!(log.matches("index received from the coordinator").count(), 2, "{log}");
+    assert!(!log.contains("building the index"), "{log}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -22,8 +22,8 @@ use crate::cube::{Move, MoveSet, Pieces, UnknownMoveSet};
 use crate::h48::H11Rows;
 use crate::product::{BadProductSpec, ProductSpec};
 use crate::space::{
-    nxopt_space, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace, Transitions,
-    UnknownSpace,
+    nxopt_space, IndexBytesError, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace,
+    Transitions, UnknownSpace,
 };
 use std::ops::Range;
 
@@ -92,6 +92,10 @@ impl JobSpec {
     }
 }
 
+/// The name under which a coordinator publishes a row search's index for its workers
+/// ([`AnyIndex::to_bytes`]).
+pub const INDEX_INPUT: &str = "index/0";
+
 /// A row search: a space and its move set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowJob {
@@ -124,6 +128,21 @@ impl RowJob {
             AnyIndex::build(self.space, Transitions::Probe, |_| Ok(()));
         match built {
             Ok(index) => index,
+        }
+    }
+
+    /// Whether the job's index is made once and sent to workers ([`AnyIndex::to_bytes`]).
+    pub fn sends_index(&self) -> bool {
+        matches!(self.space, Space::Corners | Space::Edges)
+    }
+
+    /// The job's index from the bytes of [`AnyIndex::to_bytes`], as [`AnyIndex::shrink`] leaves
+    /// it; refused (every value is checked) if they are not an index of this job's space.
+    pub fn index_from_bytes(&self, bytes: &[u8]) -> Result<AnyIndex, IndexBytesError> {
+        match self.space {
+            Space::Corners => Ok(AnyIndex::Corners(RowSpace::from_bytes(corner_tetrads(), bytes)?)),
+            Space::Edges => Ok(AnyIndex::Edges(RowSpace::from_bytes(edge_slices(), bytes)?)),
+            other => Err(IndexBytesError::Space(format!("{} builds its own index", other.name()))),
         }
     }
 
@@ -263,6 +282,18 @@ impl AnyIndex {
             AnyIndex::Corners(i) => i.shrink(),
             AnyIndex::Edges(i) => i.shrink(),
             _ => {}
+        }
+    }
+
+    /// The index as bytes for workers that receive it instead of building it
+    /// ([`RowJob::index_from_bytes`]): the corner and edge spaces, whose index takes seconds to
+    /// build; `None` for the others (built in well under a second) and for an index built
+    /// without transitions.
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        match self {
+            AnyIndex::Corners(i) if i.has_transitions() => Some(i.to_bytes()),
+            AnyIndex::Edges(i) if i.has_transitions() => Some(i.to_bytes()),
+            _ => None,
         }
     }
 

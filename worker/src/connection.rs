@@ -113,3 +113,56 @@ impl Traffic {
         (self.sent.load(Ordering::Relaxed), self.received.load(Ordering::Relaxed))
     }
 }
+
+/// Why a job-wide input did not arrive.
+#[derive(Debug)]
+pub enum InputError {
+    /// The coordinator holds no such input (for this job).
+    Missing,
+    Rpc(tonic::Status),
+    /// It arrived, but out of order or failing its shard's checks.
+    Damaged(String),
+}
+
+/// Downloads the job-wide input `name` (`<input>/<level>`, an encoded shard keyed by the job and
+/// the level) of job `job` from the coordinator, checked, as bytes.
+pub async fn download_input(
+    client: &mut Client,
+    traffic: &Traffic,
+    job: u64,
+    name: &str,
+) -> Result<Vec<u8>, InputError> {
+    use prost::Message;
+    let level: u32 = name.rsplit_once('/').and_then(|(_, l)| l.parse().ok()).unwrap_or(0);
+    let request = cubefarm_proto::v1::DownloadInputRequest {
+        worker_id: 0,
+        job_id: job,
+        name: name.to_string(),
+        offset: 0,
+    };
+    traffic.sent(request.encoded_len());
+    let rpc = |s: tonic::Status| {
+        if s.code() == tonic::Code::NotFound {
+            InputError::Missing
+        } else {
+            InputError::Rpc(s)
+        }
+    };
+    let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.message().await.map_err(rpc)? {
+        traffic.received(chunk.encoded_len());
+        if chunk.offset != bytes.len() as u64 || chunk.total_bytes > 1 << 40 {
+            return Err(InputError::Damaged(format!("input {name} arrived out of order")));
+        }
+        if bytes.is_empty() {
+            bytes.reserve_exact(chunk.total_bytes as usize);
+        }
+        bytes.extend_from_slice(&chunk.data);
+    }
+    let key = shared::shard::ShardKey { job, task: shared::shard::LEVEL_INPUT, attempt: 0, level };
+    tokio::task::spawn_blocking(move || shared::shard::decode_for(&bytes, key))
+        .await
+        .map_err(|e| InputError::Damaged(format!("decoding input {name}: {e}")))?
+        .map_err(|e| InputError::Damaged(format!("input {name}: {e}")))
+}

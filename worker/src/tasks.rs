@@ -1,11 +1,10 @@
 //! Independent tasks leased from the coordinator: a product job's cosets and an H48 table
 //! build's rows. Each is computed on rayon (never on tokio's threads) and returned as a shard.
 
-use crate::connection::{Client, Traffic};
+use crate::connection::{download_input, Client, InputError, Traffic};
 use crate::rows::Host;
 use anyhow::anyhow;
 use cubefarm_proto::v1;
-use prost::Message;
 use shared::coset::phase1_file::{self, Origin};
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
@@ -288,11 +287,10 @@ async fn homes_of(
             return Ok(homes);
         }
     }
-    let version: u32 = name
-        .rsplit_once('/')
-        .and_then(|(_, v)| v.parse().ok())
-        .ok_or_else(|| anyhow!("an H48 task without the homes of its levels ({name:?})"))?;
-    let bytes = download_bytes(client, traffic, task, name, version).await?;
+    if name.rsplit_once('/').is_none_or(|(_, v)| v.parse::<u32>().is_err()) {
+        return Err(TaskError::Other(anyhow!("an H48 task without the homes of its levels ({name:?})")));
+    }
+    let bytes = download_bytes(client, traffic, task, name).await?;
     let homes = Arc::new(Homes::decode(&bytes).map_err(|e| anyhow!("the homes from the coordinator: {e}"))?);
     if let Ok(mut c) = cache.lock() {
         c.homes = Some((task.job_id, name.clone(), homes.clone()));
@@ -320,7 +318,7 @@ pub async fn run_coset_task(
     let reps = match cached {
         Some(c) => c.reps,
         None => {
-            let bytes = download_bytes(client, traffic, task, "cosets/0", 0).await?;
+            let bytes = download_bytes(client, traffic, task, "cosets/0").await?;
             let text = String::from_utf8(bytes).map_err(|_| anyhow!("the coset list is not text"))?;
             let reps = text
                 .lines()
@@ -391,36 +389,19 @@ async fn coset_solver(cache: &Arc<Mutex<Cache>>) -> Result<Arc<CosetSolver>, Tas
     Ok(solver)
 }
 
-/// Downloads the job-wide input `name` (an encoded shard keyed by `level`) as bytes.
+/// Downloads the job-wide input `name` of the task's job (see [`download_input`]).
 async fn download_bytes(
     client: &mut Client,
     traffic: &Traffic,
     task: &v1::Task,
     name: &str,
-    level: u32,
 ) -> Result<Vec<u8>, TaskError> {
-    let request =
-        v1::DownloadInputRequest { worker_id: 0, job_id: task.job_id, name: name.to_string(), offset: 0 };
-    traffic.sent(request.encoded_len());
-    let rpc = |s: tonic::Status| {
-        if s.code() == tonic::Code::NotFound {
+    download_input(client, traffic, task.job_id, name).await.map_err(|e| match e {
+        InputError::Missing => TaskError::Gone,
+        InputError::Rpc(s) => TaskError::Rpc(s),
+        InputError::Damaged(why) => {
+            tracing::warn!("{why}; dropping the task");
             TaskError::Gone
-        } else {
-            TaskError::Rpc(s)
         }
-    };
-    let mut stream = client.download_input(request).await.map_err(rpc)?.into_inner();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = stream.message().await.map_err(rpc)? {
-        traffic.received(chunk.encoded_len());
-        if chunk.offset != bytes.len() as u64 || chunk.total_bytes > 1 << 40 {
-            return Err(TaskError::Other(anyhow!("input {name} arrived out of order")));
-        }
-        bytes.extend_from_slice(&chunk.data);
-    }
-    let key = ShardKey { job: task.job_id, task: shard::LEVEL_INPUT, attempt: 0, level };
-    tokio::task::spawn_blocking(move || shard::decode_for(&bytes, key)).await?.map_err(|e| {
-        tracing::warn!("input {level} is damaged ({e}); dropping the task");
-        TaskError::Gone
     })
 }

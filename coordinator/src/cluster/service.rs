@@ -242,23 +242,23 @@ impl v1::coordinator_server::Coordinator for Service {
         let input = self.hub.input(&r.name).ok_or_else(|| {
             Status::not_found(format!("input {:?} is not available (level finished?)", r.name))
         })?;
-        let total = input.len() as u64;
-        let from = r.offset.min(total) as usize;
-        let chunks: Vec<Result<v1::InputChunk, Status>> = input[from..]
-            .chunks(MAX_CHUNK_BYTES)
-            .enumerate()
-            .map(|(i, data)| {
-                let offset = (from + i * MAX_CHUNK_BYTES) as u64;
-                Ok(v1::InputChunk {
-                    offset,
-                    total_bytes: total,
-                    last: offset + data.len() as u64 == total,
-                    data: data.to_vec(),
-                })
-            })
-            .collect();
-        let sent: usize = chunks.iter().flatten().map(|c| c.encoded_len()).sum();
-        self.hub.count(r.worker_id, sent, r.encoded_len());
+        let total = input.len();
+        let from = r.offset.min(total as u64) as usize;
+        self.hub.count(r.worker_id, 0, r.encoded_len());
+        // Chunks are copied out as the stream is read, not all at once: an input may be an
+        // index of hundreds of MB that several workers download together.
+        let hub = self.hub.clone();
+        let chunks = (from..total).step_by(MAX_CHUNK_BYTES).map(move |offset| {
+            let end = (offset + MAX_CHUNK_BYTES).min(total);
+            let chunk = v1::InputChunk {
+                offset: offset as u64,
+                total_bytes: total as u64,
+                last: end == total,
+                data: input[offset..end].to_vec(),
+            };
+            hub.count(r.worker_id, chunk.encoded_len(), 0);
+            Ok(chunk)
+        });
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 

@@ -101,14 +101,17 @@ fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<
     let start = Instant::now();
     let job = RowJob { space: config.space, moves: config.moves };
     // With workers, this process expands no row and holds no bit array: it closes and counts
-    // level 0 and schedules the rest (see `cluster::rows`), so it needs no transitions either
-    // (the workers build their own index).
+    // level 0 and schedules the rest (see `cluster::rows`). It still makes the whole index
+    // where the workers receive it rather than build it (corners, edges: see
+    // `AnyIndex::to_bytes`), and holds its bytes for them besides; otherwise it needs no
+    // transitions.
     let distributed = config.cluster.distributed();
-    let transitions = if distributed { Transitions::Skip } else { Transitions::Probe };
+    let sends = distributed && job.sends_index();
+    let transitions = if distributed && !sends { Transitions::Skip } else { Transitions::Probe };
     let mut index = job.build_index_checked(transitions, |size| {
         let state = if distributed { 0 } else { bfs::state_bytes(size.rows, size.columns) };
-        let (memory, disk) =
-            if config.state_dir.is_some() { (size.bytes, state) } else { (size.bytes + state, 0) };
+        let index = if sends { 2 * size.bytes } else { size.bytes };
+        let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };
         tracing::info!(
             "classes in {:.1} s; {} rows x {} columns: index {}, {}",
             start.elapsed().as_secs_f64(),
@@ -124,7 +127,7 @@ fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<
         resources::check(memory, disk, config.state_dir.as_deref(), config.mem_limit)
     })?;
     if distributed {
-        // It counts and expands nothing: the workers do (and hold their own index).
+        // It counts and expands nothing: the workers do.
         index.shrink();
     }
     if matches!(config.space, Space::H | Space::Hprime) {

@@ -85,6 +85,12 @@ impl SymClasses {
         SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers }
     }
 
+    /// Classes as [`Self::drop_tables`] leaves them, from their parts: `raw_count` raw values,
+    /// and per class (numbered by increasing representative) its representative and stabilizer.
+    pub fn from_parts(group: SymmetryGroup, raw_count: usize, reps: Vec<u32>, stabilizers: Vec<u64>) -> Self {
+        SymClasses { group, raw_count, class_of: Vec::new(), to_rep: Vec::new(), reps, stabilizers }
+    }
+
     /// Drops the per-raw-value tables (5 bytes per raw value): [`Self::classify`] then finds
     /// a value's class by conjugating it, for a process that locates few values (a worker
     /// counting self-inverse classes) and needs the memory for rows.

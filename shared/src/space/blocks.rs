@@ -12,6 +12,10 @@
 //! column the stabilizer relates; `stabilizer_maps` lists those column maps so the engine can
 //! close a row after writing it.
 
+mod bytes;
+
+pub use bytes::IndexBytesError;
+
 use super::index::{InverseFilter, Inverses, RowIndex};
 use super::s4;
 use crate::coord::{BlockLayout, ColumnMapper, Part, RowConjugation, SymClasses};
@@ -221,6 +225,11 @@ where
 
     fn blocks(&self) -> usize {
         self.layout.block_count()
+    }
+
+    /// Whether the rows' transitions were probed ([`Transitions::Probe`]).
+    pub fn has_transitions(&self) -> bool {
+        !self.transitions.is_empty()
     }
 
     pub fn layout(&self) -> &BlockLayout<N, O> {

@@ -20,7 +20,7 @@ pub mod kociemba;
 pub mod nxopt;
 mod s4;
 
-pub use blocks::{ColumnMap, Contributions, RowSpace, Transition, Transitions};
+pub use blocks::{ColumnMap, Contributions, IndexBytesError, RowSpace, Transition, Transitions};
 pub use h48::{Columns, EoEsepSpace, SymProductSpace};
 pub use index::{
     close_rows, close_under, count_positions, count_rows, for_each_bit, set_bit, test_bit, AnyColumn,

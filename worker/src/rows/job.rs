@@ -7,13 +7,13 @@
 //! ([`Parts`]) locks each part on its own.
 
 use super::peer::{Meta, PeerPool};
-use crate::connection::{Client, Traffic};
+use crate::connection::{download_input, Client, InputError, Traffic};
 use anyhow::anyhow;
 use cubefarm_proto::v1;
 use prost::Message as _;
 use shared::bfs::owned::PartIndex;
 use shared::bfs::task::Counting;
-use shared::job::{AnyIndex, JobSpec};
+use shared::job::{AnyIndex, JobSpec, INDEX_INPUT};
 use shared::runtime::rows::{
     DiskStore, Done, JobInfo, LevelStore, Message, Note, Parts, Plan, RowsWorker, Status, Work, WorkerAction,
     WorkerEvent,
@@ -197,14 +197,28 @@ impl Shell {
         }
     }
 
-    /// Builds the index (on a blocking thread), then opens the store of the job's levels.
+    /// Obtains the index (received from the coordinator where it sends one, else built on a
+    /// blocking thread), then opens the store of the job's levels.
     fn build(&self) {
         let (info, links, inputs) = (self.core.job().clone(), self.links.clone(), self.inputs.clone());
-        tokio::task::spawn_blocking(move || {
-            let built = build_parts(&info, &links);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let mut client = links.coordinator.clone();
+            let received = match download_input(&mut client, &links.traffic, info.id, INDEX_INPUT).await {
+                Ok(bytes) => Some((bytes, started.elapsed())),
+                Err(InputError::Missing) => None,
+                Err(e) => {
+                    tracing::warn!("the job's index from the coordinator: {e:?}; building it here");
+                    None
+                }
+            };
+            let built = tokio::task::spawn_blocking(move || build_parts(&info, &links, received)).await;
             let input = match built {
-                Ok((parts, room)) => Input::Built(parts, room),
-                Err(e) => Input::Event(WorkerEvent::Done(Done::Failed { why: format!("{e:#}") })),
+                Ok(Ok((parts, room))) => Input::Built(parts, room),
+                Ok(Err(e)) => Input::Event(WorkerEvent::Done(Done::Failed { why: format!("{e:#}") })),
+                Err(e) => {
+                    Input::Event(WorkerEvent::Done(Done::Failed { why: format!("building the index: {e}") }))
+                }
             };
             let _ = inputs.send(input);
         });
@@ -272,16 +286,44 @@ impl Shell {
     }
 }
 
-/// The job's index and parts, with the room left for parts once the index is built.
-fn build_parts(info: &JobInfo, links: &Links) -> anyhow::Result<(Arc<Parts<AnyIndex>>, u64)> {
+/// The job's index and parts, with the room left for parts once the index is made: read from
+/// `received` (the bytes the coordinator sent, and how long they took to arrive) when they
+/// are the job's index, else built here.
+fn build_parts(
+    info: &JobInfo,
+    links: &Links,
+    received: Option<(Vec<u8>, Duration)>,
+) -> anyhow::Result<(Arc<Parts<AnyIndex>>, u64)> {
     let spec = match info.spec.parse::<JobSpec>()? {
         JobSpec::Rows(r) => r,
         other => return Err(anyhow!("the coordinator sent {other} as a row search")),
     };
-    tracing::info!("job {:016x} ({spec}): building the index", info.id);
     let start = std::time::Instant::now();
-    let mut index = spec.build_index();
-    index.shrink();
+    let read = received.and_then(|(bytes, took)| match spec.index_from_bytes(&bytes) {
+        Ok(index) => {
+            tracing::info!(
+                "job {:016x} ({spec}): index received from the coordinator ({:.1} MiB in {:.1} s) and read in {:.1} s",
+                info.id,
+                bytes.len() as f64 / (1u64 << 20) as f64,
+                took.as_secs_f64(),
+                start.elapsed().as_secs_f64()
+            );
+            Some(index)
+        }
+        Err(e) => {
+            tracing::warn!("job {:016x}: the index the coordinator sent is refused ({e}); building it here", info.id);
+            None
+        }
+    });
+    let index = match read {
+        Some(index) => index,
+        None => {
+            tracing::info!("job {:016x} ({spec}): building the index", info.id);
+            let mut index = spec.build_index();
+            index.shrink();
+            index
+        }
+    };
     if index.row_count() != info.rows || info.rows_per_part == 0 {
         return Err(anyhow!(
             "the coordinator's job has {} rows in parts of {}, its index {}",
@@ -293,7 +335,7 @@ fn build_parts(info: &JobInfo, links: &Links) -> anyhow::Result<(Arc<Parts<AnyIn
     let used = resident_bytes();
     let room = links.mem_limit.saturating_sub(used);
     tracing::info!(
-        "job {:016x}: index built in {:.1} s; {:.2} GiB resident, {:.2} GiB left for rows",
+        "job {:016x}: index made in {:.1} s; {:.2} GiB resident, {:.2} GiB left for rows",
         info.id,
         start.elapsed().as_secs_f64(),
         used as f64 / (1u64 << 30) as f64,
