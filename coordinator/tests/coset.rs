@@ -185,6 +185,21 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A coset that cannot be run as asked (a bound that leaves more positions than a bound run
+/// lists) fails on workers as it fails embedded: the task fails twice and the job ends with
+/// the reason, instead of the workers exiting one after another and the job waiting.
+#[test]
+fn a_coset_that_fails_on_workers_ends_the_job_with_its_reason() {
+    let args = ["coset", "--bound", "5", "--search-to", "5", "R"];
+    fails(&coordinator(&args), "not reached within 5 moves");
+    let mut on_worker = args.to_vec();
+    on_worker.extend(["--workers", "1"]);
+    let out = coordinator(&on_worker);
+    fails(&out, "failed 2 times");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not reached within 5 moves"), "{err}");
+}
+
 /// Cosets that a symmetry of H maps onto one given before are not solved again: their counts
 /// are the same as when each is solved (`--every-coset`), and the JSON says whose they are.
 #[test]

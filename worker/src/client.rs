@@ -274,6 +274,8 @@ async fn poll_loop(
         /// A poll found a row search.
         OwnedRows,
         Fault(Fault),
+        /// A task's computation failed, for this reason.
+        Failed(Lease, String),
     }
     const TICK: Duration = Duration::from_millis(100);
     let traffic = host.traffic.clone();
@@ -281,6 +283,8 @@ async fn poll_loop(
     let mut core = LeaseWorker::new(TICK.as_millis() as u64);
     // The tasks handed out (by task id) and the computation running.
     let mut tasks: std::collections::HashMap<u64, v1::Task> = Default::default();
+    // Why a task's attempt failed, until the lease is given back with the reason.
+    let mut failures: std::collections::HashMap<(u64, u32), String> = Default::default();
     let mut computing: Option<tokio::task::JoinHandle<()>> = None;
     let mut tick = tokio::time::interval(TICK);
     loop {
@@ -321,7 +325,9 @@ async fn poll_loop(
                                 Err(TaskError::Rpc(s)) => {
                                     Back::Fault(classify("a task's input download failed", s))
                                 }
-                                Err(TaskError::Other(e)) => Back::Fault(Fault::Fatal(e)),
+                                // Reported with the lease given back: the coordinator hands it
+                                // out again, or ends the job if it failed before.
+                                Err(TaskError::Other(e)) => Back::Failed(lease, format!("{e:#}")),
                             };
                         let _ = tx.send(back);
                     }));
@@ -333,6 +339,7 @@ async fn poll_loop(
                         task_id: lease.task,
                         attempt: lease.attempt,
                         release: false,
+                        failure: String::new(),
                     };
                     tokio::spawn(async move {
                         let ok =
@@ -349,6 +356,7 @@ async fn poll_loop(
                         task_id: lease.task,
                         attempt: lease.attempt,
                         release: true,
+                        failure: failures.remove(&(lease.task, lease.attempt)).unwrap_or_default(),
                     };
                     traffic.sent(request.encoded_len());
                     tokio::spawn(async move {
@@ -394,6 +402,11 @@ async fn poll_loop(
                 core.handle(LeaseEvent::Task(lease));
             }
             Back::Event(event) => core.handle(event),
+            Back::Failed(lease, why) => {
+                tracing::warn!("task {} (attempt {}) failed: {why}", lease.task, lease.attempt);
+                failures.insert((lease.task, lease.attempt), why);
+                core.handle(LeaseEvent::Failed { lease });
+            }
             Back::OwnedRows => {
                 host.run(client, worker_id).await?;
                 core.handle(LeaseEvent::Nothing);

@@ -149,8 +149,13 @@ pub async fn run_h48_task(
     let targets: BTreeSet<u32> = rows.clone().collect();
     let with_sources: BTreeSet<u32> =
         rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
-    let lease =
-        v1::RenewLeaseRequest { worker_id: me, task_id: task.task_id, attempt: task.attempt, release: false };
+    let lease = v1::RenewLeaseRequest {
+        worker_id: me,
+        task_id: task.task_id,
+        attempt: task.attempt,
+        release: false,
+        failure: String::new(),
+    };
     let source = Source {
         host,
         homes: &homes,

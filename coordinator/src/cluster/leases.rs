@@ -12,6 +12,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// Failed attempts of one task (computations that returned an error) that end the job.
+pub const FAILURES_TO_END: u32 = 2;
+
 /// Why the job refused a task's result (see [`Hub::run_h48_rows`]).
 pub enum Refusal {
     /// The result is malformed: hand the task out again.
@@ -56,6 +59,26 @@ impl Hub {
             self.changed.notify_all();
         }
         released
+    }
+
+    /// `worker`'s attempt of `task` failed with `why` (its computation returned an error): the
+    /// task is handed out again, and a task that failed [`FAILURES_TO_END`] times ends the job
+    /// with the reason (the same input fails alike on any worker: a coset that leaves too many
+    /// positions unreached, for one). Returns whether `worker` held the attempt.
+    pub fn fail(&self, worker: u64, task: u64, attempt: u32, why: &str) -> bool {
+        let failed =
+            self.with_table(|t, _| t.fail(worker, task, attempt).map(|n| (n, t.rows(task)))).flatten();
+        let Some((failures, rows)) = failed else { return false };
+        let rows = rows.map_or(String::new(), |r| format!(" (rows or cosets {r:?})"));
+        if failures >= FAILURES_TO_END {
+            self.abort(format!(
+                "task {task}{rows} failed {failures} times; the last on worker {worker}: {why}"
+            ));
+        } else {
+            tracing::warn!("task {task}{rows} failed on worker {worker} ({why}); handed out again");
+            self.changed.notify_all();
+        }
+        true
     }
 
     /// The limit of an upload for `task` of the running level, or `None` if the level has no
@@ -458,6 +481,24 @@ mod tests {
                 assert!(matches!(hub.poll_wait(small, Duration::from_millis(1)), Poll::Wait | Poll::Done));
             }
             assert_eq!(run.join().unwrap().unwrap(), [1, 1]);
+        });
+    }
+
+    #[test]
+    fn a_task_that_fails_twice_ends_the_job_with_its_reason() {
+        let hub = hub(Duration::from_secs(30));
+        let (a, b) = (hub.register("a", 1, (0, 0), "", 0), hub.register("b", 1, (0, 0), "", 0));
+        let done = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let run = scope.spawn(|| hub.run_cosets(1, 0..1, CosetWords::Exactly(1), 0, &done));
+            let first = lease(&hub, a);
+            assert!(!hub.fail(b, first.task, first.attempt, "not b's"), "only the holder's attempt");
+            assert!(hub.fail(a, first.task, first.attempt, "too many unreached"));
+            let second = lease(&hub, b);
+            assert_eq!((second.task, second.attempt), (first.task, 2), "handed out again");
+            assert!(hub.fail(b, second.task, second.attempt, "too many unreached"));
+            let why = run.join().unwrap().unwrap_err().to_string();
+            assert!(why.contains("failed 2 times") && why.contains("too many unreached"), "{why}");
         });
     }
 

@@ -137,7 +137,9 @@ impl v1::coordinator_server::Coordinator for Service {
         request: Request<v1::RenewLeaseRequest>,
     ) -> Result<Response<v1::RenewLeaseReply>, Status> {
         let r = request.into_inner();
-        let ok = if r.release {
+        let ok = if r.release && !r.failure.is_empty() {
+            self.hub.fail(r.worker_id, r.task_id, r.attempt, &r.failure)
+        } else if r.release {
             self.hub.release(r.worker_id, r.task_id, r.attempt)
         } else {
             self.hub.renew(r.worker_id, r.task_id, r.attempt)

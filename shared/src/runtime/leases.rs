@@ -29,6 +29,8 @@ struct Task {
     state: State,
     attempt: u32,
     result: Option<Vec<u64>>,
+    /// Attempts whose computation failed (not lost or expired: failed, with a reason).
+    failures: u32,
 }
 
 /// A task as it is handed out.
@@ -60,7 +62,7 @@ impl TaskTable {
     pub fn new(level: u32, ranges: impl IntoIterator<Item = Range<u32>>, lease_ms: u64) -> Self {
         let tasks: Vec<Task> = ranges
             .into_iter()
-            .map(|rows| Task { rows, state: State::Pending, attempt: 0, result: None })
+            .map(|rows| Task { rows, state: State::Pending, attempt: 0, result: None, failures: 0 })
             .collect();
         TaskTable { level, remaining: tasks.len(), tasks, lease_ms, requeued: 0 }
     }
@@ -127,6 +129,18 @@ impl TaskTable {
         let released = self.held(worker, task, attempt).map(|t| t.state = State::Pending).is_some();
         self.requeued += released as u64;
         released
+    }
+
+    /// `worker`'s attempt failed (its computation returned an error): the task is handed out
+    /// again now, as by [`Self::release`]. Returns how many attempts of it failed so far, or
+    /// `None` if `worker` did not hold the attempt.
+    pub fn fail(&mut self, worker: WorkerId, task: u64, attempt: u32) -> Option<u32> {
+        let t = self.held(worker, task, attempt)?;
+        t.state = State::Pending;
+        t.failures += 1;
+        let failures = t.failures;
+        self.requeued += 1;
+        Some(failures)
     }
 
     /// Hands the attempt out again if it is still leased (its result was refused as damaged).
@@ -422,6 +436,20 @@ mod tests {
         uploaded.sort_unstable();
         assert_eq!(uploaded, [0, 1, 2, 3, 4, 5]);
         assert!(table.finished());
+    }
+
+    #[test]
+    fn failed_attempts_are_counted_per_task_and_handed_out_again() {
+        let mut t = TaskTable::new(0, TaskTable::even(0..2, 1), 1000);
+        let (a, b) = (t.poll(1, 0).unwrap(), t.poll(2, 0).unwrap());
+        assert_eq!(t.fail(2, a.task, a.attempt), None, "only the holder's attempt can fail");
+        assert_eq!(t.fail(1, a.task, a.attempt), Some(1));
+        assert_eq!(t.fail(1, a.task, a.attempt), None, "an attempt fails once");
+        assert_eq!(t.fail(2, b.task, b.attempt), Some(1), "counted per task");
+        let again = t.poll(3, 0).unwrap();
+        assert_eq!((again.task, again.attempt), (a.task, 2), "handed out again at once");
+        assert_eq!(t.fail(3, again.task, again.attempt), Some(2));
+        assert!(!t.finished());
     }
 
     #[test]
