@@ -155,8 +155,11 @@ pub async fn download_input(
         if chunk.offset != bytes.len() as u64 || chunk.total_bytes > 1 << 40 {
             return Err(InputError::Damaged(format!("input {name} arrived out of order")));
         }
-        if bytes.is_empty() {
-            bytes.reserve_exact(chunk.total_bytes as usize);
+        if bytes.is_empty() && bytes.try_reserve_exact(chunk.total_bytes as usize).is_err() {
+            return Err(InputError::Damaged(format!(
+                "input {name} of {} bytes does not fit",
+                chunk.total_bytes
+            )));
         }
         bytes.extend_from_slice(&chunk.data);
     }

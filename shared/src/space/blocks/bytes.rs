@@ -137,6 +137,11 @@ where
             )));
         }
         let rows = r.u32()? as usize;
+        // Each row takes at least this many bytes: nothing is allocated for rows that are not there.
+        let per_row = 12 + Move::COUNT * TRANSITION_BYTES + 1;
+        if rows.saturating_mul(per_row) > bytes.len() - r.at {
+            return Err(IndexBytesError::Short(bytes.len()));
+        }
         let mut reps = Vec::with_capacity(rows);
         let mut stabilizers = Vec::with_capacity(rows);
         for _ in 0..rows {
@@ -161,8 +166,12 @@ where
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut stabilizer_maps = Vec::with_capacity(rows);
-        for _ in 0..rows {
+        for stabilizer in &stabilizers {
+            // One map per symmetry of the stabilizer but the identity.
             let count = r.u8()? as usize;
+            if count + 1 != stabilizer.count_ones() as usize {
+                return Err(IndexBytesError::Bad("a row's stabilizer maps"));
+            }
             let maps =
                 (0..count).map(|_| ColumnMap::get(r.take(MAP_BYTES)?)).collect::<Result<Vec<_>, _>>()?;
             stabilizer_maps.push(maps);
@@ -229,6 +238,10 @@ mod tests {
         version[4] = 9;
         assert!(refused(&version).unwrap().contains("version 9"));
         assert!(refused(b"not an index").unwrap().contains("magic"));
+        // A row count the bytes cannot hold is refused before anything is allocated for it.
+        let mut rows = bytes.clone();
+        rows[18..22].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(refused(&rows).unwrap().contains("ends early"));
         // A transition's target beyond the rows.
         let first_transition = 4 + 4 + 2 + 8 + 4 + built.row_count() as usize * 12;
         let mut target = bytes.clone();
