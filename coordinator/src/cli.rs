@@ -184,7 +184,7 @@ pub struct CosetArgs {
 
     /// Bound runs: search phase 1 to this many moves (at most the bound). Each move more costs
     /// about ten times the search: here 16 costs over a minute a coset (an exact run to 16
-    /// takes 69 s), 14 about 15 s, and leaves a few more positions unreached.
+    /// takes 68 s), 14 about 15 s, and leaves a few more positions unreached.
     #[arg(long, value_name = "S", value_parser = parse_depth, default_value_t = DEFAULT_SEARCH_TO)]
     pub search_to: u32,
 

@@ -126,3 +126,63 @@ fn table_build_figures_round_from_rows_of_the_results() {
         );
     }
 }
+
+/// Each run in the README's table of spaces ("complete run": a wall time in s or min and a peak
+/// memory, with the metric or depth in brackets when it is not the default) rounds from one row
+/// of `results/BENCHMARKS.md` whose command enumerated that space in one process.
+#[test]
+fn space_table_figures_round_from_rows_of_the_results() {
+    let root = root();
+    let readme = read(&root.join("README.md"));
+    let benchmarks = read(&root.join("results/BENCHMARKS.md"));
+    let rows: Vec<Vec<String>> = table_after(&benchmarks, "| date |");
+    let spaces = table_after(&readme, "| SPACE | positions |");
+    assert_eq!(spaces.len(), 5, "corners, edges, h, hprime, cube");
+    for row in &spaces {
+        let space = row[0].split('`').nth(1).expect("the space in backticks");
+        for run in row[3].split("; ") {
+            let (figures, note) = match run.split_once(" (") {
+                Some((f, n)) => (f, n.trim_end_matches(')')),
+                None => (run, ""),
+            };
+            let (time, memory) = figures.split_once(", ").unwrap_or_else(|| panic!("{space}: {run:?}"));
+            let minutes = time.ends_with(" min");
+            let time = time.trim_end_matches(" min").trim_end_matches(" s");
+            let depth = note.split_once("depth ").map(|(_, d)| format!("--max-depth {d}"));
+            let found = rows.iter().filter(|r| r.len() >= 8).any(|r| {
+                let command = r[7].trim_matches('`');
+                let (Ok(wall), Ok(rss)) = (r[4].parse::<f64>(), r[6].parse::<f64>()) else { return false };
+                let ours = command.contains(&format!("coordinator enumerate {space} "))
+                    && !command.contains("--listen")
+                    && !command.contains("--workers")
+                    && command.contains("--metric qtm") == note.contains("QTM")
+                    && depth.as_ref().is_none_or(|d| command.contains(d.as_str()));
+                ours && rounds_to(time, if minutes { wall / 60.0 } else { wall }) && rounds_to(memory, rss)
+            });
+            assert!(found, "{space}: {run:?} is not a row of results/BENCHMARKS.md");
+        }
+    }
+}
+
+/// A time the `--help` pages quote as measured ("an exact run to 16 takes 68 s") is the wall of
+/// a row of `results/BENCHMARKS.md` for that run, as the README's is.
+#[test]
+fn help_figures_are_rows_of_the_results() {
+    let help =
+        std::process::Command::new(env!("CARGO_BIN_EXE_coordinator")).args(["coset", "--help"]).output();
+    let help = String::from_utf8(help.expect("coordinator runs").stdout).expect("text");
+    let text = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (_, rest) = text.split_once("an exact run to 16 takes ").expect("the coset help quotes a time");
+    let wall = rest.split_once(" s").expect("seconds").0;
+    let readme = read(&root().join("README.md"));
+    assert!(
+        readme.contains(&format!("of one coset to 16 takes {wall} s")),
+        "README and --help agree on {wall} s"
+    );
+    let benchmarks = read(&root().join("results/BENCHMARKS.md"));
+    let rows = table_after(&benchmarks, "| date |");
+    let found = rows.iter().filter(|r| r.len() >= 5).any(|r| {
+        r[3].starts_with("coset --exact-to 16 ") && r[4].parse::<f64>().is_ok_and(|w| rounds_to(wall, w))
+    });
+    assert!(found, "{wall} s for an exact run to 16 is not a row of results/BENCHMARKS.md");
+}
