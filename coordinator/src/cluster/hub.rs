@@ -10,7 +10,7 @@
 //! their parts moved, rather than a level waiting out a lease.
 
 use super::members::Members;
-use super::work::{Lease, Work};
+use super::work::{holds, Lease, Work};
 use shared::runtime::rows::CoordinatorEvent;
 use shared::shard::{self, ShardKey};
 use shared::units::gib;
@@ -342,7 +342,7 @@ impl Hub {
         match &mut s.work {
             Work::Rows(_) => Poll::OwnedRows,
             Work::Leases { .. } if full => Poll::Wait,
-            Work::Leases { needs, .. } if limit != 0 && limit < *needs => Poll::Wait,
+            Work::Leases { needs, .. } if !holds(limit, *needs) => Poll::Wait,
             Work::Leases { table, homes, .. } => match table.poll(worker, now) {
                 Some(l) => Poll::Task(Lease {
                     job,

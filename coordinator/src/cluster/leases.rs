@@ -4,7 +4,7 @@
 //! workers make on their leases.
 
 use super::hub::Hub;
-use super::work::{CosetWords, ResultWords, Work};
+use super::work::{holds, CosetWords, ResultWords, Work};
 use super::ClusterError;
 use shared::runtime::leases::TaskTable;
 use shared::wire::Malformed;
@@ -173,7 +173,7 @@ impl Hub {
                 break;
             }
             let limits: Vec<u64> = s.members.live().map(|m| m.mem_limit).collect();
-            let none_fits = !limits.is_empty() && limits.iter().all(|&l| l != 0 && l < needs);
+            let none_fits = !limits.is_empty() && limits.iter().all(|&l| !holds(l, needs));
             if leased == 0
                 && none_fits
                 && warned.is_none_or(|t: Instant| t.elapsed() > Duration::from_secs(30))

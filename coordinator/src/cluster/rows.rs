@@ -367,9 +367,6 @@ mod tests {
         SearchSettings { part_bytes: 1, total: 100, max_depth: None, upload: false, min_workers }
     }
 
-    /// A worker's long poll that began before another worker registered answers with that
-    /// worker's address: with the addresses of when the poll began, the first worker could
-    /// never send the newcomer its images and the level would wait forever.
     /// Workers that registered before the search began take part in it: the core learns of
     /// them when it starts (it once waited forever for "2 live, at least 2 wanted").
     #[test]
@@ -391,6 +388,9 @@ mod tests {
         assert_eq!(owners, [a, b]);
     }
 
+    /// A worker's long poll that began before another worker registered answers with that
+    /// worker's address: with the addresses of when the poll began, the first worker could
+    /// never send the newcomer its images and the level would wait forever.
     #[test]
     fn a_long_poll_answers_with_the_peers_of_when_it_answers() {
         let hub = Hub::new(1, "h/h".into(), Duration::from_secs(600), Duration::from_secs(30), 2);

@@ -32,6 +32,12 @@ pub struct RowsRun {
     pub(super) max_part_bytes: u64,
 }
 
+/// Whether a worker whose memory limit is `limit` (0: unknown) may take a task that needs
+/// `needs` bytes of it.
+pub(super) fn holds(limit: u64, needs: u64) -> bool {
+    limit == 0 || limit >= needs
+}
+
 /// What a level's task results may hold.
 #[derive(Clone, Copy, Debug)]
 pub enum ResultWords {

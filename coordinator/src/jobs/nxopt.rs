@@ -94,10 +94,36 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
 
 /// The nxopt table a file holds, by its header and length.
 pub fn kind_of(path: &Path) -> Option<NxoptKind> {
+    let (head, len) = head_of(path)?;
+    nxopt::kind_of_file(&head, len)
+}
+
+/// Why a file that begins with an nxopt header is no nxopt table (its length is none of the
+/// tables' of that base: cut short or damaged); `None` for any other file.
+pub fn misshapen(path: &Path) -> Option<String> {
+    let (head, len) = head_of(path)?;
+    let sizes: Vec<String> = NxoptKind::all()
+        .into_iter()
+        .filter(|k| head == nxopt::header(*k))
+        .map(|k| format!("nxopt-{} has {}", k.name(), thousands(HEADER_BYTES as u64 + k.table_bytes())))
+        .collect();
+    (!sizes.is_empty() && nxopt::kind_of_file(&head, len).is_none()).then(|| {
+        format!(
+            "{}: an nxopt table by its header (base {}), but {} bytes where {}: truncated or damaged (build it again)",
+            path.display(),
+            head[3],
+            thousands(len),
+            sizes.join(", ")
+        )
+    })
+}
+
+/// A file's first bytes (as many as an nxopt header) and its length.
+fn head_of(path: &Path) -> Option<([u8; HEADER_BYTES], u64)> {
     let len = std::fs::metadata(path).ok()?.len();
     let mut head = [0u8; HEADER_BYTES];
     std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
-    nxopt::kind_of_file(&head, len)
+    Some((head, len))
 }
 
 fn read(path: &Path) -> Result<memmap2::Mmap> {

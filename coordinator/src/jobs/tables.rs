@@ -13,11 +13,9 @@ use shared::bfs::owned::PartIndex;
 use shared::bfs::DepthRecorder;
 use shared::container::{Section, SectionInfo, SectionKind, TableFileError};
 use shared::coord::h48::H48Coords;
-use shared::coord::nxopt::NxoptKind;
 use shared::cube::MoveSet;
 use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
 use shared::job::RowJob;
-use shared::nxopt;
 use shared::report::thousands;
 use shared::space::{Space, Transitions};
 use std::path::Path;
@@ -149,26 +147,10 @@ fn open(path: &Path) -> Result<TableFile> {
 /// those last): an nxopt header on a file of the wrong length is named, and otherwise the length
 /// a phase-2 table in cube20src's bytes (which has no header) must have is given.
 fn unrecognized(path: &Path) -> anyhow::Error {
-    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut head = [0u8; nxopt::HEADER_BYTES];
-    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-    let headed: Vec<NxoptKind> =
-        NxoptKind::all().into_iter().filter(|k| read.is_ok() && head == nxopt::header(*k)).collect();
-    if !headed.is_empty() {
-        let sizes: Vec<String> = headed
-            .iter()
-            .map(|k| {
-                format!("nxopt-{} has {}", k.name(), thousands(nxopt::HEADER_BYTES as u64 + k.table_bytes()))
-            })
-            .collect();
-        return anyhow::anyhow!(
-            "{}: an nxopt table by its header (base {}), but {} bytes where {}: truncated or damaged (build it again)",
-            path.display(),
-            head[3],
-            thousands(len),
-            sizes.join(", ")
-        );
+    if let Some(why) = super::nxopt::misshapen(path) {
+        return anyhow::anyhow!(why);
     }
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let phase2 = shared::phase2::FILE_BYTES as u64;
     anyhow::anyhow!(
         "{} is not a valid table file: {}; it has no table header and {} bytes, and a phase-2 table in cube20src's \
