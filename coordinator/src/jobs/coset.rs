@@ -170,7 +170,9 @@ pub fn run(config: &CosetConfig) -> Result<()> {
     })?;
     let words: Vec<u64> = finished.into_values().flatten().collect();
     let solved_found = wire::coset::decode(&words, spec, n)?;
-    let found = every_coset(&reps, &classes, solved_found, spec.is_bound());
+    // A bound run's unreached positions are numbered by their elements of H.
+    let layout = spec.is_bound().then(Layout::new);
+    let found = every_coset(&reps, &classes, solved_found, layout.as_ref());
     let results: Vec<CosetResult> = config
         .cosets
         .iter()
@@ -203,13 +205,12 @@ pub fn run(config: &CosetConfig) -> Result<()> {
         println!("all {} cosets", results.len());
         print_counts(&sums, beyond, depth, heading);
     }
-    if let (Some(out), Some(path)) = (unreached_file, &config.unreached) {
+    if let (Some(out), Some(path), Some(layout)) = (unreached_file, &config.unreached, &layout) {
         // The positions in coset order, each coset's in the order of its elements of H.
-        let layout = Layout::new();
         let mut text = String::new();
         for (rep, (found, _)) in reps.iter().zip(&found) {
             for &index in &found.unreached {
-                text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(&layout, rep, index))));
+                text.push_str(&format!("SING {}\n", Singmaster(&unreached_position(layout, rep, index))));
             }
         }
         out.write(text.as_bytes())
@@ -239,15 +240,14 @@ pub fn run(config: &CosetConfig) -> Result<()> {
 }
 
 /// Every coset's result from those of the cosets solved (in the order of `classes.solved()`):
-/// a coset read from another has its counts, its unreached positions conjugated (if `listed`),
-/// and no time of its own.
+/// a coset read from another has its counts, its unreached positions conjugated (a bound run's,
+/// through `layout`), and no time of its own.
 fn every_coset(
     reps: &[Cube],
     classes: &Classes,
     solved: Vec<(CosetDistances, u64)>,
-    listed: bool,
+    layout: Option<&Layout>,
 ) -> Vec<(CosetDistances, u64)> {
-    let layout = listed.then(Layout::new);
     let mut solved = solved.into_iter();
     let mut out: Vec<(CosetDistances, u64)> = Vec::with_capacity(reps.len());
     for (i, source) in classes.sources.iter().enumerate() {
@@ -255,7 +255,7 @@ fn every_coset(
             Source::Solved => solved.next().expect("a result for every coset solved"),
             Source::Conjugate { of, through } => {
                 let mut found = out[of].0.clone();
-                if let Some(layout) = &layout {
+                if let Some(layout) = layout {
                     found.unreached =
                         conjugate_unreached(layout, &reps[of], &reps[i], through, &found.unreached);
                 }
