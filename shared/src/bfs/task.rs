@@ -15,7 +15,7 @@
 
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
-use crate::space::{count_positions, count_rows, set_bit, test_bit, RowCounts, RowIndex};
+use crate::space::{count_positions, count_rows, test_bit, RowCounts, RowIndex};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -346,7 +346,7 @@ pub(crate) fn push_into_rows<I: RowIndex>(
             let Some(bits) = frontier.row(r) else { continue };
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
-            map.for_each_image(bits, |c| set_bit(row, c));
+            map.or_images(bits, row);
             any = true;
         }
     }

@@ -145,6 +145,15 @@ pub trait ColumnMapper {
     {
         for_each_bit(row, |c| f(self.apply(c)));
     }
+
+    /// ORs into `out` the image of every set bit of `row` (a map may move whole groups of bits).
+    #[inline]
+    fn or_images(&self, row: &[u64], out: &mut [u64])
+    where
+        Self: Sized,
+    {
+        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
+    }
 }
 
 /// Calls `f` for every set bit of a row.

@@ -13,6 +13,7 @@
 //! close a row after writing it.
 
 mod bytes;
+mod groups;
 
 pub use bytes::IndexBytesError;
 
@@ -59,8 +60,8 @@ impl ColumnMap {
         for j in 0..nb {
             let weight = 24u32.pow((nb - 1 - j) as u32);
             let b = self.src[j] as usize + (3 - nb);
-            for (o, slot) in add[b].iter_mut().enumerate() {
-                *slot = s4::mul(s4::mul(self.left[j], o as u8), self.right[j]) as u32 * weight;
+            for (slot, &image) in add[b].iter_mut().zip(s4::sandwich(self.left[j], self.right[j])) {
+                *slot = image as u32 * weight;
             }
         }
         Contributions { add }
@@ -424,6 +425,10 @@ impl ColumnMapper for Contributions {
         let low = column % 24;
         let lane = column / 24;
         self.add[0][(lane / 24) as usize % 24] + self.add[1][(lane % 24) as usize] + self.add[2][low as usize]
+    }
+
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        groups::or_images(self, row, out);
     }
 }
 

@@ -167,7 +167,7 @@ pub fn close_under<M: ColumnMapper>(bits: &mut [u64], maps: &[M]) {
     }
     let original = bits.to_vec();
     for m in maps {
-        m.for_each_image(&original, |c| set_bit(bits, c));
+        m.or_images(&original, bits);
     }
 }
 

@@ -8,6 +8,8 @@ struct Tables {
     /// product[a][b] = rank of a . b, where (a . b)[k] = a[b[k]].
     product: [[u8; 24]; 24],
     inverse: [u8; 24],
+    /// sandwich[left][right][o] = rank of left . o . right: a block's column map as a table.
+    sandwich: [[[u8; 24]; 24]; 24],
 }
 
 fn tables() -> &'static Tables {
@@ -31,7 +33,15 @@ fn tables() -> &'static Tables {
                 }
             }
         }
-        Tables { product, inverse }
+        let mut sandwich = [[[0u8; 24]; 24]; 24];
+        for (l, by_right) in sandwich.iter_mut().enumerate() {
+            for (r, image) in by_right.iter_mut().enumerate() {
+                for (o, slot) in image.iter_mut().enumerate() {
+                    *slot = product[product[l][o] as usize][r];
+                }
+            }
+        }
+        Tables { product, inverse, sandwich }
     })
 }
 
@@ -43,6 +53,12 @@ pub fn mul(a: u8, b: u8) -> u8 {
 #[inline]
 pub fn inv(a: u8) -> u8 {
     tables().inverse[a as usize]
+}
+
+/// The images of all 24 orderings under `o -> left . o . right`.
+#[inline]
+pub fn sandwich(left: u8, right: u8) -> &'static [u8; 24] {
+    &tables().sandwich[left as usize][right as usize]
 }
 
 /// A transposition and a 4-cycle: together they generate S4, so a conjugation is fixed by
@@ -87,6 +103,7 @@ mod tests {
         for l in 0..24 {
             for r in 0..24 {
                 let t = |o: u8| mul(mul(l, o), r);
+                assert!((0..24).all(|o| sandwich(l, r)[o as usize] == t(o)));
                 assert_eq!(solve_left_right(t(0), GENERATORS.map(t)), Some((l, r)));
             }
         }
