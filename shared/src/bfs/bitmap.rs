@@ -89,7 +89,7 @@ impl BitStore {
     }
 }
 
-/// Words of one unit of [`Bitmap::clear`]: a 2 MiB huge page.
+/// Words of one unit of [`BitStore::clear`]: a 2 MiB huge page.
 const CLEAR_CHUNK_WORDS: usize = (2 << 20) / 8;
 
 /// Deallocates every block of `f` keeping its size; false where the file system refuses.
@@ -136,5 +136,17 @@ mod tests {
         let again = BitStore::open_existing(&path, words).unwrap();
         assert!(again.words().iter().all(|&w| w == 0));
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn clearing_memory_zeroes_every_written_chunk() {
+        // Three chunks and a part: words set in the first, the last and the partial one.
+        let words = 3 * CLEAR_CHUNK_WORDS + 1000;
+        let mut store = BitStore::anonymous(words).unwrap();
+        for w in [0, 17, CLEAR_CHUNK_WORDS - 1, 2 * CLEAR_CHUNK_WORDS + 5, words - 1] {
+            store.words_mut()[w] = 1 << (w % 64);
+        }
+        store.clear().unwrap();
+        assert!(store.words().iter().all(|&w| w == 0));
     }
 }
