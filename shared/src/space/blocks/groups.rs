@@ -19,8 +19,9 @@ use crate::space::set_bit;
 /// Columns of a group: the orderings of one block.
 const GROUP: usize = 24;
 
-/// The fewest set bits for which a row is mapped group by group (measured on edges: the table
-/// and the scan of every group cost about as much as this many single-column maps).
+/// The fewest set bits for which a row is mapped group by group. Not tuned yet: by the edges
+/// profiles (docs/kernels.md) a row of three blocks costs about 3 us by groups and about 6.7 ns
+/// per set bit entry by entry, which puts the break-even nearer 450.
 pub const DENSE_ENTRIES: u32 = 256;
 
 /// The most words of a row the group kernel handles: three blocks, 24^3 columns.
