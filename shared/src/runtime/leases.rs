@@ -135,12 +135,12 @@ impl TaskTable {
     /// again now, as by [`Self::release`]. Returns how many attempts of it failed so far, or
     /// `None` if `worker` did not hold the attempt.
     pub fn fail(&mut self, worker: WorkerId, task: u64, attempt: u32) -> Option<u32> {
-        let t = self.held(worker, task, attempt)?;
-        t.state = State::Pending;
+        if !self.release(worker, task, attempt) {
+            return None;
+        }
+        let t = &mut self.tasks[task as usize];
         t.failures += 1;
-        let failures = t.failures;
-        self.requeued += 1;
-        Some(failures)
+        Some(t.failures)
     }
 
     /// Hands the attempt out again if it is still leased (its result was refused as damaged).

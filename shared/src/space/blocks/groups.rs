@@ -22,7 +22,7 @@ const GROUP: usize = 24;
 /// The fewest set bits for which a row is mapped group by group. Not tuned yet: by the edges
 /// profiles (docs/kernels.md) a row of three blocks costs about 3 us by groups and about 6.7 ns
 /// per set bit entry by entry, which puts the break-even nearer 450.
-pub const DENSE_ENTRIES: u32 = 256;
+const DENSE_ENTRIES: u32 = 256;
 
 /// The most words of a row the group kernel handles: three blocks, 24^3 columns.
 const MAX_WORDS: usize = GROUP * GROUP * GROUP / 64;
@@ -121,7 +121,7 @@ fn swap_with_innermost(row: &[u8], k: usize, moved: &mut [u8]) {
     // The digit that stays: d1 when swapping d0, else d0 (a single value for two blocks).
     let (other, others) = if k == 0 { (STRIDE[1] / 8, GROUP) } else { (STRIDE[0] / 8, groups / GROUP) };
     let stride = STRIDE[k] / 8;
-    for o in 0..others.max(1) {
+    for o in 0..others {
         for kb in 0..GROUP / 8 {
             for ib in 0..GROUP / 8 {
                 let from = o * other + 8 * kb * stride + ib;
