@@ -91,10 +91,37 @@ impl SymClasses {
         SymClasses { group, raw_count, class_of: Vec::new(), to_rep: Vec::new(), reps, stabilizers }
     }
 
+    /// The same classes numbered in another order: class `k` of the result is class `order[k]`
+    /// of `self` (`order` a permutation of the classes). A space renumbers its rows this way to
+    /// keep together rows that its moves join. The result keeps its per-raw-value tables: its
+    /// representatives are no longer increasing, so [`Self::classify`] could not bisect them.
+    pub fn renumbered(&self, order: &[u32]) -> Self {
+        assert_eq!(order.len(), self.reps.len(), "an order of every class");
+        assert!(!self.class_of.is_empty(), "renumbering needs the per-raw-value tables");
+        let mut new_of = vec![UNSET; self.reps.len()];
+        for (k, &old) in order.iter().enumerate() {
+            assert_eq!(new_of[old as usize], UNSET, "class {old} twice in the order");
+            new_of[old as usize] = k as u32;
+        }
+        SymClasses {
+            group: self.group,
+            raw_count: self.raw_count,
+            class_of: self
+                .class_of
+                .iter()
+                .map(|&c| if c == UNSET { UNSET } else { new_of[c as usize] })
+                .collect(),
+            to_rep: self.to_rep.clone(),
+            reps: order.iter().map(|&c| self.reps[c as usize]).collect(),
+            stabilizers: order.iter().map(|&c| self.stabilizers[c as usize]).collect(),
+        }
+    }
+
     /// Drops the per-raw-value tables (5 bytes per raw value): [`Self::classify`] then finds
     /// a value's class by conjugating it, for a process that locates few values (a worker
     /// counting self-inverse classes) and needs the memory for rows.
     pub fn drop_tables(&mut self) {
+        assert!(self.reps.is_sorted(), "classes numbered by increasing representative keep their tables");
         self.class_of = Vec::new();
         self.to_rep = Vec::new();
     }
