@@ -39,23 +39,13 @@ pub(super) fn shares(workers: &[Candidate], parts: usize) -> Option<Vec<usize>> 
     Some(target)
 }
 
-/// The first assignment: parts by [`shares`], interleaved (each part to the worker furthest
-/// below its share, ties to the lowest id).
+/// The first assignment: parts by [`shares`], each worker a run of consecutive parts (in the
+/// order the workers are given). Spaces number their rows so that the moves join nearby rows
+/// (see `KociembaSpace`), so a run keeps most images with their owner (docs/distribution.md,
+/// "Rows cut where few moves cross"). Workers that join later take runs too ([`rebalance`] gives each the highest parts).
 pub(super) fn first(workers: &[Candidate], parts: usize) -> Option<Vec<WorkerId>> {
     let target = shares(workers, parts)?;
-    let mut held = vec![0usize; workers.len()];
-    Some(
-        (0..parts)
-            .map(|_| {
-                let w = (0..workers.len())
-                    .filter(|&w| held[w] < target[w])
-                    .min_by(|&a, &b| (held[a] * target[b]).cmp(&(held[b] * target[a])).then(a.cmp(&b)))
-                    .expect("targets sum to the parts");
-                held[w] += 1;
-                workers[w].id
-            })
-            .collect(),
-    )
+    Some(workers.iter().zip(target).flat_map(|(w, n)| std::iter::repeat_n(w.id, n)).collect())
 }
 
 /// Gives `orphans` (parts whose owner is gone) to the workers with the most free room, one at a
@@ -114,14 +104,14 @@ mod tests {
     }
 
     #[test]
-    fn parts_follow_threads_within_room_and_interleave() {
+    fn parts_follow_threads_within_room_in_runs() {
         let workers = [c(1, 2, 64), c(2, 1, 64), c(3, 1, 10)];
         let owner = first(&workers, 64).unwrap();
         let count = |w| owner.iter().filter(|&&o| o == w).count();
         assert_eq!(count(3), 10);
         assert_eq!(count(1) + count(2), 54);
         assert!(count(1) >= 32 && count(2) >= 16);
-        assert_ne!(owner[0], owner[1]);
+        assert_eq!(owner.windows(2).filter(|p| p[0] != p[1]).count(), 2, "one run each: {owner:?}");
         assert!(first(&[c(1, 1, 20), c(2, 1, 20)], 64).is_none(), "no room for every part");
     }
 
