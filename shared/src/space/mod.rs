@@ -9,6 +9,8 @@
 //!   class rows of a raw coordinate).
 //! - [`blocks`]: block rows (corners, edges: docs/row-bfs.md).
 //! - [`kociemba`]: Kociemba's H and H' (Rokicki's phase2prune).
+//! - [`locality`]: row orders that keep together rows the moves join (fewer bytes between a
+//!   cluster's owners).
 //! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
 //! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space in nxopt's layout.
 
@@ -17,6 +19,7 @@ pub mod h48;
 pub mod index;
 pub mod kind;
 pub mod kociemba;
+pub mod locality;
 pub mod nxopt;
 mod s4;
 
