@@ -72,8 +72,13 @@ fn search_on<I: RowIndex>(
             // A search on workers keeps its levels with them, an embedded one as bit arrays
             // here: a state directory resumes in the way that wrote it.
             let layout = if config.cluster.distributed() { " (rows owned by workers)" } else { "" };
-            let identity =
-                format!("{} rows={} columns={}{layout}", config.job, space.row_count(), space.column_count());
+            let identity = format!(
+                "{} rows={} columns={} numbering={}{layout}",
+                config.job,
+                space.row_count(),
+                space.column_count(),
+                shared::space::ROW_NUMBERING
+            );
             Some(RedbJournal::open(dir, &identity)?)
         }
         None => None,

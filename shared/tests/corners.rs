@@ -2,7 +2,7 @@
 //! checked against the plain unreduced BFS with Burnside class counts.
 
 use shared::bfs::{self, reference};
-use shared::coord::corner_tetrads;
+use shared::coord::{corner_tetrads, Part};
 use shared::cube::{Corners, Move, MoveSet, SplitMix64, Symmetry};
 use shared::space::RowSpace;
 
@@ -78,5 +78,31 @@ fn column_maps_are_exact_on_every_column() {
                 assert_eq!(t.map.apply(c), c2, "row {row} move {m} column {c}");
             }
         }
+    }
+}
+
+/// Cut into 2 to 16 runs of consecutive rows, the rows (in locality order) send fewer (row,
+/// move) images across runs than rows numbered by increasing representative.
+#[test]
+fn runs_of_corner_rows_keep_more_images_home() {
+    let layout = corner_tetrads();
+    let space = RowSpace::new(corner_tetrads());
+    let by_rep = RowSpace::build_classes(&layout);
+    let rows = space.row_count();
+    let by_rep_target = |r: u32, m: Move| {
+        let x = layout.decode(by_rep.rep(r), 0);
+        by_rep.class_of(layout.row(&x.compose(Part::of(m.cube()))))
+    };
+    let crossing = |target: &dyn Fn(u32, Move) -> u32, runs: u32| {
+        let run = |r: u32| r * runs / rows;
+        (0..rows)
+            .flat_map(|r| Move::all().map(move |m| (r, m)))
+            .filter(|&(r, m)| run(r) != run(target(r, m)))
+            .count()
+    };
+    for runs in [2, 4, 8, 16] {
+        let ours = crossing(&|r, m| space.transition(r, m).target, runs);
+        let old = crossing(&by_rep_target, runs);
+        assert!(ours < old, "{runs} runs: {ours} images cross against {old}");
     }
 }

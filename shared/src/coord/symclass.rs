@@ -22,6 +22,9 @@ pub struct SymClasses {
     raw_count: usize,
     reps: Vec<u32>,
     stabilizers: Vec<u64>,
+    /// The classes by increasing representative, when they are numbered otherwise (see
+    /// [`Self::renumbered`]); empty when class numbers increase with their representatives.
+    by_rep: Vec<u32>,
 }
 
 impl SymClasses {
@@ -57,7 +60,15 @@ impl SymClasses {
             reps.push(raw);
             stabilizers.push(stab);
         }
-        SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers }
+        SymClasses {
+            group,
+            raw_count: class_of.len(),
+            class_of,
+            to_rep,
+            reps,
+            stabilizers,
+            by_rep: Vec::new(),
+        }
     }
 
     /// Classes numbered and represented as another program numbers them: per raw value its
@@ -82,27 +93,28 @@ impl SymClasses {
                 group.members().filter(|&s| conj(s, rep) == rep).fold(0u64, |m, s| m | 1 << s.index())
             })
             .collect();
-        SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers }
+        let by_rep = increasing_order(&reps);
+        SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers, by_rep }
     }
 
     /// Classes as [`Self::drop_tables`] leaves them, from their parts: `raw_count` raw values,
-    /// and per class (numbered by increasing representative) its representative and stabilizer.
+    /// and per class its representative (all distinct) and stabilizer.
     pub fn from_parts(group: SymmetryGroup, raw_count: usize, reps: Vec<u32>, stabilizers: Vec<u64>) -> Self {
-        SymClasses { group, raw_count, class_of: Vec::new(), to_rep: Vec::new(), reps, stabilizers }
+        let by_rep = increasing_order(&reps);
+        SymClasses { group, raw_count, class_of: Vec::new(), to_rep: Vec::new(), reps, stabilizers, by_rep }
     }
 
     /// The same classes numbered in another order: class `k` of the result is class `order[k]`
     /// of `self` (`order` a permutation of the classes). A space renumbers its rows this way to
-    /// keep together rows that its moves join. The result keeps its per-raw-value tables: its
-    /// representatives are no longer increasing, so [`Self::classify`] could not bisect them.
+    /// keep together rows that its moves join.
     pub fn renumbered(&self, order: &[u32]) -> Self {
         assert_eq!(order.len(), self.reps.len(), "an order of every class");
-        assert!(!self.class_of.is_empty(), "renumbering needs the per-raw-value tables");
         let mut new_of = vec![UNSET; self.reps.len()];
         for (k, &old) in order.iter().enumerate() {
             assert_eq!(new_of[old as usize], UNSET, "class {old} twice in the order");
             new_of[old as usize] = k as u32;
         }
+        let reps: Vec<u32> = order.iter().map(|&c| self.reps[c as usize]).collect();
         SymClasses {
             group: self.group,
             raw_count: self.raw_count,
@@ -112,7 +124,8 @@ impl SymClasses {
                 .map(|&c| if c == UNSET { UNSET } else { new_of[c as usize] })
                 .collect(),
             to_rep: self.to_rep.clone(),
-            reps: order.iter().map(|&c| self.reps[c as usize]).collect(),
+            by_rep: increasing_order(&reps),
+            reps,
             stabilizers: order.iter().map(|&c| self.stabilizers[c as usize]).collect(),
         }
     }
@@ -121,14 +134,13 @@ impl SymClasses {
     /// a value's class by conjugating it, for a process that locates few values (a worker
     /// counting self-inverse classes) and needs the memory for rows.
     pub fn drop_tables(&mut self) {
-        assert!(self.reps.is_sorted(), "classes numbered by increasing representative keep their tables");
         self.class_of = Vec::new();
         self.to_rep = Vec::new();
     }
 
     /// The class of `raw` and a symmetry `s` with `s raw s^-1` its representative: from the
-    /// tables, or, without them, as the smallest conjugate (the representative; classes are
-    /// numbered by increasing representative, so its class is found by bisection). `conj` is
+    /// tables, or, without them, as the smallest conjugate (the representative, whose class is
+    /// found by bisection among the representatives in increasing order). `conj` is
     /// the action the classes were built with. Either way the symmetry may differ from
     /// [`Self::to_rep`]'s by a member of the stabilizer.
     pub fn classify(&self, raw: u32, conj: impl Fn(Symmetry, u32) -> u32) -> (u32, Symmetry) {
@@ -141,8 +153,21 @@ impl SymClasses {
             .map(|s| (conj(s, raw), s))
             .min_by_key(|&(image, s)| (image, s.index()))
             .expect("a group has members");
-        let class = self.reps.binary_search(&rep).expect("the smallest conjugate is a representative");
-        (class as u32, s)
+        let class = if self.by_rep.is_empty() {
+            self.reps.binary_search(&rep).map(|c| c as u32)
+        } else {
+            self.by_rep.binary_search_by_key(&rep, |&c| self.reps[c as usize]).map(|i| self.by_rep[i])
+        };
+        (class.expect("the smallest conjugate is a representative"), s)
+    }
+
+    /// The classes in increasing order of their representatives.
+    pub fn by_representative(&self) -> Vec<u32> {
+        if self.by_rep.is_empty() {
+            (0..self.reps.len() as u32).collect()
+        } else {
+            self.by_rep.clone()
+        }
     }
 
     pub fn group(&self) -> SymmetryGroup {
@@ -195,6 +220,17 @@ impl SymClasses {
     }
 }
 
+/// The classes in increasing order of their representatives, or nothing when their numbers
+/// already are (the order [`SymClasses::build`] gives).
+fn increasing_order(reps: &[u32]) -> Vec<u32> {
+    if reps.is_sorted() {
+        return Vec::new();
+    }
+    let mut order: Vec<u32> = (0..reps.len() as u32).collect();
+    order.sort_unstable_by_key(|&c| reps[c as usize]);
+    order
+}
+
 /// Number of classes by Burnside's lemma: the average over the group of the number of raw values
 /// each symmetry fixes. It shares nothing with [`SymClasses::build`] but the action itself.
 pub fn burnside_class_count(
@@ -206,4 +242,46 @@ pub fn burnside_class_count(
         group.members().map(|s| (0..size).into_par_iter().filter(|&v| conj(s, v) == v).count() as u64).sum();
     assert_eq!(fixed % group.len() as u64, 0, "Burnside's sum must divide by the group order");
     fixed / group.len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coord::rank::{factorial, perm_rank, perm_unrank};
+    use crate::cube::Corners;
+
+    fn conj(s: Symmetry, raw: u32) -> u32 {
+        let mut c = Corners::IDENTITY;
+        perm_unrank(raw, &mut c.perm);
+        perm_rank(&s.conjugate_corners(&c).perm)
+    }
+
+    /// Renumbered classes locate every value in the class the order says, with their tables
+    /// and, once dropped, by bisection among the representatives.
+    #[test]
+    fn renumbered_classes_classify_with_and_without_tables() {
+        let classes = SymClasses::build(factorial(8), SymmetryGroup::UdAxis, conj);
+        let n = classes.class_count() as u32;
+        let order: Vec<u32> = (0..n).map(|k| (k * 7 + 3) % n).collect();
+        assert_ne!(n % 7, 0, "7 is prime to the class count, so the order is a permutation");
+        let renumbered = classes.renumbered(&order);
+        let mut shrunk = renumbered.clone();
+        shrunk.drop_tables();
+        let rebuilt = SymClasses::from_parts(
+            SymmetryGroup::UdAxis,
+            classes.raw_count(),
+            (0..n).map(|k| renumbered.rep(k)).collect(),
+            (0..n).map(|k| renumbered.stabilizer(k)).collect(),
+        );
+        for raw in (0..factorial(8)).step_by(7) {
+            let old = classes.class_of(raw);
+            let new = renumbered.class_of(raw);
+            assert_eq!(order[new as usize], old);
+            for c in [&renumbered, &shrunk, &rebuilt] {
+                let (class, s) = c.classify(raw, conj);
+                assert_eq!(class, new);
+                assert_eq!(conj(s, raw), c.rep(new));
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ mod groups;
 pub use bytes::IndexBytesError;
 
 use super::index::{InverseFilter, Inverses, RowIndex};
-use super::s4;
+use super::{locality, s4};
 use crate::coord::{BlockLayout, ColumnMapper, Part, RowConjugation, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
@@ -102,7 +102,7 @@ impl ColumnMap {
 }
 
 /// Where a row goes under one move.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Transition {
     pub target: u32,
     pub map: ColumnMap,
@@ -165,6 +165,7 @@ where
     /// The space on these classes, with the transitions of every row probed, or without them
     /// for a process that locates and counts but never expands a row.
     pub fn with_classes(layout: BlockLayout<N, O>, classes: SymClasses, transitions: Transitions) -> Self {
+        let classes = Self::in_locality_order(&layout, classes);
         let block_perms = Symmetry::all().map(|s| layout.block_permutation(s)).collect();
         let (members, member_start) = group_by_class(&classes);
         let conj = layout.row_conjugation();
@@ -199,15 +200,45 @@ where
         space
     }
 
-    /// Every row's transition under every face turn, rows in order.
-    fn probe_transitions(&self) -> Vec<Transition> {
-        (0..self.row_count())
+    /// The classes renumbered in locality order ([`locality::row_order`]), so that the parts a
+    /// cluster cuts send few images to other owners: the six half turns join the rows into
+    /// orbits (the half-turn group is normalized by all 48 symmetries, so its orbits are
+    /// unions of classes), and the quarter turns join the orbits.
+    fn in_locality_order(layout: &BlockLayout<N, O>, classes: SymClasses) -> SymClasses {
+        let rows = classes.class_count() as u32;
+        let targets: Vec<u32> = (0..rows)
             .into_par_iter()
             .flat_map_iter(|r| {
-                let probes = ColumnMap::probe_columns(self.blocks()).map(|c| self.position(r, c));
-                Move::all().map(move |m| self.probe_transition(&probes, m))
+                let x = layout.decode(classes.rep(r), 0);
+                let classes = &classes;
+                Move::all()
+                    .map(move |m| classes.class_of(layout.row(&x.compose(Pieces::<N, O>::of(m.cube())))))
             })
-            .collect()
+            .collect();
+        let target = |r: u32, i: usize| targets[r as usize * Move::COUNT + i];
+        let order = locality::row_order(rows, Move::COUNT, target, |i| Move::from_index(i).turns() == 2);
+        classes.renumbered(&order)
+    }
+
+    /// Every row's transition under every face turn, rows in order. Rows are probed in order
+    /// of their representatives, whose images lie close together in the class tables (in the
+    /// rows' own order the lookups miss the cache: 8.0 s against 5.8 for edges), a chunk at a
+    /// time, each put in its place.
+    fn probe_transitions(&self) -> Vec<Transition> {
+        let mut out = vec![Transition::default(); self.row_count() as usize * Move::COUNT];
+        for chunk in self.classes.by_representative().chunks(1 << 16) {
+            let probed: Vec<Transition> = chunk
+                .par_iter()
+                .flat_map_iter(|&r| {
+                    let probes = ColumnMap::probe_columns(self.blocks()).map(|c| self.position(r, c));
+                    Move::all().map(move |m| self.probe_transition(&probes, m))
+                })
+                .collect();
+            for (&r, row) in chunk.iter().zip(probed.chunks_exact(Move::COUNT)) {
+                out[r as usize * Move::COUNT..][..Move::COUNT].copy_from_slice(row);
+            }
+        }
+        out
     }
 
     /// The transition of a row under `m`, from the row's positions at the probe columns. All

@@ -7,18 +7,17 @@
 //! 19,508,428,800 positions. H' drops the middle-slice edges: 8!·8! = 1,625,702,400.
 //!
 //! Rows are the classes of the corner permutation under the 16 symmetries that fix the UD axis
-//! (the symmetries that preserve H): 2768 rows. Columns are the U/D-edge permutation rank (times
+//! (the symmetries that preserve H): 2768 rows, in locality order ([`super::locality`]). Columns are the U/D-edge permutation rank (times
 //! 24, plus the slice-edge rank, for H). A move right-multiplies the edge permutations by the move's
 //! position permutation and the symmetry bringing the corners to their representative conjugates
 //! them, so a column map is two table lookups per part. Class columns here count classes under
 //! those 16 symmetries (H is not invariant under all 48).
 
 use super::index::{set_bit, AnyColumn, ClassRows, Inverses, RowIndex};
-use super::locality::GroupGraph;
+use super::locality;
 use crate::coord::rank::{factorial, perm_rank, perm_unrank};
 use crate::coord::{ColumnMapper, SymClasses};
 use crate::cube::{Corners, Cube, Edges, Move, MoveSet, Symmetry, SymmetryGroup};
-use std::collections::BTreeMap;
 
 const UD: usize = 40320;
 
@@ -52,54 +51,6 @@ pub(crate) fn corners_of(rank: u32) -> Corners {
     let mut c = Corners::IDENTITY;
     perm_unrank(rank, &mut c.perm);
     c
-}
-
-/// The rows in an order that keeps together rows the moves join, so that the parts a cluster
-/// cuts (runs of consecutive rows) send few images to other owners. The turns of U and D join
-/// the rows into orbits of at most 16 (the group <U, D> acting on corner permutations, up to
-/// symmetry), which are never cut: 6 of the 10 moves map a row inside its orbit. The orbits
-/// come in the recursive-bisection order of the graph the half turns R2, L2, F2 and B2 make
-/// between them ([`GroupGraph`]).
-fn row_order(rows: &ClassRows, moves: &[Move]) -> Vec<u32> {
-    let n = rows.row_count() as usize;
-    let (turns, halves): (Vec<usize>, Vec<usize>) = (0..moves.len()).partition(|&i| moves[i].face() % 3 == 0);
-    let mut orbit_of = vec![usize::MAX; n];
-    let mut orbits: Vec<Vec<u32>> = Vec::new();
-    for start in 0..n as u32 {
-        if orbit_of[start as usize] != usize::MAX {
-            continue;
-        }
-        let id = orbits.len();
-        orbit_of[start as usize] = id;
-        let mut members = vec![start];
-        let mut i = 0;
-        while let Some(&r) = members.get(i) {
-            i += 1;
-            for t in turns.iter().map(|&m| rows.target(r, m).0) {
-                if orbit_of[t as usize] == usize::MAX {
-                    orbit_of[t as usize] = id;
-                    members.push(t);
-                }
-            }
-        }
-        orbits.push(members);
-    }
-    let mut weights = BTreeMap::new();
-    for r in 0..n as u32 {
-        for t in halves.iter().map(|&m| rows.target(r, m).0) {
-            let (a, b) = (orbit_of[r as usize], orbit_of[t as usize]);
-            if a != b {
-                *weights.entry((a, b)).or_insert(0) += 1;
-                *weights.entry((b, a)).or_insert(0) += 1;
-            }
-        }
-    }
-    let mut edges = vec![Vec::new(); orbits.len()];
-    for ((a, b), w) in weights {
-        edges[a].push((b, w));
-    }
-    let graph = GroupGraph { sizes: orbits.iter().map(|o| o.len() as u64).collect(), edges };
-    graph.bisection_order().into_iter().flat_map(|o| orbits[o].iter().copied()).collect()
 }
 
 /// The edges of an element of H from its U/D-edge and slice-edge ranks, all oriented.
@@ -143,7 +94,15 @@ impl KociembaSpace {
             move_slot[m.index()] = i as u8;
         }
         let apply = |m: Move, raw: u32| perm_rank(&corners_of(raw).compose(&m.cube().corners).perm);
-        let order = row_order(&ClassRows::build(classes.clone(), &moves, apply), &moves);
+        // Rows in locality order: the turns of U and D (6 of the 10 moves) join them into orbits
+        // of at most 16 rows (<U, D> acting on corner permutations, up to symmetry).
+        let by_rep = ClassRows::build(classes.clone(), &moves, apply);
+        let order = locality::row_order(
+            by_rep.row_count(),
+            moves.len(),
+            |r, i| by_rep.target(r, i).0,
+            |i| moves[i].face().is_multiple_of(3),
+        );
         let class_rows = ClassRows::build(classes.renumbered(&order), &moves, apply);
         let classes = &class_rows.classes;
         let rows = classes.class_count() as u32;

@@ -9,9 +9,85 @@
 //! sweep from a node far from the others, then nodes move across while that removes edges from
 //! the cut and keeps the halves within 2 % of each other; each half is then ordered the same
 //! way. Any run of the order at any scale (a half, a quarter, an eighth) is then a set that
-//! few edges leave. Deterministic: ties go to the lowest node.
+//! few edges leave. Deterministic: ties go to the node met first.
 
+use rayon::prelude::*;
 use std::collections::VecDeque;
+
+/// The rows `0..rows` in locality order, for a space with `moves` moves where `target(r, i)` is
+/// the row move `i` takes row `r` to: the moves for which `home(i)` holds join the rows into
+/// orbits (the orbits of the subgroup those moves generate, up to symmetry), which are never
+/// cut; the orbits come in the bisection order of the graph the other moves make between them.
+pub fn row_order(
+    rows: u32,
+    moves: usize,
+    target: impl Fn(u32, usize) -> u32 + Sync,
+    home: impl Fn(usize) -> bool,
+) -> Vec<u32> {
+    let n = rows as usize;
+    let (inside, across): (Vec<usize>, Vec<usize>) = (0..moves).partition(|&i| home(i));
+    let mut orbit_of = vec![usize::MAX; n];
+    let mut orbits: Vec<Vec<u32>> = Vec::new();
+    for start in 0..rows {
+        if orbit_of[start as usize] != usize::MAX {
+            continue;
+        }
+        let id = orbits.len();
+        orbit_of[start as usize] = id;
+        let mut members = vec![start];
+        let mut i = 0;
+        while let Some(&r) = members.get(i) {
+            i += 1;
+            for t in inside.iter().map(|&m| target(r, m)) {
+                if orbit_of[t as usize] == usize::MAX {
+                    orbit_of[t as usize] = id;
+                    members.push(t);
+                }
+            }
+        }
+        orbits.push(members);
+    }
+    // Per orbit, the orbits its rows' other moves lead to, counted; then each edge both ways.
+    let (target, orbit_of, across) = (&target, &orbit_of, &across);
+    let out: Vec<Vec<(usize, u64)>> = orbits
+        .par_iter()
+        .enumerate()
+        .map(|(a, members)| {
+            let mut to: Vec<usize> = members
+                .iter()
+                .flat_map(|&r| across.iter().map(move |&m| target(r, m)))
+                .map(|t| orbit_of[t as usize])
+                .filter(|&b| b != a)
+                .collect();
+            to.sort_unstable();
+            counted(to.into_iter().map(|b| (b, 1)))
+        })
+        .collect();
+    let mut edges = out.clone();
+    for (a, list) in out.iter().enumerate() {
+        for &(b, w) in list {
+            edges[b].push((a, w));
+        }
+    }
+    for list in &mut edges {
+        list.sort_unstable();
+        *list = counted(list.drain(..));
+    }
+    let graph = GroupGraph { sizes: orbits.iter().map(|o| o.len() as u64).collect(), edges };
+    graph.bisection_order().into_iter().flat_map(|o| orbits[o].iter().copied()).collect()
+}
+
+/// (node, weight) pairs sorted by node, with the weights of each node summed.
+fn counted(pairs: impl Iterator<Item = (usize, u64)>) -> Vec<(usize, u64)> {
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    for (b, w) in pairs {
+        match out.last_mut() {
+            Some((last, sum)) if *last == b => *sum += w,
+            _ => out.push((b, w)),
+        }
+    }
+    out
+}
 
 /// A graph of row groups: per node its size (rows) and its neighbours with edge weights.
 pub struct GroupGraph {
@@ -45,28 +121,33 @@ impl GroupGraph {
                 first_size += self.sizes[x];
             }
         }
-        // Moves that shrink the cut, the best first, while the halves stay balanced.
+        // Moves that shrink the cut, the best first, while the halves stay balanced. A node's
+        // gain is the weight of its edges across the cut less those on its side.
         let slack = total / 50;
+        let mut gain = vec![0i64; self.sizes.len()];
+        for &x in &nodes {
+            for &(y, w) in self.edges[x].iter().filter(|&&(y, _)| member[y]) {
+                gain[x] += if first[y] == first[x] { -(w as i64) } else { w as i64 };
+            }
+        }
         for _ in 0..nodes.len() {
-            let mut best: Option<(u64, usize)> = None;
+            let mut best: Option<usize> = None;
             for &x in &nodes {
-                let (mut same, mut across) = (0, 0);
-                for &(y, w) in self.edges[x].iter().filter(|&&(y, _)| member[y]) {
-                    if first[y] == first[x] {
-                        same += w;
-                    } else {
-                        across += w;
-                    }
-                }
                 let moved = if first[x] { first_size - self.sizes[x] } else { first_size + self.sizes[x] };
-                let balanced = (2 * moved).abs_diff(total) <= 2 * slack;
-                if balanced && across > same && best.is_none_or(|(gain, _)| across - same > gain) {
-                    best = Some((across - same, x));
+                if gain[x] > 0
+                    && (2 * moved).abs_diff(total) <= 2 * slack
+                    && best.is_none_or(|b| gain[x] > gain[b])
+                {
+                    best = Some(x);
                 }
             }
-            let Some((_, x)) = best else { break };
+            let Some(x) = best else { break };
             first[x] = !first[x];
             first_size = if first[x] { first_size + self.sizes[x] } else { first_size - self.sizes[x] };
+            gain[x] = -gain[x];
+            for &(y, w) in self.edges[x].iter().filter(|&&(y, _)| member[y]) {
+                gain[y] += if first[y] == first[x] { -2 * w as i64 } else { 2 * w as i64 };
+            }
         }
         nodes.iter().for_each(|&x| member[x] = false);
         let (a, b): (Vec<usize>, Vec<usize>) = sweep.into_iter().partition(|&x| first[x]);
@@ -129,14 +210,9 @@ mod tests {
     fn two_cliques_split_along_their_bridge() {
         let n = 20;
         let side = |x: usize| (x * 7) % n < n / 2;
-        let mut edges = vec![Vec::new(); n];
-        for x in 0..n {
-            for y in 0..n {
-                if x != y && side(x) == side(y) {
-                    edges[x].push((y, 1));
-                }
-            }
-        }
+        let mut edges: Vec<Vec<(usize, u64)>> = (0..n)
+            .map(|x| (0..n).filter(|&y| x != y && side(x) == side(y)).map(|y| (y, 1)).collect())
+            .collect();
         let (a, b) = ((0..n).find(|&x| side(x)).unwrap(), (0..n).find(|&x| !side(x)).unwrap());
         edges[a].push((b, 1));
         edges[b].push((a, 1));

@@ -14,6 +14,11 @@
 //! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
 //! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space in nxopt's layout.
 
+/// The version of the spaces' row numbering, part of a search journal's identity: a state
+/// directory written under another numbering holds other rows, and is refused, not resumed.
+/// Version 2: H, H', corners and edges in the locality order of [`locality`].
+pub const ROW_NUMBERING: u32 = 2;
+
 pub mod blocks;
 pub mod h48;
 pub mod index;

@@ -12,7 +12,8 @@ use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
 const MAGIC: &[u8; 4] = b"CFRS";
-const VERSION: u32 = 1;
+/// Version 2: rows in locality order (representatives no longer increase).
+const VERSION: u32 = 2;
 /// Bytes of one encoded [`ColumnMap`]: blocks, then source, left and right of each of 3 blocks.
 const MAP_BYTES: usize = 10;
 /// Bytes of one encoded [`Transition`]: the target row, then the map.
@@ -148,9 +149,11 @@ where
             reps.push(r.u32()?);
             stabilizers.push(r.u64()?);
         }
-        let increasing =
-            reps.windows(2).all(|w| w[0] < w[1]) && reps.last().is_none_or(|&v| (v as u64) < raw_count);
-        if !increasing || stabilizers.iter().any(|&s| s & 1 == 0) {
+        let mut sorted = reps.clone();
+        sorted.sort_unstable();
+        let distinct =
+            sorted.windows(2).all(|w| w[0] < w[1]) && sorted.last().is_none_or(|&v| (v as u64) < raw_count);
+        if !distinct || stabilizers.iter().any(|&s| s & 1 == 0) {
             return Err(IndexBytesError::Bad("the class representatives or stabilizers"));
         }
         // Fixed-size records, read on every thread (26.7 million for edges).
