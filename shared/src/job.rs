@@ -22,8 +22,8 @@ use crate::cube::{Move, MoveSet, Pieces, UnknownMoveSet};
 use crate::h48::H11Rows;
 use crate::product::{BadProductSpec, ProductSpec};
 use crate::space::{
-    nxopt_space, IndexBytesError, KociembaSpace, RowCounts, RowIndex, RowSpace, Space, SymProductSpace,
-    Transitions, UnknownSpace,
+    nxopt_space, IndexBytesError, KociembaSpace, RowCounts, RowIndex, RowOrder, RowSpace, Space,
+    SymProductSpace, Transitions, UnknownSpace,
 };
 use std::ops::Range;
 
@@ -122,10 +122,10 @@ pub trait IndexVisitor {
 }
 
 impl RowJob {
-    /// Builds the job's index, the same on every process.
-    pub fn build_index(&self) -> AnyIndex {
+    /// Builds the job's index, the same on every process that asks for the same `order`.
+    pub fn build_index(&self, order: RowOrder) -> AnyIndex {
         let built: Result<AnyIndex, std::convert::Infallible> =
-            AnyIndex::build(self.space, Transitions::Probe, |_| Ok(()));
+            AnyIndex::build(self.space, Transitions::Probe, order, |_| Ok(()));
         match built {
             Ok(index) => index,
         }
@@ -153,9 +153,10 @@ impl RowJob {
     pub fn build_index_checked<E>(
         &self,
         transitions: Transitions,
+        order: RowOrder,
         check: impl FnOnce(IndexSize) -> Result<(), E>,
     ) -> Result<AnyIndex, E> {
-        AnyIndex::build(self.space, transitions, check)
+        AnyIndex::build(self.space, transitions, order, check)
     }
 }
 
@@ -206,6 +207,7 @@ macro_rules! with_index {
 fn block_space<const N: usize, const O: u8, E>(
     layout: BlockLayout<N, O>,
     transitions: Transitions,
+    order: RowOrder,
     check: impl FnOnce(IndexSize) -> Result<(), E>,
 ) -> Result<RowSpace<N, O>, E>
 where
@@ -217,7 +219,7 @@ where
         columns: layout.column_count() as u64,
         bytes: RowSpace::<N, O>::memory_bytes(&classes, transitions),
     })?;
-    Ok(RowSpace::with_classes(layout, classes, transitions))
+    Ok(RowSpace::with_classes(layout, classes, transitions, order))
 }
 
 impl AnyIndex {
@@ -225,15 +227,18 @@ impl AnyIndex {
     fn build<E>(
         space: Space,
         transitions: Transitions,
+        order: RowOrder,
         check: impl FnOnce(IndexSize) -> Result<(), E>,
     ) -> Result<AnyIndex, E> {
         let built = match space {
             Space::Cube => unreachable!("a row job's space has rows (checked when it is parsed)"),
             // Their class tables are large: checked before they are built.
             Space::Corners => {
-                return Ok(AnyIndex::Corners(block_space(corner_tetrads(), transitions, check)?))
+                return Ok(AnyIndex::Corners(block_space(corner_tetrads(), transitions, order, check)?))
             }
-            Space::Edges => return Ok(AnyIndex::Edges(block_space(edge_slices(), transitions, check)?)),
+            Space::Edges => {
+                return Ok(AnyIndex::Edges(block_space(edge_slices(), transitions, order, check)?))
+            }
             Space::H => AnyIndex::Kociemba(KociembaSpace::new(true)),
             Space::Hprime => AnyIndex::Kociemba(KociembaSpace::new(false)),
             Space::H48h0 => AnyIndex::Product(SymProductSpace::h0(&H48Coords)),

@@ -4,7 +4,7 @@
 use shared::bfs::{self, reference};
 use shared::coord::{corner_tetrads, Part};
 use shared::cube::{Corners, Move, MoveSet, SplitMix64, Symmetry};
-use shared::space::RowSpace;
+use shared::space::{RowOrder, RowSpace, Transitions};
 
 const ORDER: u64 = 88_179_840;
 
@@ -86,8 +86,9 @@ fn column_maps_are_exact_on_every_column() {
 #[test]
 fn runs_of_corner_rows_keep_more_images_home() {
     let layout = corner_tetrads();
-    let space = RowSpace::new(corner_tetrads());
     let by_rep = RowSpace::build_classes(&layout);
+    let space =
+        RowSpace::with_classes(corner_tetrads(), by_rep.clone(), Transitions::Probe, RowOrder::Locality);
     let rows = space.row_count();
     let by_rep_target = |r: u32, m: Move| {
         let x = layout.decode(by_rep.rep(r), 0);

@@ -11,7 +11,7 @@ use shared::bfs;
 use shared::job::RowJob;
 use shared::product::ProductSpec;
 use shared::report::{thousands, DepthCounts, Distribution};
-use shared::space::{Space, Transitions};
+use shared::space::{RowOrder, Space, Transitions};
 use shared::units::gib;
 use std::time::Instant;
 
@@ -108,7 +108,9 @@ fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<
     let distributed = config.cluster.distributed();
     let sends = distributed && job.sends_index();
     let transitions = if distributed && !sends { Transitions::Skip } else { Transitions::Probe };
-    let mut index = job.build_index_checked(transitions, |size| {
+    // Rows cut among owners come in locality order (fewer images between them).
+    let order = if distributed { RowOrder::Locality } else { RowOrder::Representative };
+    let mut index = job.build_index_checked(transitions, order, |size| {
         let state = if distributed { 0 } else { bfs::state_bytes(size.rows, size.columns) };
         let index = if sends { 2 * size.bytes } else { size.bytes };
         let (memory, disk) = if config.state_dir.is_some() { (index, state) } else { (index + state, 0) };

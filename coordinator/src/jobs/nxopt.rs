@@ -13,7 +13,7 @@ use shared::cube::MoveSet;
 use shared::job::RowJob;
 use shared::nxopt::{self, LevelWriter, HEADER_BYTES};
 use shared::report::thousands;
-use shared::space::Space;
+use shared::space::{RowOrder, Space};
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
@@ -44,7 +44,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     }
     let start = Instant::now();
     let job_spec = RowJob { space: Space::Nxopt(kind), moves: MoveSet::Htm };
-    let index = job_spec.build_index();
+    let index = job_spec.build_index(RowOrder::Representative);
     tracing::info!("index of {} built in {:.1} s", kind.name(), start.elapsed().as_secs_f64());
     // With a state directory the table is kept under a fixed temporary name beside the output,
     // so a killed build reopens it and the journal's levels are still in it.

@@ -15,7 +15,7 @@ use shared::h48::TableFile;
 use shared::job::RowJob;
 use shared::phase2::{self, FILE_BYTES};
 use shared::report::thousands;
-use shared::space::Space;
+use shared::space::{RowOrder, Space};
 use std::path::Path;
 use std::time::Instant;
 
@@ -37,7 +37,7 @@ pub fn build(job: &Phase2Build) -> Result<()> {
     super::check_free_disk(path, FILE_BYTES as u64 + 4096)?;
     let start = Instant::now();
     let job_spec = RowJob { space: Space::Hprime, moves: MoveSet::KociembaH };
-    let index = job_spec.build_index();
+    let index = job_spec.build_index(RowOrder::Representative);
     let space = index.kociemba().expect("H' is a Kociemba space");
     let settings = SearchSettings {
         job: job_spec,

@@ -17,7 +17,7 @@ use shared::cube::MoveSet;
 use shared::h48::{h48_section, small_sections, TableFile, TableWriter};
 use shared::job::RowJob;
 use shared::report::thousands;
-use shared::space::{Space, Transitions};
+use shared::space::{RowOrder, Space, Transitions};
 use std::path::Path;
 use std::time::Instant;
 
@@ -58,7 +58,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig, mem_limit: Option<u64>) -> 
     let start = Instant::now();
     let job = RowJob { space: Space::H48h0, moves: MoveSet::Htm };
     let distributed = cluster.distributed();
-    let index = job.build_index_checked(Transitions::Probe, |size| {
+    let index = job.build_index_checked(Transitions::Probe, RowOrder::Representative, |size| {
         // A byte per entry for the depths, the search's bit arrays here (none with workers),
         // and the table.
         let entries = size.rows * size.columns;

@@ -18,7 +18,8 @@ mod groups;
 pub use bytes::IndexBytesError;
 
 use super::index::{InverseFilter, Inverses, RowIndex};
-use super::{locality, s4};
+use super::locality::{self, RowOrder};
+use super::s4;
 use crate::coord::{BlockLayout, ColumnMapper, Part, RowConjugation, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
@@ -141,7 +142,7 @@ where
     /// map of every (row, face turn), so one space serves every metric.
     pub fn new(layout: BlockLayout<N, O>) -> Self {
         let classes = Self::build_classes(&layout);
-        Self::with_classes(layout, classes, Transitions::Probe)
+        Self::with_classes(layout, classes, Transitions::Probe, RowOrder::Representative)
     }
 
     /// The symmetry classes of the layout's row values (the rows), the cheap first step.
@@ -162,10 +163,19 @@ where
         raw * (4 + 1 + 4) + rows * (4 + 4 + 8) + rows * per_row as u64
     }
 
-    /// The space on these classes, with the transitions of every row probed, or without them
-    /// for a process that locates and counts but never expands a row.
-    pub fn with_classes(layout: BlockLayout<N, O>, classes: SymClasses, transitions: Transitions) -> Self {
-        let classes = Self::in_locality_order(&layout, classes);
+    /// The space on these classes (renumbered in locality order if `order` asks), with the
+    /// transitions of every row probed, or without them for a process that locates and counts
+    /// but never expands a row.
+    pub fn with_classes(
+        layout: BlockLayout<N, O>,
+        classes: SymClasses,
+        transitions: Transitions,
+        order: RowOrder,
+    ) -> Self {
+        let classes = match order {
+            RowOrder::Representative => classes,
+            RowOrder::Locality => Self::in_locality_order(&layout, classes),
+        };
         let block_perms = Symmetry::all().map(|s| layout.block_permutation(s)).collect();
         let (members, member_start) = group_by_class(&classes);
         let conj = layout.row_conjugation();

@@ -14,6 +14,19 @@
 use rayon::prelude::*;
 use std::collections::VecDeque;
 
+/// How a block space (corners, edges) numbers its rows. The locality order spreads the
+/// positions near the start over the whole bit array and slows a search in one process
+/// (docs/row-bfs.md: edges to depth 9, 41 to 46 s against 49 to 55), so only a search whose
+/// rows are cut among owners asks for it. H and H' are always in locality
+/// order: theirs costs nothing measurable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOrder {
+    /// Classes by increasing representative, as they are built.
+    Representative,
+    /// [`row_order`]: runs of rows that few moves leave.
+    Locality,
+}
+
 /// The rows `0..rows` in locality order, for a space with `moves` moves where `target(r, i)` is
 /// the row move `i` takes row `r` to: the moves for which `home(i)` holds join the rows into
 /// orbits (the orbits of the subgroup those moves generate, up to symmetry), which are never

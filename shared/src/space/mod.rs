@@ -16,7 +16,8 @@
 
 /// The version of the spaces' row numbering, part of a search journal's identity: a state
 /// directory written under another numbering holds other rows, and is refused, not resumed.
-/// Version 2: H, H', corners and edges in the locality order of [`locality`].
+/// Version 2: H and H' in the locality order of [`locality`], and corners and edges too in a
+/// distributed search.
 pub const ROW_NUMBERING: u32 = 2;
 
 pub mod blocks;
@@ -36,4 +37,5 @@ pub use index::{
 };
 pub use kind::{Space, UnknownSpace};
 pub use kociemba::KociembaSpace;
+pub use locality::RowOrder;
 pub use nxopt::nxopt_space;

@@ -19,6 +19,7 @@ use shared::runtime::rows::{
     WorkerEvent,
 };
 use shared::runtime::WorkerId;
+use shared::space::RowOrder;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -319,7 +320,8 @@ fn build_parts(
         Some(index) => index,
         None => {
             tracing::info!("job {:016x} ({spec}): building the index", info.id);
-            let mut index = spec.build_index();
+            // As the coordinator of a distributed search builds it.
+            let mut index = spec.build_index(RowOrder::Locality);
             index.shrink();
             index
         }

@@ -41,8 +41,9 @@ pub(super) fn shares(workers: &[Candidate], parts: usize) -> Option<Vec<usize>> 
 
 /// The first assignment: parts by [`shares`], each worker a run of consecutive parts (in the
 /// order the workers are given). Spaces number their rows so that the moves join nearby rows
-/// (see `KociembaSpace`), so a run keeps most images with their owner (docs/distribution.md,
-/// "Rows cut where few moves cross"). Workers that join later take runs too ([`rebalance`] gives each the highest parts).
+/// (`space::locality`), so a run keeps most images with their owner (docs/distribution.md,
+/// "Rows cut where few moves cross"). Workers that join later take runs too ([`rebalance`]
+/// gives each the highest parts of the most loaded).
 pub(super) fn first(workers: &[Candidate], parts: usize) -> Option<Vec<WorkerId>> {
     let target = shares(workers, parts)?;
     Some(workers.iter().zip(target).flat_map(|(w, n)| std::iter::repeat_n(w.id, n)).collect())
