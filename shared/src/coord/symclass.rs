@@ -161,15 +161,6 @@ impl SymClasses {
         (class.expect("the smallest conjugate is a representative"), s)
     }
 
-    /// The classes in increasing order of their representatives.
-    pub fn by_representative(&self) -> Vec<u32> {
-        if self.by_rep.is_empty() {
-            (0..self.reps.len() as u32).collect()
-        } else {
-            self.by_rep.clone()
-        }
-    }
-
     pub fn group(&self) -> SymmetryGroup {
         self.group
     }
