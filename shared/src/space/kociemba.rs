@@ -7,10 +7,11 @@
 //! 19,508,428,800 positions. H' drops the middle-slice edges: 8!·8! = 1,625,702,400.
 //!
 //! Rows are the classes of the corner permutation under the 16 symmetries that fix the UD axis
-//! (the symmetries that preserve H): 2768 rows, in locality order ([`super::locality`]). Columns are the U/D-edge permutation rank (times
-//! 24, plus the slice-edge rank, for H). A move right-multiplies the edge permutations by the move's
-//! position permutation and the symmetry bringing the corners to their representative conjugates
-//! them, so a column map is two table lookups per part. Class columns here count classes under
+//! (the symmetries that preserve H): 2768 rows, in locality order ([`super::locality`]).
+//! Columns are the U/D-edge permutation rank (times 24, plus the slice-edge rank, for H). A move
+//! right-multiplies the edge permutations by the move's position permutation and the symmetry
+//! bringing the corners to their representative conjugates them, so a column map is two table
+//! lookups per part. Class columns here count classes under
 //! those 16 symmetries (H is not invariant under all 48).
 
 use super::index::{set_bit, AnyColumn, ClassRows, Inverses, RowIndex};
