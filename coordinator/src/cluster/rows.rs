@@ -92,6 +92,7 @@ pub fn search<I: RowIndex>(
         max_depth: run.max_depth,
         upload: run.level_bits,
         min_workers: run.min_workers,
+        layout_until: SearchSettings::layout_until(space.entry_count()),
     };
     let job_id = job.id;
     let core = match saved {
@@ -364,7 +365,14 @@ mod tests {
     use super::*;
 
     fn settings(min_workers: usize) -> SearchSettings {
-        SearchSettings { part_bytes: 1, total: 100, max_depth: None, upload: false, min_workers }
+        SearchSettings {
+            part_bytes: 1,
+            total: 100,
+            max_depth: None,
+            upload: false,
+            min_workers,
+            layout_until: 0,
+        }
     }
 
     /// Workers that registered before the search began take part in it: the core learns of

@@ -67,14 +67,69 @@ pub(super) fn place(owner: &mut [WorkerId], orphans: &[usize], workers: &[Candid
     true
 }
 
-/// Moves parts to the workers that own none (they joined), up to their shares, taking each
-/// from the worker furthest above its own share (its highest part). `None` when no worker is
-/// without parts or none of them has room.
-pub(super) fn rebalance(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
+/// How a search gives parts to workers that join ([`rebalance`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Join {
+    /// Parts move to the newcomers only: each takes the highest parts of the most loaded.
+    Fewest,
+    /// Every worker gets the run of parts [`first`] would give it had all started together,
+    /// in the order that keeps most parts where they are. While the levels are small moving
+    /// more parts costs next to nothing, and runs of equal length keep the images home at
+    /// every later level (docs/distribution.md, "Rows cut where few moves cross").
+    Layout,
+}
+
+/// Moves parts to the workers that own none (they joined), as `join` says. `None` when no
+/// worker is without parts or none of them has room.
+pub(super) fn rebalance(owner: &[WorkerId], workers: &[Candidate], join: Join) -> Option<Vec<WorkerId>> {
     let count = |o: &[WorkerId], id: WorkerId| o.iter().filter(|&&w| w == id).count();
     if !workers.iter().any(|w| w.capacity > 0 && count(owner, w.id) == 0) {
         return None;
     }
+    // A layout that leaves a worker with room out would move parts again at the next boundary.
+    let new = match join {
+        Join::Layout => layout(owner, workers)
+            .filter(|new| workers.iter().all(|w| w.capacity == 0 || count(new, w.id) > 0)),
+        Join::Fewest => None,
+    };
+    let new = match new {
+        Some(new) => new,
+        None => to_newcomers(owner, workers)?,
+    };
+    (new != owner).then_some(new)
+}
+
+/// The runs of [`first`] for `workers`, ordered to keep most parts with their owners: the
+/// workers that own parts by their lowest part, each newcomer then put where the layout keeps
+/// the most parts in place (the first such place).
+fn layout(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
+    let kept = |order: &[Candidate]| -> Option<usize> {
+        Some(first(order, owner.len())?.iter().zip(owner).filter(|(a, b)| a == b).count())
+    };
+    let lowest = |w: &Candidate| owner.iter().position(|&o| o == w.id);
+    let (mut order, newcomers): (Vec<Candidate>, Vec<Candidate>) =
+        workers.iter().partition(|w| lowest(w).is_some());
+    order.sort_by_key(|w| lowest(w));
+    for w in newcomers {
+        let mut best: Option<(usize, usize)> = None;
+        for at in 0..=order.len() {
+            let mut trial = order.clone();
+            trial.insert(at, w);
+            if let Some(k) = kept(&trial) {
+                if best.is_none_or(|(_, b)| k > b) {
+                    best = Some((at, k));
+                }
+            }
+        }
+        order.insert(best.map_or(order.len(), |(at, _)| at), w);
+    }
+    first(&order, owner.len())
+}
+
+/// [`Join::Fewest`]: each newcomer takes its share, a part at a time from the worker furthest
+/// above its own share (that worker's highest part).
+fn to_newcomers(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
+    let count = |o: &[WorkerId], id: WorkerId| o.iter().filter(|&&w| w == id).count();
     let target = shares(workers, owner.len())?;
     let mut new = owner.to_vec();
     for (i, w) in workers.iter().enumerate() {
@@ -93,7 +148,7 @@ pub(super) fn rebalance(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec
             new[k] = w.id;
         }
     }
-    (new != owner).then_some(new)
+    Some(new)
 }
 
 #[cfg(test)]
@@ -132,11 +187,57 @@ mod tests {
         let owner = first(&[c(1, 1, 64)], 8).unwrap();
         assert_eq!(owner, [1; 8]);
         let workers = [c(1, 1, 64), c(2, 1, 64), c(3, 2, 64)];
-        let new = rebalance(&owner, &workers).unwrap();
+        let new = rebalance(&owner, &workers, Join::Fewest).unwrap();
         let count = |w| new.iter().filter(|&&o| o == w).count();
         assert_eq!((count(1), count(2), count(3)), (2, 2, 4), "{new:?}");
-        assert!(rebalance(&new, &workers).is_none(), "nobody is without parts");
+        assert_eq!(
+            new.iter().zip(&owner).filter(|(a, b)| a != b).count(),
+            6,
+            "only the newcomers' parts move"
+        );
+        assert!(rebalance(&new, &workers, Join::Fewest).is_none(), "nobody is without parts");
         // A newcomer without room takes nothing.
-        assert!(rebalance(&owner, &[c(1, 1, 64), c(2, 1, 0)]).is_none());
+        for join in [Join::Fewest, Join::Layout] {
+            assert!(rebalance(&owner, &[c(1, 1, 64), c(2, 1, 0)], join).is_none());
+        }
+    }
+
+    /// Runs of consecutive parts: how many times the owner changes along the parts.
+    fn boundaries(owner: &[WorkerId]) -> usize {
+        owner.windows(2).filter(|p| p[0] != p[1]).count()
+    }
+
+    #[test]
+    fn workers_that_join_one_by_one_end_with_the_layout_of_workers_started_together() {
+        let all: Vec<Candidate> = (1..=8).map(|id| c(id, 1, 64)).collect();
+        let together = first(&all, 63).unwrap();
+        let mut owner = first(&all[..1], 63).unwrap();
+        let mut fewest = owner.clone();
+        for n in 2..=8 {
+            let before = owner.clone();
+            owner = rebalance(&owner, &all[..n], Join::Layout).unwrap();
+            fewest = rebalance(&fewest, &all[..n], Join::Fewest).unwrap();
+            assert_eq!(boundaries(&owner), n - 1, "one run each after {n} joined: {owner:?}");
+            let mut runs: Vec<usize> =
+                (1..=n as u64).map(|w| owner.iter().filter(|&&o| o == w).count()).collect();
+            runs.sort_unstable();
+            let mut expected = shares(&all[..n], 63).unwrap();
+            expected.sort_unstable();
+            assert_eq!(runs, expected, "shares as if started together");
+            // The order kept in place at least what the first place for the newcomer keeps.
+            let kept = |o: &[WorkerId]| o.iter().zip(&before).filter(|(a, b)| a == b).count();
+            let mut naive: Vec<Candidate> = all[..n - 1].to_vec();
+            naive.sort_by_key(|w| before.iter().position(|&o| o == w.id));
+            naive.push(all[n - 1]);
+            assert!(kept(&owner) >= kept(&first(&naive, 63).unwrap()), "{owner:?}");
+        }
+        assert_eq!(boundaries(&owner), boundaries(&together));
+        assert!(boundaries(&fewest) > 7, "taking from the most loaded splits runs: {fewest:?}");
+        // More workers than parts: a layout would leave some out and move parts again at the
+        // next boundary, so the newcomers only take what the others spare, once.
+        let few = first(&all[..1], 3).unwrap();
+        let new = rebalance(&few, &all[..5], Join::Layout).unwrap();
+        assert_eq!(Some(new.clone()), rebalance(&few, &all[..5], Join::Fewest));
+        assert!(rebalance(&new, &all[..5], Join::Layout).is_none(), "{new:?}");
     }
 }

@@ -108,6 +108,18 @@ pub struct SearchSettings {
     pub upload: bool,
     /// Workers ready before the first assignment.
     pub min_workers: usize,
+    /// Workers that join while the search has reached at most this many entries get the
+    /// layout of workers started together (`assign::Join::Layout`), later ones only the parts
+    /// they take; [`SearchSettings::layout_until`] is the shells' rule.
+    pub layout_until: u64,
+}
+
+impl SearchSettings {
+    /// 1/4096 of the entries: levels that small move in next to no bytes, and every later
+    /// level keeps more images home in runs of equal length.
+    pub fn layout_until(total: u64) -> u64 {
+        total / 4096
+    }
 }
 
 pub struct RowsCoordinator {
@@ -356,7 +368,14 @@ impl RowsCoordinator {
                 self.plan.source = self.plan.owner.clone();
                 self.changed();
             }
-            if let Some(owner) = assign::rebalance(&self.plan.owner, &self.candidates()) {
+            // Levels this small move in next to no bytes: a newcomer gets the layout of
+            // workers started together, not just the parts the others can spare.
+            let join = if self.standing.visited <= self.settings.layout_until {
+                assign::Join::Layout
+            } else {
+                assign::Join::Fewest
+            };
+            if let Some(owner) = assign::rebalance(&self.plan.owner, &self.candidates(), join) {
                 let moved = owner.iter().zip(&self.plan.owner).filter(|(a, b)| a != b).count();
                 tracing::info!("{moved} parts move to workers that joined");
                 self.plan.owner = owner;

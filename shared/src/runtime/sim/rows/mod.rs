@@ -203,7 +203,12 @@ impl World {
             max_depth,
             upload: rng.below(3) == 0,
             min_workers: 1,
+            layout_until: 0,
         };
+        // Workers that join get the whole layout in some runs, up to a random depth.
+        if rng.below(2) == 0 {
+            settings.layout_until = rng.below(settings.total);
+        }
         let faults = Faults::draw(&mut rng);
         let workers = 1 + rng.below(4) as usize;
         settings.min_workers = 1 + rng.below(workers as u64) as usize;
