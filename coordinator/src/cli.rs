@@ -315,7 +315,7 @@ pub struct ClusterArgs {
 
     /// Parts a row search's rows are cut into (each owned by one worker), or tasks a product
     /// job's or H48 build's level is cut into.
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = shared::space::locality::PARTS, value_parser = clap::value_parser!(u32).range(1..))]
     pub tasks_per_level: u32,
 
     /// Seconds a worker may hold a task before it is handed to another.

@@ -107,7 +107,7 @@ impl ClusterConfig {
             workers: 0,
             token_file: None,
             tls: None,
-            tasks_per_level: 64,
+            tasks_per_level: shared::space::locality::PARTS,
             lease_secs: 600,
             liveness_secs: 30,
             min_workers: 1,

@@ -14,6 +14,10 @@
 use rayon::prelude::*;
 use std::collections::VecDeque;
 
+/// The parts a cluster cuts a row search's rows into unless told otherwise (the coordinator's
+/// `--tasks-per-level`); each worker owns a run of consecutive parts.
+pub const PARTS: u32 = 64;
+
 /// How a block space (corners, edges) numbers its rows. The locality order spreads the
 /// positions near the start over the whole bit array and slows a search in one process
 /// (docs/row-bfs.md: edges to depth 9, 41 to 46 s against 49 to 55), so only a search whose

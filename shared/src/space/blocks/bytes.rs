@@ -5,6 +5,10 @@
 //! permutations are small and made again by the receiver from the space's name. The bytes carry
 //! no checksum of their own: they travel inside a shard, which has one; every value is still
 //! checked on decoding, so that a wrong file or version is refused rather than used.
+//!
+//! The transitions go as two streams, which the shard's compression packs far better than
+//! records: every target as its distance from its own row (zigzag, 4 bytes: in locality order
+//! most moves lead to a nearby row, so the high bytes are zeros), then every column map.
 
 use super::{ColumnMap, RowSpace, Transition};
 use crate::coord::{BlockLayout, Part, SymClasses};
@@ -12,12 +16,24 @@ use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
 const MAGIC: &[u8; 4] = b"CFRS";
-/// Version 2: rows in locality order (representatives no longer increase).
-const VERSION: u32 = 2;
+/// Version 3: targets and maps as two streams, targets relative to their rows (version 2:
+/// rows in locality order, representatives no longer increase).
+const VERSION: u32 = 3;
 /// Bytes of one encoded [`ColumnMap`]: blocks, then source, left and right of each of 3 blocks.
 const MAP_BYTES: usize = 10;
-/// Bytes of one encoded [`Transition`]: the target row, then the map.
+/// Bytes of one encoded [`Transition`]: the target row's distance, then the map.
 const TRANSITION_BYTES: usize = 4 + MAP_BYTES;
+
+/// `target - row` folded into an unsigned value, small for nearby rows of either side.
+fn zigzag(row: u32, target: u32) -> u32 {
+    let d = target.wrapping_sub(row) as i32;
+    ((d << 1) ^ (d >> 31)) as u32
+}
+
+/// The target `zigzag` folded for `row`.
+fn unzigzag(row: u32, z: u32) -> u32 {
+    row.wrapping_add(((z >> 1) as i32 ^ -((z & 1) as i32)) as u32)
+}
 
 /// Why bytes are not a row space's index.
 #[derive(Debug, thiserror::Error)]
@@ -108,10 +124,10 @@ where
             out.extend_from_slice(&self.classes.rep(r).to_le_bytes());
             out.extend_from_slice(&self.classes.stabilizer(r).to_le_bytes());
         }
-        for t in &self.transitions {
-            out.extend_from_slice(&t.target.to_le_bytes());
-            t.map.put(&mut out);
+        for (i, t) in self.transitions.iter().enumerate() {
+            out.extend_from_slice(&zigzag((i / Move::COUNT) as u32, t.target).to_le_bytes());
         }
+        self.transitions.iter().for_each(|t| t.map.put(&mut out));
         for row_maps in &self.stabilizer_maps {
             out.push(row_maps.len() as u8);
             row_maps.iter().for_each(|m| m.put(&mut out));
@@ -156,16 +172,20 @@ where
         if !distinct || stabilizers.iter().any(|&s| s & 1 == 0) {
             return Err(IndexBytesError::Bad("the class representatives or stabilizers"));
         }
-        // Fixed-size records, read on every thread (26.7 million for edges).
-        let records = r.take(rows * Move::COUNT * TRANSITION_BYTES)?;
-        let transitions = records
-            .par_chunks_exact(TRANSITION_BYTES)
-            .map(|t| {
-                let target = u32::from_le_bytes(t[..4].try_into().expect("4 bytes"));
+        // Fixed-size values, read on every thread (26.7 million transitions for edges).
+        let targets = r.take(rows * Move::COUNT * 4)?;
+        let maps = r.take(rows * Move::COUNT * MAP_BYTES)?;
+        let transitions = targets
+            .par_chunks_exact(4)
+            .zip(maps.par_chunks_exact(MAP_BYTES))
+            .enumerate()
+            .map(|(i, (z, map))| {
+                let z = u32::from_le_bytes(z.try_into().expect("4 bytes"));
+                let target = unzigzag((i / Move::COUNT) as u32, z);
                 if target as usize >= rows {
                     return Err(IndexBytesError::Bad("a transition's target row"));
                 }
-                Ok(Transition { target, map: ColumnMap::get(&t[4..])? })
+                Ok(Transition { target, map: ColumnMap::get(map)? })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut stabilizer_maps = Vec::with_capacity(rows);
@@ -228,6 +248,14 @@ mod tests {
     }
 
     #[test]
+    fn distances_fold_both_ways() {
+        for (row, target) in [(0, 0), (5, 3), (3, 5), (0, u32::MAX), (u32::MAX, 0), (7, 7 + (1 << 30))] {
+            assert_eq!(unzigzag(row, zigzag(row, target)), target, "{row} {target}");
+        }
+        assert_eq!((zigzag(10, 10), zigzag(10, 9), zigzag(10, 11)), (0, 1, 2));
+    }
+
+    #[test]
     fn bytes_of_another_space_a_version_or_a_cut_are_refused() {
         let mut built = RowSpace::new(corner_tetrads());
         built.shrink();
@@ -247,9 +275,12 @@ mod tests {
         assert!(refused(&rows).unwrap().contains("ends early"));
         // A transition's target beyond the rows.
         let first_transition = 4 + 4 + 2 + 8 + 4 + built.row_count() as usize * 12;
-        let mut target = bytes.clone();
-        target[first_transition..first_transition + 4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(refused(&target).unwrap().contains("target row"));
+        for far in [u32::MAX - 1, 2 * built.row_count()] {
+            // Beyond the last row, or before the first (row 0's distances are its targets).
+            let mut target = bytes.clone();
+            target[first_transition..first_transition + 4].copy_from_slice(&far.to_le_bytes());
+            assert!(refused(&target).unwrap().contains("target row"), "{far}");
+        }
         let edges = crate::coord::edge_slices();
         assert!(RowSpace::from_bytes(edges, &bytes).err().unwrap().to_string().contains("another space"));
     }

@@ -1,0 +1,72 @@
+//! The share of a row search's (row, move) images that cross owners when its rows are cut as a
+//! cluster cuts them: the index built as a distributed search builds it (rows in locality
+//! order), the rows cut into the default parts, each of M owners a run of consecutive parts as
+//! the first assignment deals them. `scripts/bench/scaling_model.py --crossing` reads its
+//! output to scale the measured bytes to more machines (docs/distribution.md, "Scaling model").
+//!
+//!     cargo run --release -p shared --example crossing -- edges/htm [M ...]
+
+use shared::cube::Move;
+use shared::job::{IndexVisitor, RowJob};
+use shared::space::{locality::PARTS, RowIndex, RowOrder};
+
+struct Crossing {
+    moves: Vec<Move>,
+    owners: Vec<u32>,
+}
+
+impl IndexVisitor for Crossing {
+    type Output = Vec<(u32, f64, f64)>;
+
+    /// Per owner count: the crossing share of all images, and the largest owner's share of the
+    /// images that arrive from other owners.
+    fn visit<I: RowIndex>(self, index: &I) -> Self::Output {
+        let rows = index.row_count();
+        let per_part = rows.div_ceil(PARTS);
+        let parts = rows.div_ceil(per_part);
+        let targets: Vec<u32> = (0..rows)
+            .flat_map(|r| self.moves.iter().map(move |&m| (r, m)))
+            .map(|(r, m)| index.transition(r, m).0)
+            .collect();
+        self.owners
+            .iter()
+            .map(|&m| {
+                // As `assign::first` deals parts to equal workers: the first take one more.
+                let mut owner_of_part = Vec::with_capacity(parts as usize);
+                for w in 0..m {
+                    let share = parts / m + u32::from(w < parts % m);
+                    owner_of_part.extend(std::iter::repeat_n(w, share as usize));
+                }
+                let owner = |r: u32| owner_of_part[(r / per_part) as usize];
+                let mut arriving = vec![0u64; m as usize];
+                for (i, &t) in targets.iter().enumerate() {
+                    let r = (i / self.moves.len()) as u32;
+                    if owner(r) != owner(t) {
+                        arriving[owner(t) as usize] += 1;
+                    }
+                }
+                let all = targets.len() as f64;
+                let crossing: u64 = arriving.iter().sum();
+                (m, crossing as f64 / all, *arriving.iter().max().expect("owners") as f64 / all)
+            })
+            .collect()
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(job) = args.first().and_then(|s| s.parse::<RowJob>().ok()) else {
+        eprintln!("usage: crossing SPACE/MOVES [M ...]   (for example edges/htm 2 4 8 16 32 64)");
+        std::process::exit(2);
+    };
+    let mut owners: Vec<u32> = args[1..].iter().filter_map(|s| s.parse().ok()).filter(|&m| m >= 1).collect();
+    if owners.is_empty() {
+        owners = vec![2, 4, 8, 16, 32, 64];
+    }
+    let index = job.build_index(RowOrder::Locality);
+    let out = index.visit(Crossing { moves: job.moves.moves(), owners });
+    println!("owners\tcrossing share\tlargest owner's arriving share");
+    for (m, share, largest) in out {
+        println!("{m}\t{share:.4}\t{largest:.4}");
+    }
+}
