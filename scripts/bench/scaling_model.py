@@ -4,23 +4,32 @@ computed from measured inputs, printed as markdown.
 
 usage: scaling_model.py [--cores 16] [--gbit 10] [--machines 1,4,16,64]
                         [--embedded results/logs/edges-embedded.log]
-                        [--cluster results/logs/edges-cluster-4.log --workers 4]
-                        [--per-byte-ns NS]
+                        [--cluster 2:results/logs/edges-cluster-2.log,4:...,8:...]
+                        [--crossing results/logs/edges-crossing.txt] --per-byte-ns NS
+                        [--overhead F] [--per-machine-s S] [--index-mib MIB]
 
 Inputs, all measured on one machine:
 - per level, the embedded run's seconds on its 2 threads (its log's depth lines), read as
-  2 x seconds of one core's work;
-- per level, the bytes the workers exchanged with N owners (the distributed run's log), scaled
-  to M owners by the share of images that cross owners, (M - 1) / M;
-- the CPU a byte on the wire costs beyond the embedded work (encoding, decoding, merging), from
-  the distributed run's workers' CPU against the embedded run's (--per-byte-ns);
-- the index build (the embedded log's "index built in"), which every machine repeats.
+  2 x seconds of one core's work, and its index build (the coordinator builds it once);
+- per level, the bytes the workers received with N owners (each distributed run's log);
+  on M machines the run with the most owners N <= M, scaled by the crossing share of M owners
+  over that of N (`--crossing`: the output of `cargo run --release -p shared --example
+  crossing`), and each machine's share times the largest owner's arriving share over the mean
+  (the same output), so that the most loaded machine sets the pace;
+- the CPU beyond the embedded run, fitted from the runs of docs/distribution.md as a share of
+  the work (`--overhead`), core-seconds per worker process (`--per-machine-s`) and CPU per
+  byte received (`--per-byte-ns`);
+- the index as the coordinator sends it (`--index-mib` packed per worker), one machine after
+  another over the coordinator's link.
 
-Per level on M machines of C cores with links of B bytes/s: work / (C M) + per-byte CPU x
-bytes / M / C + bytes / M / B, not overlapped (an upper bound). The h11 levels of the H48
-build use their level store's measured times and sizes (docs/h48-tables.md).
+Per level on M machines of C cores with links of B bytes/s: work (1 + overhead) / (C M) +
+per-byte CPU x bytes of the most loaded machine / C + those bytes / B, not overlapped (an
+upper bound). The h11 levels of the H48 build use their level store's measured times and
+sizes (docs/h48-tables.md), with bytes scaled by (M - 1) / M: their rows are not cut along
+moves yet.
 """
 import argparse
+import math
 import re
 import sys
 
@@ -45,20 +54,62 @@ def exchanged(path):
     out = {}
     for line in open(path):
         m = re.search(r"depth (\d+): workers exchanged .*, ([\d.]+) (\w+) received\)", line)
-        if m:
+        if m and int(m.group(1)) > 0:  # depth 0's bytes are the index, counted on its own
             out[int(m.group(1))] = float(m.group(2)) * UNITS[m.group(3)]
     return out
 
 
-def project(levels, index_s, bytes_at, workers, machines, cores, link, per_byte):
+def crossing_table(path):
+    """{owners: (crossing share, largest owner's arriving share)} from the crossing example."""
+    out = {}
+    for line in open(path):
+        parts = line.split()
+        if len(parts) == 3 and parts[0].isdigit():
+            out[int(parts[0])] = (float(parts[1]), float(parts[2]))
+    return out
+
+
+def share(table, m):
+    """The crossing share and the largest owner's over the mean at m owners, interpolated
+    in log2 m between the owners counted."""
+    if m <= 1:
+        return 0.0, 1.0
+    if m in table:
+        c, largest = table[m]
+        return c, largest * m / c
+    known = sorted(table)
+    lo = max([k for k in known if k < m], default=known[0])
+    hi = min([k for k in known if k > m], default=known[-1])
+    if lo == hi:
+        return share(table, lo)
+    t = (math.log2(m) - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
+    (c0, l0), (c1, l1) = share(table, lo), share(table, hi)
+    return c0 + t * (c1 - c0), l0 + t * (l1 - l0)
+
+
+def bytes_on(runs, table, m):
+    """{depth: bytes received by all machines} on m machines, from the run with the most
+    owners up to m (the fewest if none), scaled by the crossing shares."""
+    if m <= 1:
+        return {}
+    n = max([k for k in runs if k <= m], default=min(runs))
+    scale = share(table, m)[0] / share(table, n)[0] if table else (m - 1) / m * n / max(n - 1, 1)
+    return {d: b * scale for d, b in runs[n].items()}
+
+
+def project(levels, index_s, runs, table, machines, cores, link, per_byte, overhead, per_machine, index_bytes):
     """Wall seconds on `machines` machines, and the share of it that is network."""
     total, net = 2 * index_s / cores, 0.0
+    if machines > 1:
+        net = (machines - 1) * index_bytes / link
+        total += net + per_machine / cores
+    largest = share(table, machines)[1] if table else 1.0
+    moved = bytes_on(runs, table, machines)
     for d, secs in levels.items():
-        work = 2 * secs
-        crossing = bytes_at.get(d, 0.0) * workers / max(workers - 1, 1) * (machines - 1) / machines
-        per_machine = crossing / machines
-        total += work / (cores * machines) + per_byte * per_machine / cores + per_machine / link
-        net += per_machine / link
+        work = 2 * secs * (1 + overhead if machines > 1 else 1)
+        busiest = moved.get(d, 0.0) / machines * largest
+        total += work / (cores * machines) + per_byte * busiest / cores + busiest / link
+        net += busiest / link
     return total, net
 
 
@@ -80,35 +131,50 @@ def main():
     p.add_argument("--gbit", type=float, default=10.0)
     p.add_argument("--machines", default="1,4,16,64")
     p.add_argument("--embedded", default="results/logs/edges-embedded.log")
-    p.add_argument("--cluster", default="results/logs/edges-cluster-4.log")
-    p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--cluster", default="2:results/logs/edges-cluster-2.log,4:results/logs/edges-cluster-4.log,"
+                   "8:results/logs/edges-cluster-8.log")
+    p.add_argument("--crossing", default="results/logs/edges-crossing.txt",
+                   help="the crossing example's output ('' : bytes scale by (M - 1) / M)")
     p.add_argument("--per-byte-ns", type=float, required=True)
+    p.add_argument("--overhead", type=float, default=0.0)
+    p.add_argument("--per-machine-s", type=float, default=0.0)
+    p.add_argument("--h11-per-byte-ns", type=float, default=19.6,
+                   help="the h11 levels' own CPU per byte (leased tasks, not refitted)")
+    p.add_argument("--index-mib", type=float, default=0.0)
     a = p.parse_args()
     machines = [int(m) for m in a.machines.split(",")]
     link = a.gbit * 1e9 / 8
     per_byte = a.per_byte_ns * 1e-9
     levels, index_s = embedded_levels(a.embedded)
-    bytes_at = exchanged(a.cluster)
-    if not levels or not bytes_at:
+    runs = {}
+    for item in a.cluster.split(","):
+        n, path = item.split(":", 1)
+        runs[int(n)] = exchanged(path)
+    table = crossing_table(a.crossing) if a.crossing else {}
+    if not levels or not all(runs.values()):
         sys.exit("no depth lines in the logs given")
-    print(f"edges HTM, machines of {a.cores} cores at {a.gbit:g} Gbit/s "
-          f"(per-byte CPU {a.per_byte_ns:g} ns, index {index_s:.1f} s on 2 threads):\n")
+    print(f"edges HTM, machines of {a.cores} cores at {a.gbit:g} Gbit/s (per-byte CPU {a.per_byte_ns:g} ns, "
+          f"overhead {100 * a.overhead:.0f} % and {a.per_machine_s:g} s per machine, index {index_s:.1f} s on 2 threads, {a.index_mib:g} MiB to each):\n")
     print("| machines | wall s | network s | speed-up | efficiency |")
     print("|---:|---:|---:|---:|---:|")
-    one, _ = project(levels, index_s, bytes_at, a.workers, 1, a.cores, link, per_byte)
+    args = (levels, index_s, runs, table)
+    rest = (a.cores, link, per_byte, a.overhead, a.per_machine_s, a.index_mib * 2**20)
+    one, _ = project(*args, 1, *rest)
     for m in machines:
-        t, net = project(levels, index_s, bytes_at, a.workers, m, a.cores, link, per_byte)
+        t, net = project(*args, m, *rest)
         print(f"| {m} | {t:.1f} | {net:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
     # h11: the bytes that cross are the images of level d into level d + 1, at the stored
     # bytes per entry of level d + 1, as many times as the images outnumber the new entries
     # (a sender ORs its own images of one target, different senders' images do not meet).
     h11 = h11_levels()
+    h11_per_byte = a.h11_per_byte_ns * 1e-9
     crossing = {}
     for d in sorted(h11)[1:]:
         _, entries, stored = h11[d]
         images = 18 * h11[d - 1][1]
         crossing[d] = stored * max(1.0, images / entries)
-    print("\nh11 levels to depth 11 (the level store's work and sizes), same machines:\n")
+    print(f"\nh11 levels to depth 11 (the level store's work and sizes), same machines, "
+          f"{a.h11_per_byte_ns:g} ns per byte:\n")
     print("| machines | wall s | network s | speed-up | efficiency |")
     print("|---:|---:|---:|---:|---:|")
     # crossing bytes are "all remote" volumes: scale by (M - 1) / M directly (workers = M).
@@ -116,7 +182,7 @@ def main():
         total, net = 0.0, 0.0
         for d, (secs, _, _) in h11.items():
             per_machine = crossing.get(d, 0.0) * (m - 1) / m / m
-            total += 2 * secs / (a.cores * m) + per_byte * per_machine / a.cores + per_machine / link
+            total += 2 * secs / (a.cores * m) + h11_per_byte * per_machine / a.cores + per_machine / link
             net += per_machine / link
         return total, net
     one, _ = h11_project(1)
