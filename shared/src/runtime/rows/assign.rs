@@ -224,7 +224,7 @@ mod tests {
             let mut expected = shares(&all[..n], 63).unwrap();
             expected.sort_unstable();
             assert_eq!(runs, expected, "shares as if started together");
-            // The order kept in place at least what the first place for the newcomer keeps.
+            // At least as many parts stay in place as with the newcomer put last.
             let kept = |o: &[WorkerId]| o.iter().zip(&before).filter(|(a, b)| a == b).count();
             let mut naive: Vec<Candidate> = all[..n - 1].to_vec();
             naive.sort_by_key(|w| before.iter().position(|&o| o == w.id));

@@ -21,7 +21,7 @@ const MAGIC: &[u8; 4] = b"CFRS";
 const VERSION: u32 = 3;
 /// Bytes of one encoded [`ColumnMap`]: blocks, then source, left and right of each of 3 blocks.
 const MAP_BYTES: usize = 10;
-/// Bytes of one encoded [`Transition`]: the target row's distance, then the map.
+/// Bytes of one encoded [`Transition`]: the target row's distance and the map (in two streams).
 const TRANSITION_BYTES: usize = 4 + MAP_BYTES;
 
 /// `target - row` folded into an unsigned value, small for nearby rows of either side.
