@@ -239,6 +239,11 @@ impl SparseRows {
         }
     }
 
+    /// Per row of the part, whether the set holds entries in it.
+    pub fn present(&self) -> Vec<bool> {
+        (0..self.rows).map(|i| self.payload[i / 64] >> (i % 64) & 1 == 1).collect()
+    }
+
     /// The rows as whole rows of the part (absent rows zero).
     pub fn to_rows(&self) -> Vec<u64> {
         let mut rows = vec![0u64; self.rows * self.words_per_row];

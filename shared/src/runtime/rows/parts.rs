@@ -43,6 +43,15 @@ struct Held {
 
 type Slot = Arc<Mutex<Held>>;
 
+/// The rows of `rows` (`words` each) that `chosen` marks, with their index in the part.
+fn chosen_rows<'a>(
+    rows: &'a mut [u64],
+    words: usize,
+    chosen: &'a [bool],
+) -> impl Iterator<Item = (usize, &'a mut [u64])> {
+    rows.chunks_mut(words).enumerate().filter(|(i, _)| chosen[*i])
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -456,20 +465,31 @@ impl<X: PartIndex> Parts<X> {
     fn ask(&self, k: u32, depth: u32, epoch: Epoch, peer: WorkerId) -> Option<Vec<u8>> {
         let v = self.current_view(depth, epoch)?;
         let rows = self.cut.range(k);
-        let (words, rpp) = (self.words, self.cut.rows_per_part);
-        let mut misses = self.buffer(rows.len() * words);
+        let (words, rpp) = (self.words.max(1), self.cut.rows_per_part);
+        // Only the rows next to the peer's are written, read and cleared: a part is asked of
+        // every other owner, and most are neighbours of few of its rows.
+        let keep: Vec<bool> = rows
+            .clone()
+            .map(|r| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer))
+            .collect();
+        if !keep.contains(&true) {
+            return None;
+        }
+        let mut misses = self.buffer(rows.len() * self.words);
         self.making(k, depth, epoch, |h| {
-            misses.iter_mut().zip(&h.part.unvisited).zip(&h.part.next).for_each(|((m, u), n)| *m = u & !n);
+            for (i, row) in chosen_rows(&mut misses, words, &keep) {
+                let at = i * words..(i + 1) * words;
+                row.iter_mut()
+                    .zip(&h.part.unvisited[at.clone()])
+                    .zip(&h.part.next[at])
+                    .for_each(|((m, u), n)| *m = u & !n);
+            }
         })?;
-        let keep = |i: usize| {
-            self.index
-                .open_rows_for(&self.moves, rows.start + i as u32, |s| v.owner[(s / rpp) as usize] == peer)
-        };
-        let any =
-            misses.chunks(words.max(1)).enumerate().any(|(i, row)| row.iter().any(|&w| w != 0) && keep(i));
+        let any = chosen_rows(&mut misses, words, &keep).any(|(_, row)| row.iter().any(|&w| w != 0));
         let key = self.key(k, kind_code(Kind::Open), depth);
-        let bytes = any.then(|| SparseRows::encode_rows(key, &misses, words, &keep, (self.codec)(peer)));
-        misses.iter_mut().for_each(|w| *w = 0);
+        let bytes =
+            any.then(|| SparseRows::encode_rows(key, &misses, words, &|i| keep[i], (self.codec)(peer)));
+        chosen_rows(&mut misses, words, &keep).for_each(|(_, row)| row.fill(0));
         self.give_back(misses);
         bytes
     }
@@ -481,15 +501,18 @@ impl<X: PartIndex> Parts<X> {
         let key = self.key(note.part, kind_code(Kind::Open), note.depth);
         let open =
             SparseRows::decode_rows(payload, key, rows.len(), self.words).map_err(|e| e.to_string())?;
+        // Hits lie among the entries asked: only the rows the question holds are encoded and
+        // cleared.
+        let present = open.present();
         let mut asked = self.buffer(rows.len() * self.words);
         open.or_into(&mut asked);
         let mut out = self.buffer(rows.len() * self.words);
         let open = FullRows::at(rows.start, &asked, self.words);
         self.index.pull_hits(&self.moves, rows.clone(), &open, &v.frontier, &mut out);
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
-        let hits = SparseRows::encode_rows(key, &out, self.words, &|_| true, (self.codec)(note.from));
+        let hits = SparseRows::encode_rows(key, &out, self.words, &|i| present[i], (self.codec)(note.from));
         for mut b in [out, asked] {
-            b.iter_mut().for_each(|w| *w = 0);
+            chosen_rows(&mut b, self.words.max(1), &present).for_each(|(_, row)| row.fill(0));
             self.give_back(b);
         }
         Ok(hits)
