@@ -466,26 +466,23 @@ impl<X: PartIndex> Parts<X> {
         let v = self.current_view(depth, epoch)?;
         let rows = self.cut.range(k);
         let (words, rpp) = (self.words.max(1), self.cut.rows_per_part);
-        // Only the rows next to the peer's are written, read and cleared: a part is asked of
-        // every other owner, and most are neighbours of few of its rows.
-        let keep: Vec<bool> = rows
-            .clone()
-            .map(|r| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer))
-            .collect();
-        if !keep.contains(&true) {
-            return None;
-        }
+        // Only the rows that hold unreached entries and lie next to the peer's rows are
+        // written, encoded and cleared: a part is asked of every other owner in turn.
+        let next_to_peer =
+            |r: u32| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer);
+        let mut keep = vec![false; rows.len()];
         let mut misses = self.buffer(rows.len() * self.words);
         self.making(k, depth, epoch, |h| {
-            for (i, row) in chosen_rows(&mut misses, words, &keep) {
-                let at = i * words..(i + 1) * words;
-                row.iter_mut()
-                    .zip(&h.part.unvisited[at.clone()])
-                    .zip(&h.part.next[at])
-                    .for_each(|((m, u), n)| *m = u & !n);
+            let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
+            for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
+                if u.iter().zip(n).all(|(u, n)| u & !n == 0) || !next_to_peer(rows.start + i as u32) {
+                    continue;
+                }
+                keep[i] = true;
+                row.iter_mut().zip(u).zip(n).for_each(|((m, u), n)| *m = u & !n);
             }
         })?;
-        let any = chosen_rows(&mut misses, words, &keep).any(|(_, row)| row.iter().any(|&w| w != 0));
+        let any = keep.contains(&true);
         let key = self.key(k, kind_code(Kind::Open), depth);
         let bytes =
             any.then(|| SparseRows::encode_rows(key, &misses, words, &|i| keep[i], (self.codec)(peer)));
