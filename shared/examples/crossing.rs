@@ -6,6 +6,7 @@
 //!
 //!     cargo run --release -p shared --example crossing -- edges/htm [M ...]
 
+use shared::bfs::owned::PartCut;
 use shared::cube::Move;
 use shared::job::{IndexVisitor, RowJob};
 use shared::space::{locality::PARTS, RowIndex, RowOrder};
@@ -22,8 +23,8 @@ impl IndexVisitor for Crossing {
     /// images that arrive from other owners.
     fn visit<I: RowIndex>(self, index: &I) -> Self::Output {
         let rows = index.row_count();
-        let per_part = rows.div_ceil(PARTS);
-        let parts = rows.div_ceil(per_part);
+        let cut = PartCut::into_parts(rows, PARTS);
+        let parts = cut.parts();
         let targets: Vec<u32> = (0..rows)
             .flat_map(|r| self.moves.iter().map(move |&m| (r, m)))
             .map(|(r, m)| index.transition(r, m).0)
@@ -37,7 +38,7 @@ impl IndexVisitor for Crossing {
                     let share = parts / m + u32::from(w < parts % m);
                     owner_of_part.extend(std::iter::repeat_n(w, share as usize));
                 }
-                let owner = |r: u32| owner_of_part[(r / per_part) as usize];
+                let owner = |r: u32| owner_of_part[(r / cut.rows_per_part) as usize];
                 let mut arriving = vec![0u64; m as usize];
                 for (i, &t) in targets.iter().enumerate() {
                     let r = (i / self.moves.len()) as u32;

@@ -69,7 +69,7 @@ pub fn search<I: RowIndex>(
 ) -> Result<Vec<DepthCounts>> {
     let rows = space.row_count();
     let words = (space.column_count() as usize).div_ceil(64);
-    let cut = PartCut::new(rows, rows.div_ceil(hub.tasks_per_level as u32).max(1));
+    let cut = PartCut::into_parts(rows, hub.tasks_per_level as u32);
     let saved: Option<Snapshot> = match &run.durable {
         Some(d) => match d.journal.owned_snapshot()? {
             Some(text) => {

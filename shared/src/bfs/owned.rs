@@ -412,6 +412,11 @@ impl PartCut {
         PartCut { rows, rows_per_part: rows_per_part.max(1) }
     }
 
+    /// The cut into at most `parts` parts of equal length (`--tasks-per-level`).
+    pub fn into_parts(rows: u32, parts: u32) -> Self {
+        PartCut::new(rows, rows.div_ceil(parts.max(1)))
+    }
+
     pub fn parts(&self) -> u32 {
         self.rows.div_ceil(self.rows_per_part)
     }

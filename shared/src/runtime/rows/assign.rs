@@ -49,13 +49,16 @@ pub(super) fn first(workers: &[Candidate], parts: usize) -> Option<Vec<WorkerId>
     Some(workers.iter().zip(target).flat_map(|(w, n)| std::iter::repeat_n(w.id, n)).collect())
 }
 
+/// How many of the parts `owner` gives to worker `id`.
+fn count(owner: &[WorkerId], id: WorkerId) -> usize {
+    owner.iter().filter(|&&w| w == id).count()
+}
+
 /// Gives `orphans` (parts whose owner is gone) to the workers with the most free room, one at a
 /// time. `false` (and `owner` unchanged) when they do not fit.
 pub(super) fn place(owner: &mut [WorkerId], orphans: &[usize], workers: &[Candidate]) -> bool {
-    let mut free: BTreeMap<WorkerId, isize> = workers
-        .iter()
-        .map(|w| (w.id, w.capacity as isize - owner.iter().filter(|&&o| o == w.id).count() as isize))
-        .collect();
+    let mut free: BTreeMap<WorkerId, isize> =
+        workers.iter().map(|w| (w.id, w.capacity as isize - count(owner, w.id) as isize)).collect();
     let mut placed = owner.to_vec();
     for &k in orphans {
         let pick = free.iter().filter(|(_, &f)| f > 0).max_by_key(|(id, &f)| (f, std::cmp::Reverse(**id)));
@@ -82,7 +85,6 @@ pub(super) enum Join {
 /// Moves parts to the workers that own none (they joined), as `join` says. `None` when no
 /// worker is without parts or none of them has room.
 pub(super) fn rebalance(owner: &[WorkerId], workers: &[Candidate], join: Join) -> Option<Vec<WorkerId>> {
-    let count = |o: &[WorkerId], id: WorkerId| o.iter().filter(|&&w| w == id).count();
     if !workers.iter().any(|w| w.capacity > 0 && count(owner, w.id) == 0) {
         return None;
     }
@@ -129,7 +131,6 @@ fn layout(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
 /// [`Join::Fewest`]: each newcomer takes its share, a part at a time from the worker furthest
 /// above its own share (that worker's highest part).
 fn to_newcomers(owner: &[WorkerId], workers: &[Candidate]) -> Option<Vec<WorkerId>> {
-    let count = |o: &[WorkerId], id: WorkerId| o.iter().filter(|&&w| w == id).count();
     let target = shares(workers, owner.len())?;
     let mut new = owner.to_vec();
     for (i, w) in workers.iter().enumerate() {
