@@ -20,11 +20,7 @@ target/release/coordinator coset --exact-to 0 U2 --phase1-table "$phase1" > /dev
 token=$out/token
 echo "bench-token-$$" > "$token"
 port=${PORT:-7891}
-# Eight cosets far from H (--every-coset: all solved whatever their classes): the proof's
-# example and four of hcoset's random cosets (`hcoset -r 1000000 4`), and three more words of
-# ten turns.
-reps=(R1U2F3L1B2D1R3F1 F3R1D2U3F2L2R1F3D2F2 L3B2D3L3B1L2U2L3U2F3 L3D2U3B2U2R2B3L1F3U2
-      L3D2U3L1B1L1F1R2D2U2 F1U2R3B1D2L1F3U1R2B3 D3L2F1U3B2R1D1F2L3U2 B1R2D3F2U1L3B2R1D2F3)
+batch=scripts/bench/coset-batch.txt
 first_wall=""
 for n in "${counts[@]}"; do
     rm -f "$out"/worker-*.time
@@ -37,7 +33,7 @@ for n in "${counts[@]}"; do
      wait) &
     row=$(python3 scripts/bench/measure.py \
         "coset batch of 8 (--bound 20 --search-to 15), coordinator of $n worker processes of 1 thread (this process only)" -- \
-        target/release/coordinator coset --bound 20 --search-to 15 --every-coset "${reps[@]}" \
+        target/release/coordinator coset --bound 20 --search-to 15 --every-coset --file "$batch" \
         --listen "127.0.0.1:$port" --token-file "$token" --json "$out/cosets-$n.json" \
         --unreached "$out/unreached-$n.txt" 2> "results/logs/coset-cluster-$n.log" | tail -n 1)
     wait
