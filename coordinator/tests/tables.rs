@@ -174,3 +174,23 @@ fn unknown_or_unsupported_builds_are_refused() {
     assert!(!r.status.success() && String::from_utf8_lossy(&r.stderr).contains("No such file"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Two in-process workers: the level rows are kept by the worker that made them, and a table
+/// row's sources kept by the other worker come as that worker's marks (`Peer.FetchMarks`).
+#[test]
+fn h48h1_made_on_two_workers_that_trade_marks_is_the_solvers_own() {
+    let dir = scratch("h1-workers");
+    let out = dir.join("h48h1");
+    ok(&coordinator(&[
+        "build",
+        "h48h1",
+        "--format",
+        "h48",
+        "--out",
+        out.to_str().unwrap(),
+        "--workers",
+        "2",
+    ]));
+    assert_eq!(sha256(&out), H48H1_SHA256, "the h48h1 made on two workers is not the solver's own");
+    std::fs::remove_dir_all(dir).unwrap();
+}

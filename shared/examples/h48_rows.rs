@@ -48,7 +48,7 @@ fn main() {
     let (mut images, t) = (0u64, Instant::now());
     for &r in &rows {
         images += index.pushes(r, &levels[last]);
-        std::hint::black_box(index.table_row(r, h, &levels, &mut s));
+        std::hint::black_box(index.table_row(r, h, &levels, None, &mut s));
     }
     let secs = t.elapsed().as_secs_f64();
     println!(

@@ -49,7 +49,7 @@ fn h11_levels_and_h0_folded_out_of_them_agree_with_independent_methods() {
     let mut s = RowScratch::default();
     let mut counts = vec![0u64; 11];
     for row in 0..index.rows() {
-        let lines = index.table_row(row, 0, &levels, &mut s);
+        let lines = index.table_row(row, 0, &levels, None, &mut s);
         for (c, r) in counts.iter_mut().zip(&lines.counts) {
             *c += r;
         }

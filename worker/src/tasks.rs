@@ -9,7 +9,6 @@ use shared::coset::phase1_file::{self, Origin};
 use shared::coset::{CosetSolver, CosetSpec};
 use shared::cube::{apply_moves, parse_moves, Cube};
 use shared::h48::{base_for, ColumnSet, H11Rows, Level, RowScratch, H11_COLUMNS};
-use shared::job::JobSpec;
 use shared::product::{ProductJob, ProductSpec};
 use shared::shard::{self, ShardKey, WordPart};
 use shared::wire;
@@ -23,8 +22,6 @@ use std::sync::{Arc, Mutex};
 pub struct Cache {
     /// A product job's stored positions and coset classes, by job spec.
     product: Option<(String, Arc<ProductJob>)>,
-    /// An H48 build's h11 index and level 0.
-    h48: Option<(Arc<H11Rows>, Arc<Level>)>,
     /// The homes of an H48 build's levels: job, input name, homes.
     homes: Option<(u64, String, Arc<Homes>)>,
     cosets: Option<CosetJob>,
@@ -129,18 +126,8 @@ pub async fn run_h48_task(
     if level == 0 || level > base as u32 + 2 {
         return Err(TaskError::Other(anyhow!("no level {level} in an h48h{h} build")));
     }
-    let cached = cache.lock().ok().and_then(|c| c.h48.clone());
-    let (index, first) = match cached {
-        Some(held) => held,
-        None => {
-            let index = Arc::new(tokio::task::spawn_blocking(JobSpec::h11_rows).await?);
-            let first = Arc::new(index.first_level());
-            if let Ok(mut c) = cache.lock() {
-                c.h48 = Some((index.clone(), first.clone()));
-            }
-            (index, first)
-        }
-    };
+    let kept = host.clone();
+    let (index, first) = tokio::task::spawn_blocking(move || kept.kept.index()).await?;
     let rows = task.row_begin as u32..task.row_end as u32;
     if rows.start > rows.end || rows.end > index.rows() {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{}", index.rows())));
@@ -193,12 +180,21 @@ pub async fn run_h48_task(
     for d in 0..=base {
         levels.push(source.level(d, &targets).await?);
     }
-    levels.push(source.level(base + 1, &with_sources).await?);
+    let marks = if marks_pay(h) {
+        let (local, marks) = source.marks(&index, base + 1, h, &targets).await?;
+        levels.push(local);
+        marks
+    } else {
+        levels.push(source.level(base + 1, &with_sources).await?);
+        BTreeMap::new()
+    };
     Ok(tokio::task::spawn_blocking(move || {
         use rayon::prelude::*;
         let made: Vec<_> = rows
             .into_par_iter()
-            .map_init(RowScratch::default, |s, t| (t, index.table_row(t, h, &levels, s)))
+            .map_init(RowScratch::default, |s, t| {
+                (t, index.table_row(t, h, &levels, marks.get(&t).map(Vec::as_slice), s))
+            })
             .collect();
         shard::encode_words(key, &wire::h48::encode_table_rows(&made))
     })
@@ -239,34 +235,19 @@ impl Source<'_> {
             }
         }
         for (home, rows) in missing {
-            let address = self.homes.address(home).ok_or(TaskError::Gone)?;
             let request = v1::FetchRowsRequest {
                 job_id: self.job,
                 level: depth as u32,
                 rows: rows.clone(),
                 from: self.me,
             };
-            let mut attempt = 0;
-            let sets = loop {
-                match self.host.pool.fetch_rows(address, request.clone(), &self.host.traffic).await {
-                    Ok(sets) => break sets,
-                    // The home may be lost: the coordinator then makes its rows again, and
-                    // this task's lease ends (the worker drops it).
-                    Err(e) if attempt < 6 => {
-                        tracing::warn!(
-                            "rows of level {depth} from worker {home} at {address}: {}",
-                            e.message()
-                        );
-                        let (mut client, request) = self.lease.clone();
-                        if !client.renew_lease(request).await.is_ok_and(|r| r.into_inner().ok) {
-                            return Err(TaskError::Gone);
-                        }
-                        tokio::time::sleep(std::time::Duration::from_millis(500 << attempt)).await;
-                        attempt += 1;
-                    }
-                    Err(_) => return Err(TaskError::Gone),
-                }
-            };
+            let (pool, traffic) = (&self.host.pool, &self.host.traffic);
+            let sets = self
+                .ask(home, &format!("rows of level {depth}"), |address| {
+                    let request = request.clone();
+                    async move { pool.fetch_rows(&address, request, traffic).await }
+                })
+                .await?;
             let fetched: Vec<(u32, Arc<ColumnSet>)> =
                 rows.into_iter().zip(sets.into_iter().map(Arc::new)).collect();
             for (r, set) in &fetched {
@@ -276,6 +257,112 @@ impl Source<'_> {
         }
         Ok(level)
     }
+
+    /// For the table rows `targets` of h48h`h`: level `depth` (base + 1) holding the targets'
+    /// rows and the sources this worker has, and the marks (`H11Rows::table_marks`) of the other sources, made by
+    /// the workers that keep them, OR-ed by target (a target whose sources are all here has
+    /// none).
+    async fn marks(
+        &self,
+        index: &H11Rows,
+        depth: u8,
+        h: u8,
+        targets: &BTreeSet<u32>,
+    ) -> Result<(Level, BTreeMap<u32, Vec<u64>>), TaskError> {
+        // The targets' own rows (their entries at base + 1), wherever they are kept.
+        let mut level = self.level(depth, targets).await?;
+        let mut have = targets.clone();
+        // By keeper: the targets and, for each, its sources that keeper has.
+        let mut asked: BTreeMap<u64, Vec<(u32, Vec<u32>)>> = BTreeMap::new();
+        for &t in targets {
+            for s in index.sources(t) {
+                if have.contains(&s) {
+                    continue;
+                }
+                match self.host.kept.get(self.job, depth, s) {
+                    Some(set) => {
+                        level.rows[s as usize] = (*set).clone();
+                        have.insert(s);
+                    }
+                    None => match self.homes.home(depth as usize, s) {
+                        Some(home) if home != self.me => {
+                            let list = asked.entry(home).or_default();
+                            match list.last_mut() {
+                                Some((last, sources)) if *last == t => sources.push(s),
+                                _ => list.push((t, vec![s])),
+                            }
+                        }
+                        _ => return Err(TaskError::Gone),
+                    },
+                }
+            }
+        }
+        let words = H11Rows::table_row_words(h);
+        let per_call = (crate::rows::peer::MAX_MARKS_BYTES / (8 * words)).max(1);
+        let mut marks: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+        for (home, list) in asked {
+            for batch in list.chunks(per_call) {
+                let request = v1::FetchMarksRequest {
+                    job_id: self.job,
+                    level: depth as u32,
+                    table: h as u32,
+                    targets: batch.iter().map(|(t, _)| *t).collect(),
+                    source_counts: batch.iter().map(|(_, s)| s.len() as u32).collect(),
+                    sources: batch.iter().flat_map(|(_, s)| s.iter().copied()).collect(),
+                    from: self.me,
+                };
+                let (pool, traffic) = (&self.host.pool, &self.host.traffic);
+                let got = self
+                    .ask(home, &format!("marks from level {depth}"), |address| {
+                        let request = request.clone();
+                        async move { pool.fetch_marks(&address, request, traffic).await }
+                    })
+                    .await?;
+                for ((t, _), bits) in batch.iter().zip(got.chunks_exact(words)) {
+                    let m = marks.entry(*t).or_insert_with(|| vec![0; words]);
+                    m.iter_mut().zip(bits).for_each(|(a, b)| *a |= b);
+                }
+            }
+        }
+        Ok((level, marks))
+    }
+
+    /// Calls the keeper `home` (at its address in the homes), again after a failure while the
+    /// task's lease lasts: the home may be lost, and then the coordinator makes its rows again
+    /// and this task's lease ends (the worker drops it).
+    async fn ask<T, F, Fut>(&self, home: u64, what: &str, call: F) -> Result<T, TaskError>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+    {
+        let address = self.homes.address(home).ok_or(TaskError::Gone)?;
+        let mut attempt = 0;
+        loop {
+            match call(address.to_string()).await {
+                Ok(answer) => return Ok(answer),
+                Err(e) if attempt < 6 => {
+                    tracing::warn!("{what} from worker {home} at {address}: {}", e.message());
+                    let (mut client, request) = self.lease.clone();
+                    if !client.renew_lease(request).await.is_ok_and(|r| r.into_inner().ok) {
+                        return Err(TaskError::Gone);
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(500 << attempt)).await;
+                    attempt += 1;
+                }
+                Err(_) => return Err(TaskError::Gone),
+            }
+        }
+    }
+}
+
+/// Whether a table task asks the keepers of its rows' sources for their marks rather than
+/// fetching the sources' rows. A keeper's marks for a row are the row's bits (ESEP << h: 69 KB
+/// for h48h4, 2.2 MB for h48h9, 8.9 MB for h48h11) and a row has at most one such answer per
+/// keeper; its up to 18 sources' rows at level base + 1 average 0.38 MB (level 10) to 2.8 MB
+/// (level 11), fetched once and remembered within half the memory limit. So the marks move
+/// fewer bytes up to h48h9, and the rows beyond.
+fn marks_pay(h: u8) -> bool {
+    h <= 9
 }
 
 /// The homes of the levels a task reads (its `homes` input), downloaded once per version.

@@ -293,7 +293,7 @@ fn fill_rows(
                         .par_iter()
                         .with_max_len(1)
                         .map_init(RowScratch::default, |s, &row| {
-                            let lines = index.table_row(row, h, levels, s);
+                            let lines = index.table_row(row, h, levels, None, s);
                             reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
                             (row, lines)
                         })

@@ -298,12 +298,40 @@ impl H11Rows {
         Level { depth: prev.depth + 1, rows }
     }
 
-    /// Table row `target` of hN from the levels 0 ..= base + 1 (`levels[d]` at depth d).
+    /// Words of a table row of hN's bits (one bit per entry of the row).
+    pub fn table_row_words(h: u8) -> usize {
+        ((ESEP as u64) << h).div_ceil(64) as usize
+    }
+
+    /// The entries of table row `target` of hN at most base + 2 away as far as the sources that
+    /// `level` (level base + 1) holds say: the images of their entries, closed under the row's
+    /// stabilizer and folded onto hN's columns, OR-ed into `bits` (bit i: entry i of the row;
+    /// [`H11Rows::table_row_words`] words). Rows `level` leaves empty add nothing, so the marks
+    /// of a row's sources held in different places are the OR of each place's marks.
+    pub fn table_marks(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) {
+        let shift = 11 - h as u32;
+        let stab = self.space.stabilizer(target);
+        // Bits set directly (measured: grouping them by region first was slower here, even
+        // for h11's 8.9 MB rows).
+        self.gather(target, level, |c| {
+            let i = (c >> shift) as usize;
+            bits[i / 64] |= 1 << (i % 64);
+            for map in &stab {
+                let i = (map.apply(c) >> shift) as usize;
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        });
+    }
+
+    /// Table row `target` of hN from the levels 0 ..= base + 1 (`levels[d]` at depth d) and,
+    /// if the row's sources at level base + 1 are not all in `levels`, the marks of the others
+    /// ([`H11Rows::table_marks`], made where they are kept).
     pub fn table_row<L: AsRef<Level>>(
         &self,
         target: u32,
         h: u8,
         levels: &[L],
+        marks: Option<&[u64]>,
         s: &mut RowScratch,
     ) -> RowLines {
         let base = base_for(h);
@@ -344,18 +372,12 @@ impl H11Rows {
             counts[d] = new;
         }
         // Level base + 2: the images of level base + 1, closed under the stabilizer.
-        let stab = self.space.stabilizer(target);
         let b2 = s.b2.words_mut();
-        // Bits set directly (measured: grouping them by region first was slower here, even
-        // for h11's 8.9 MB rows).
-        self.gather(target, levels[base as usize + 1].as_ref(), |c| {
-            let i = (c >> shift) as usize;
-            b2[i / 64] |= 1 << (i % 64);
-            for map in &stab {
-                let i = (map.apply(c) >> shift) as usize;
-                b2[i / 64] |= 1 << (i % 64);
-            }
-        });
+        self.table_marks(target, h, levels[base as usize + 1].as_ref(), b2);
+        if let Some(marks) = marks {
+            assert_eq!(marks.len(), words, "marks of an h48h{h} row");
+            b2.iter_mut().zip(marks).for_each(|(b, m)| *b |= m);
+        }
         let (b0, b1, b2) = (s.b0.words(), s.b1.words(), s.b2.words());
         counts[base as usize + 2] = (0..words).map(|k| (b2[k] & !(b0[k] | b1[k])).count_ones() as u64).sum();
         let deeper = per_row - counts.iter().sum::<u64>();

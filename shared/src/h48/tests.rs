@@ -174,3 +174,60 @@ fn the_hn_direct_search_is_the_minimum_over_lifts() {
         }
     }
 }
+
+#[test]
+fn table_marks_of_sources_kept_in_two_places_are_the_marks_of_all_sources() {
+    // A cluster makes a table row's level base + 2 from the marks each keeper of its sources
+    // computes: their OR must be what the whole level gives, and a row outside the sources
+    // must add nothing.
+    let index = H11Rows::new(&H48Coords);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let mut levels = vec![index.first_level()];
+    for _ in 0..5 {
+        let next = index.next_level(levels.last().unwrap(), levels.iter().rev().nth(1), &done);
+        levels.push(next);
+    }
+    let level = levels.pop().unwrap();
+    let keep = |odd: bool| Level {
+        depth: level.depth,
+        rows: (0..index.rows())
+            .map(|r| {
+                if (r % 2 == 1) == odd {
+                    level.rows[r as usize].clone()
+                } else {
+                    ColumnSet::empty(H11_COLUMNS)
+                }
+            })
+            .collect(),
+    };
+    let (even, odd) = (keep(false), keep(true));
+    let h = 4;
+    let words = H11Rows::table_row_words(h);
+    let mut marked_rows = 0;
+    for t in (0..index.rows()).step_by(7) {
+        let mut all = vec![0u64; words];
+        index.table_marks(t, h, &level, &mut all);
+        let mut split = vec![0u64; words];
+        index.table_marks(t, h, &even, &mut split);
+        index.table_marks(t, h, &odd, &mut split);
+        assert_eq!(all, split, "row {t}");
+        let sources: Vec<u32> = index.sources(t).collect();
+        let others = Level {
+            depth: level.depth,
+            rows: (0..index.rows())
+                .map(|r| {
+                    if sources.contains(&r) {
+                        ColumnSet::empty(H11_COLUMNS)
+                    } else {
+                        level.rows[r as usize].clone()
+                    }
+                })
+                .collect(),
+        };
+        let mut none = vec![0u64; words];
+        index.table_marks(t, h, &others, &mut none);
+        assert!(none.iter().all(|&w| w == 0), "row {t}: marks from rows that do not move into it");
+        marked_rows += usize::from(all.iter().any(|&w| w != 0));
+    }
+    assert!(marked_rows > 20, "only {marked_rows} rows marked");
+}

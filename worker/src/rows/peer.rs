@@ -60,7 +60,7 @@ impl Meta {
             PeerKind::Hits => Kind::Hits,
             PeerKind::Fetch => Kind::Fetch,
             PeerKind::Levels => Kind::Levels,
-            PeerKind::Level | PeerKind::Rows => return None,
+            PeerKind::Level | PeerKind::Rows | PeerKind::Marks => return None,
         };
         Some(Note { epoch: self.epoch, depth: self.level, part: self.part, from: self.from, kind })
     }
@@ -205,6 +205,50 @@ impl v1::peer_server::Peer for PeerService {
         let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Rows };
         Ok(Response::new(counted_stream(meta.chunks(&bytes), &self.host.traffic)))
     }
+
+    type FetchMarksStream = ChunkStream;
+
+    async fn fetch_marks(
+        &self,
+        request: Request<v1::FetchMarksRequest>,
+    ) -> Result<Response<Self::FetchMarksStream>, Status> {
+        let r = request.into_inner();
+        self.host.traffic.received(r.encoded_len());
+        let depth = u8::try_from(r.level).map_err(|_| Status::invalid_argument("no such level"))?;
+        let h = u8::try_from(r.table)
+            .ok()
+            .filter(|h| (1..=11).contains(h))
+            .ok_or_else(|| Status::invalid_argument(format!("no table h48h{}", r.table)))?;
+        let row_bytes = 8 * shared::h48::H11Rows::table_row_words(h);
+        if r.targets.len() != r.source_counts.len()
+            || r.source_counts.iter().map(|&n| n as usize).sum::<usize>() != r.sources.len()
+            || r.targets.len() * row_bytes > MAX_MARKS_BYTES
+        {
+            return Err(Status::invalid_argument("marks asked in an inconsistent or too large request"));
+        }
+        let mut sources = r.sources.into_iter();
+        let targets: Vec<(u32, Vec<u32>)> = r
+            .targets
+            .iter()
+            .zip(&r.source_counts)
+            .map(|(&t, &n)| (t, sources.by_ref().take(n as usize).collect()))
+            .collect();
+        let (host, job) = (self.host.clone(), r.job_id);
+        let bytes = tokio::task::spawn_blocking(move || {
+            let rows = host.kept.index().0.rows();
+            if targets.iter().any(|(t, _)| *t >= rows) {
+                return Err(Status::invalid_argument(format!("a target row beyond the {rows} rows")));
+            }
+            let marks = host.kept.marks(job, depth, h, &targets).ok_or_else(|| {
+                Status::not_found(format!("this worker keeps not all of the rows of level {depth} asked"))
+            })?;
+            Ok(shard::encode_words(marks_key(job, depth, h), &marks))
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Marks };
+        Ok(Response::new(counted_stream(meta.chunks(&bytes), &self.host.traffic)))
+    }
 }
 
 /// The chunks a `Peer` call streams back.
@@ -221,6 +265,15 @@ fn counted_stream(chunks: impl IntoIterator<Item = v1::PeerChunk>, traffic: &Tra
 pub fn rows_key(job: u64, depth: u8) -> shard::ShardKey {
     shard::ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level: depth as u32 }
 }
+
+/// The shard key of a `FetchMarks` message (the table in the attempt field, so that marks of
+/// one table are never read as another's).
+pub fn marks_key(job: u64, depth: u8, h: u8) -> shard::ShardKey {
+    shard::ShardKey { job, task: shard::LEVEL_INPUT, attempt: 1 + h as u32, level: depth as u32 }
+}
+
+/// The most marks one `FetchMarks` call may ask for (bytes of row bits): requests are cut to fit.
+pub const MAX_MARKS_BYTES: usize = 32 << 20;
 
 type Client = PeerClient<InterceptedService<Channel, TokenInterceptor>>;
 
@@ -316,10 +369,67 @@ impl PeerPool {
     ) -> Result<Vec<shared::h48::ColumnSet>, Status> {
         let (job, depth, n) = (request.job_id, request.level as u8, request.rows.len());
         let max_words = shared::wire::h48::max_task_words(n, shared::wire::h48::max_level_row_words());
-        let max_bytes = shard::max_shard_bytes(max_words);
-        let mut client = self.client(address).await?;
         traffic.sent(request.encoded_len());
-        let mut stream = match client.fetch_rows(request).await {
+        let expect = Meta { job, epoch: 0, level: depth as u32, from: 0, part: 0, kind: PeerKind::Rows };
+        let bytes = self
+            .one_message(address, traffic, expect, shard::max_shard_bytes(max_words), |mut c| async move {
+                c.fetch_rows(request).await
+            })
+            .await?;
+        tokio::task::spawn_blocking(move || {
+            let words = shard::decode_words_for(&bytes, rows_key(job, depth), max_words)
+                .map_err(|e| Status::data_loss(format!("rows of level {depth}: {e}")))?;
+            shared::wire::h48::decode_level_rows(&words, n).map_err(|e| Status::data_loss(e.to_string()))
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+    }
+
+    /// The marks of the table rows asked that the worker at `address` makes from the rows it
+    /// keeps (see `FetchMarks`): each target's row bits, one after another.
+    pub async fn fetch_marks(
+        &self,
+        address: &str,
+        request: v1::FetchMarksRequest,
+        traffic: &crate::connection::Traffic,
+    ) -> Result<Vec<u64>, Status> {
+        let (job, depth, h) = (request.job_id, request.level as u8, request.table as u8);
+        let words = request.targets.len() * shared::h48::H11Rows::table_row_words(h);
+        traffic.sent(request.encoded_len());
+        let expect = Meta { job, epoch: 0, level: depth as u32, from: 0, part: 0, kind: PeerKind::Marks };
+        let bytes = self
+            .one_message(address, traffic, expect, shard::max_shard_bytes(words), |mut c| async move {
+                c.fetch_marks(request).await
+            })
+            .await?;
+        tokio::task::spawn_blocking(move || {
+            let marks = shard::decode_words_for(&bytes, marks_key(job, depth, h), words)
+                .map_err(|e| Status::data_loss(format!("marks from level {depth}: {e}")))?;
+            if marks.len() != words {
+                return Err(Status::data_loss(format!("{} words of marks, not {words}", marks.len())));
+            }
+            Ok(marks)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+    }
+
+    /// The one message a `FetchRows` or `FetchMarks` call streams back, checked to be `expect`
+    /// (kind, job and level) and at most `max_bytes`.
+    async fn one_message<F, Fut>(
+        &self,
+        address: &str,
+        traffic: &crate::connection::Traffic,
+        expect: Meta,
+        max_bytes: u64,
+        call: F,
+    ) -> Result<Vec<u8>, Status>
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<Response<tonic::Streaming<v1::PeerChunk>>, Status>>,
+    {
+        let client = self.client(address).await?;
+        let mut stream = match call(client).await {
             Ok(s) => s.into_inner(),
             Err(s) => {
                 self.forget(address);
@@ -328,17 +438,11 @@ impl PeerPool {
         };
         let mut reader = MessageReader::new(&mut stream, traffic);
         let Some((meta, bytes)) = reader.next(|_, _| Some(max_bytes)).await? else {
-            return Err(Status::data_loss("no rows in the answer"));
+            return Err(Status::data_loss("no answer"));
         };
-        if meta.kind != PeerKind::Rows || meta.level != depth as u32 || meta.job != job {
-            return Err(Status::data_loss("an answer that is not the rows asked"));
+        if meta.kind != expect.kind || meta.level != expect.level || meta.job != expect.job {
+            return Err(Status::data_loss("an answer that is not what was asked"));
         }
-        tokio::task::spawn_blocking(move || {
-            let words = shard::decode_words_for(&bytes, rows_key(job, depth), max_words)
-                .map_err(|e| Status::data_loss(format!("rows of level {depth}: {e}")))?;
-            shared::wire::h48::decode_level_rows(&words, n).map_err(|e| Status::data_loss(e.to_string()))
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?
+        Ok(bytes)
     }
 }
