@@ -199,8 +199,9 @@ impl Hub {
     /// result `take` refuses as bad is logged and its task handed out again; a fatal refusal
     /// ends the level with its reason. The tasks read rows that the workers `readers` keep
     /// (named by the input `homes`): if one of them is lost, the level stops
-    /// ([`ClusterError::InputsLost`]; the results taken so far stay taken). `done` counts rows
-    /// taken.
+    /// ([`ClusterError::InputsLost`]; the results taken so far stay taken). A task goes first
+    /// to the worker `prefer` names for most of its rows (per row, 0: none; empty: no
+    /// preference), the one that keeps what it reads. `done` counts rows taken.
     #[allow(clippy::too_many_arguments)]
     pub fn run_h48_rows(
         &self,
@@ -208,7 +209,7 @@ impl Hub {
         rows: &[u32],
         total: u32,
         max_words_per_row: usize,
-        (homes, readers): (&str, &[u64]),
+        (homes, readers, prefer): (&str, &[u64], &[u64]),
         done: &AtomicU64,
         mut take: impl FnMut(Range<u32>, Vec<u64>) -> Result<(), Refusal>,
     ) -> Result<(), ClusterError> {
@@ -219,12 +220,8 @@ impl Hub {
             return Ok(());
         }
         let lease_ms = self.lease_time.as_millis() as u64;
-        self.publish(
-            TaskTable::new(level, ranges, lease_ms),
-            ResultWords::H48Rows { max_words_per_row },
-            homes,
-            0,
-        );
+        let table = TaskTable::new(level, ranges, lease_ms).prefer(|r| most_named(prefer, r.clone()));
+        self.publish(table, ResultWords::H48Rows { max_words_per_row }, homes, 0);
         let mut waiting: Option<Instant> = None;
         let mut s = self.lock();
         loop {
@@ -284,6 +281,17 @@ impl Hub {
         s.work = Work::Idle;
         Ok(())
     }
+}
+
+/// The worker named most often in `prefer` over `rows` (0 and rows beyond it name none).
+fn most_named(prefer: &[u64], rows: Range<u32>) -> Option<u64> {
+    let mut count: std::collections::BTreeMap<u64, usize> = Default::default();
+    for r in rows {
+        if let Some(&w) = prefer.get(r as usize).filter(|&&w| w != 0) {
+            *count.entry(w).or_insert(0) += 1;
+        }
+    }
+    count.into_iter().max_by_key(|&(w, n)| (n, std::cmp::Reverse(w))).map(|(w, _)| w)
 }
 
 #[cfg(test)]
@@ -416,11 +424,18 @@ mod tests {
         std::thread::scope(|scope| {
             let mut taken = Vec::new();
             let run = scope.spawn(|| {
-                let result =
-                    hub.run_h48_rows(3, &[0, 1, 2, 3], 4, 1, ("h11-homes/1", &[keeper]), &done, |rows, _| {
+                let result = hub.run_h48_rows(
+                    3,
+                    &[0, 1, 2, 3],
+                    4,
+                    1,
+                    ("h11-homes/1", &[keeper], &[]),
+                    &done,
+                    |rows, _| {
                         taken.push(rows);
                         Ok(())
-                    });
+                    },
+                );
                 (result, taken)
             });
             let first = lease(&hub, maker);
@@ -445,8 +460,8 @@ mod tests {
         hub.set_full([full].into());
         let done = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let run =
-                scope.spawn(|| hub.run_h48_rows(1, &[0, 1, 2, 3], 4, 1, ("", &[]), &done, |_, _| Ok(())));
+            let run = scope
+                .spawn(|| hub.run_h48_rows(1, &[0, 1, 2, 3], 4, 1, ("", &[], &[]), &done, |_, _| Ok(())));
             while hub.status().tasks == 0 {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -512,7 +527,7 @@ mod tests {
             let mut taken = Vec::new();
             let run = scope.spawn(|| {
                 let mut first = true;
-                hub.run_h48_rows(2, &[3, 4, 9], 10, 4, ("", &[]), &done, |rows, words| {
+                hub.run_h48_rows(2, &[3, 4, 9], 10, 4, ("", &[], &[]), &done, |rows, words| {
                     if std::mem::take(&mut first) {
                         return Err(Refusal::Bad("damaged".into()));
                     }
@@ -539,7 +554,7 @@ mod tests {
         std::thread::scope(|scope| {
             let (hub, done) = (&hub, &done);
             let fatal = |_, _| Err(Refusal::Fatal(anyhow::anyhow!("disk full")));
-            let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, ("", &[]), done, fatal));
+            let run = scope.spawn(move || hub.run_h48_rows(3, &[0], 10, 4, ("", &[], &[]), done, fatal));
             let l = lease(hub, worker);
             assert!(hub.complete(3, l.task, vec![1]).unwrap());
             assert_eq!(run.join().unwrap().unwrap_err().to_string(), "disk full");

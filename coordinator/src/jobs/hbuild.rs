@@ -310,6 +310,8 @@ fn fill_rows(
                 break;
             }
             let (homes, readers) = kept.publish(base as usize + 2);
+            // A table row's task runs best where the row's level base + 1 is kept.
+            let prefer = kept.homes(base as usize + 1).to_vec();
             reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
             reporter.progress.rows_done.store(writer.done() as u64, Ordering::Relaxed);
             let result = reporter.showing(|| {
@@ -318,7 +320,7 @@ fn fill_rows(
                     &todo,
                     index.rows(),
                     wire::h48::max_table_row_words(h),
-                    (&homes, &readers),
+                    (&homes, &readers, &prefer),
                     &reporter.progress.rows_done,
                     |range, words| {
                         let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;

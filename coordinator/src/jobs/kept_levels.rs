@@ -122,6 +122,11 @@ impl<'a> KeptLevels<'a> {
         (name, readers)
     }
 
+    /// The worker keeping each row of level `depth` (0: none).
+    pub fn homes(&self, depth: usize) -> &[u64] {
+        &self.homes[depth]
+    }
+
     /// Forgets the rows kept by workers that are lost.
     fn forget_lost(&mut self) {
         let mut live = std::collections::BTreeMap::new();
@@ -219,13 +224,16 @@ impl<'a> KeptLevels<'a> {
             hub.set_full(full.map(|&(w, _)| w).collect());
         };
         room(&kept);
+        // A row's task runs best where the row's level before is kept (it reads it and,
+        // at the level before that, the row again).
+        let prefer = self.homes[d - 1].clone();
         let (homes, sizes) = (&mut self.homes[d], &mut self.sizes[d]);
         let result = hub.run_h48_rows(
             d as u32,
             todo,
             self.rows,
             KEPT_ROW_WORDS,
-            (&name, &readers),
+            (&name, &readers, &prefer),
             &reporter.progress.rows_done,
             |range, words| {
                 let made = decode_kept(&words, range.len()).map_err(Refusal::Bad)?;

@@ -6,6 +6,10 @@
 //! and is handed out again with a higher attempt number; the first result of any attempt is
 //! taken, later ones are ignored. Time is a number of milliseconds the caller passes in.
 //!
+//! A task may name the worker it would best run on (the one that holds what it reads): that
+//! worker gets it first, and another takes it only once it has none of its own or unnamed
+//! left (from the back of the others' queue, which their own workers take from the front).
+//!
 //! Invariants: a task is leased to at most one worker at once; a task's result is taken at
 //! most once; a result for a table of another level is ignored.
 
@@ -31,6 +35,8 @@ struct Task {
     result: Option<Vec<u64>>,
     /// Attempts whose computation failed (not lost or expired: failed, with a reason).
     failures: u32,
+    /// The worker it would best run on, if any.
+    prefer: Option<WorkerId>,
 }
 
 /// A task as it is handed out.
@@ -62,7 +68,14 @@ impl TaskTable {
     pub fn new(level: u32, ranges: impl IntoIterator<Item = Range<u32>>, lease_ms: u64) -> Self {
         let tasks: Vec<Task> = ranges
             .into_iter()
-            .map(|rows| Task { rows, state: State::Pending, attempt: 0, result: None, failures: 0 })
+            .map(|rows| Task {
+                rows,
+                state: State::Pending,
+                attempt: 0,
+                result: None,
+                failures: 0,
+                prefer: None,
+            })
             .collect();
         TaskTable { level, remaining: tasks.len(), tasks, lease_ms, requeued: 0 }
     }
@@ -98,9 +111,22 @@ impl TaskTable {
         self.tasks.get(task as usize).map(|t| t.rows.clone())
     }
 
-    /// A pending task for `worker`, leased until `now` + the lease time.
+    /// Names for each task the worker it would best run on (`None`: any), from its rows.
+    pub fn prefer(mut self, by_rows: impl Fn(&Range<u32>) -> Option<WorkerId>) -> Self {
+        for t in &mut self.tasks {
+            t.prefer = by_rows(&t.rows);
+        }
+        self
+    }
+
+    /// A pending task for `worker`, leased until `now` + the lease time: one it is named for,
+    /// else one named for nobody, else the last one named for another worker.
     pub fn poll(&mut self, worker: WorkerId, now: u64) -> Option<Lease> {
-        let (i, t) = self.tasks.iter_mut().enumerate().find(|(_, t)| t.state == State::Pending)?;
+        let pending = |t: &&Task, prefer: Option<WorkerId>| t.state == State::Pending && t.prefer == prefer;
+        let i = (self.tasks.iter().position(|t| pending(&t, Some(worker))))
+            .or_else(|| self.tasks.iter().position(|t| pending(&t, None)))
+            .or_else(|| self.tasks.iter().rposition(|t| t.state == State::Pending))?;
+        let t = &mut self.tasks[i];
         t.attempt += 1;
         t.state = State::Leased { worker, until: now + self.lease_ms };
         Some(Lease {
@@ -436,6 +462,27 @@ mod tests {
         uploaded.sort_unstable();
         assert_eq!(uploaded, [0, 1, 2, 3, 4, 5]);
         assert!(table.finished());
+    }
+
+    #[test]
+    fn a_task_goes_to_the_worker_it_names_first_and_to_others_from_the_back() {
+        // Tasks 0..4 name workers 1, 1, 2, 2; task 4 names none.
+        let mut t = TaskTable::new(1, (0..5).map(|i| i..i + 1), 100).prefer(|r| match r.start {
+            0 | 1 => Some(1),
+            2 | 3 => Some(2),
+            _ => None,
+        });
+        let task = |l: Option<Lease>| l.map(|l| l.task);
+        assert_eq!(task(t.poll(2, 0)), Some(2));
+        assert_eq!(task(t.poll(3, 0)), Some(4), "unnamed before another's");
+        assert_eq!(task(t.poll(3, 0)), Some(3), "another's, from the back");
+        assert_eq!(task(t.poll(1, 0)), Some(0));
+        assert_eq!(task(t.poll(2, 0)), Some(1), "worker 2 has none of its own left");
+        assert_eq!(task(t.poll(1, 0)), None);
+        // A lease that ends goes back to the worker it names.
+        assert_eq!(t.expire(200, |_| true).len(), 5);
+        assert_eq!(task(t.poll(3, 300)), Some(4));
+        assert_eq!(task(t.poll(1, 300)), Some(0));
     }
 
     #[test]

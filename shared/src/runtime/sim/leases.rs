@@ -338,7 +338,11 @@ impl World {
             return;
         }
         let rows = self.levels[l];
-        let table = TaskTable::new(l as u32, TaskTable::even(0..rows, self.per_task), LEASE_MS);
+        // Tasks may name a worker (an id that may be live, lost or never given), as an H48
+        // build's name the keeper of their rows.
+        let salt = self.rng.below(4);
+        let table = TaskTable::new(l as u32, TaskTable::even(0..rows, self.per_task), LEASE_MS)
+            .prefer(|r| (salt > 0).then(|| 1 + (r.start as u64 * salt) % 6));
         self.coordinator.table = Some(table);
         self.coordinator.results = vec![0; rows as usize];
     }
