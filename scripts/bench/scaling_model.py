@@ -3,6 +3,7 @@
 computed from measured inputs, printed as markdown.
 
 usage: scaling_model.py [--cores 16] [--gbit 10] [--machines 1,4,16,64]
+                        [--leased NAME:WORK:TASKS:PER_PROCESS:THREADS ...]
                         [--embedded results/logs/edges-embedded.log]
                         [--cluster 2:results/logs/edges-cluster-2.log,4:...,8:...]
                         [--crossing results/logs/edges-crossing.txt] --per-byte-ns NS
@@ -27,6 +28,14 @@ per-byte CPU x bytes of the most loaded machine / C + those bytes / B, not overl
 upper bound). The h11 levels of the H48 build use their level store's measured times and
 sizes (docs/h48-tables.md), with bytes scaled by (M - 1) / M: their rows are not cut along
 moves yet.
+
+Jobs of independent leased tasks (`--leased`, any number): WORK core-seconds of the embedded
+run cut into TASKS equal tasks, PER_PROCESS seconds each worker process spends before its
+first task (its own tables), and THREADS a task runs on (1: one task per core, as the
+product method's; 0: a task takes a whole machine, as a coset does). On M machines the
+wall is PER_PROCESS + the tasks of the busiest slot (tasks / slots, rounded up) times a
+task's time on its threads; what crosses the network is counters (measured: at most a few
+MiB through the coordinator) and is left out.
 """
 import argparse
 import math
@@ -141,6 +150,8 @@ def main():
     p.add_argument("--h11-per-byte-ns", type=float, default=19.6,
                    help="the h11 levels' own CPU per byte (leased tasks, not refitted)")
     p.add_argument("--index-mib", type=float, default=0.0)
+    p.add_argument("--leased", action="append", default=[],
+                   help="NAME:WORK_CORE_S:TASKS:PER_PROCESS_S:THREADS (THREADS 0: a task takes a machine)")
     a = p.parse_args()
     machines = [int(m) for m in a.machines.split(",")]
     link = a.gbit * 1e9 / 8
@@ -189,6 +200,32 @@ def main():
     for m in machines:
         t, net = h11_project(m)
         print(f"| {m} | {t:.1f} | {net:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
+    for job in a.leased:
+        leased_table(job, machines, a.cores)
+
+
+def leased_project(work, tasks, per_process, threads, machines, cores):
+    """Wall seconds of a job of `tasks` equal leased tasks on `machines` machines."""
+    per_task = work / tasks
+    if threads == 0:
+        slots, task_wall = machines, per_task / cores
+    else:
+        slots, task_wall = machines * (cores // threads), per_task / threads
+    return per_process + math.ceil(tasks / slots) * task_wall
+
+
+def leased_table(spec, machines, cores):
+    name, work, tasks, per_process, threads = spec.rsplit(":", 4)
+    work, tasks, per_process, threads = float(work), int(tasks), float(per_process), int(threads)
+    how = "a machine a task" if threads == 0 else f"{threads} thread(s) a task"
+    print(f"\n{name}: {work:,.0f} core-seconds in {tasks:,} tasks ({how}), {per_process:g} s per worker "
+          f"process, same machines:\n")
+    print("| machines | wall s | speed-up | efficiency |")
+    print("|---:|---:|---:|---:|")
+    one = leased_project(work, tasks, per_process, threads, 1, cores)
+    for m in machines:
+        t = leased_project(work, tasks, per_process, threads, m, cores)
+        print(f"| {m} | {t:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
 
 
 if __name__ == "__main__":
