@@ -25,9 +25,9 @@ Inputs, all measured on one machine:
 
 Per level on M machines of C cores with links of B bytes/s: work (1 + overhead) / (C M) +
 per-byte CPU x bytes of the most loaded machine / C + those bytes / B, not overlapped (an
-upper bound). The h11 levels of the H48 build use their level store's measured times and
-sizes (docs/h48-tables.md), with bytes scaled by (M - 1) / M: their rows are not cut along
-moves yet.
+upper bound). `build h48h4` and `build h48h11` use the h11 level store's measured times and
+sizes and the builds' table passes (docs/h48-tables.md), with the bytes their tasks pull or
+get as marks (see `h48_project`).
 
 Jobs of independent leased tasks (`--leased`, any number): WORK core-seconds of the embedded
 run cut into TASKS equal tasks, PER_PROCESS seconds each worker process spends before its
@@ -149,6 +149,7 @@ def main():
     p.add_argument("--per-machine-s", type=float, default=0.0)
     p.add_argument("--h11-per-byte-ns", type=float, default=19.6,
                    help="the h11 levels' own CPU per byte (leased tasks, not refitted)")
+    p.add_argument("--disk-gb-s", type=float, default=1.0, help="the coordinator's disk, writing")
     p.add_argument("--index-mib", type=float, default=0.0)
     p.add_argument("--leased", action="append", default=[],
                    help="NAME:WORK_CORE_S:TASKS:PER_PROCESS_S:THREADS (THREADS 0: a task takes a machine)")
@@ -174,34 +175,59 @@ def main():
     for m in machines:
         t, net = project(*args, m, *rest)
         print(f"| {m} | {t:.1f} | {net:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
-    # h11: the bytes that cross are the images of level d into level d + 1, at the stored
-    # bytes per entry of level d + 1, as many times as the images outnumber the new entries
-    # (a sender ORs its own images of one target, different senders' images do not meet).
-    h11 = h11_levels()
-    h11_per_byte = a.h11_per_byte_ns * 1e-9
-    crossing = {}
-    for d in sorted(h11)[1:]:
-        _, entries, stored = h11[d]
-        images = 18 * h11[d - 1][1]
-        crossing[d] = stored * max(1.0, images / entries)
-    print(f"\nh11 levels to depth 11 (the level store's work and sizes), same machines, "
-          f"{a.h11_per_byte_ns:g} ns per byte:\n")
-    print("| machines | wall s | network s | speed-up | efficiency |")
-    print("|---:|---:|---:|---:|---:|")
-    # crossing bytes are "all remote" volumes: scale by (M - 1) / M directly (workers = M).
-    def h11_project(m):
-        total, net = 0.0, 0.0
-        for d, (secs, _, _) in h11.items():
-            per_machine = crossing.get(d, 0.0) * (m - 1) / m / m
-            total += 2 * secs / (a.cores * m) + h11_per_byte * per_machine / a.cores + per_machine / link
-            net += per_machine / link
-        return total, net
-    one, _ = h11_project(1)
-    for m in machines:
-        t, net = h11_project(m)
-        print(f"| {m} | {t:.1f} | {net:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
+    for h, table_core_s, file_bytes in ((4, 2 * 70.3, 476.0e6), (11, 2 * 1088.0, 60.67e9)):
+        h48_table(h, table_core_s, file_bytes, machines, a.cores, link, a.h11_per_byte_ns * 1e-9, a.disk_gb_s * 1e9)
     for job in a.leased:
         leased_table(job, machines, a.cores)
+
+
+# An H48 build on workers (docs/h48-tables.md, "On workers"): the h11 levels to base + 1, then
+# the table pass. A level's task reads its rows' sources at the level before, which are all
+# over the level: each machine receives (M - 1) / M of it (its own rows' older levels stay with
+# it: a row's task goes to the worker that keeps the row). A table row reads its sources at
+# level base + 1: up to h48h9 as one row of marks (the row's bits) from each other machine
+# keeping some of them, beyond as the rows, (M - 1) / M of the level. The table's rows go up
+# to the coordinator (zstd: 0.64 of their size) and onto its disk.
+SOURCES = 15  # distinct rows moving into a row, about (18 moves, some from the same row)
+ZSTD_TABLE = 0.64
+ESEP = 34_650
+
+
+def h48_project(h, table_core_s, file_bytes, m, cores, link, per_byte, disk, by_workers=False):
+    base = 9 if h <= 7 else 10
+    if h <= 3:
+        base = 8
+    levels = {d: v for d, v in h11_levels().items() if d <= base + 1}
+    work = sum(2 * secs for secs, _, _ in levels.values()) + table_core_s
+    if m == 1:
+        return work / cores + file_bytes / disk, 0.0, 0.0
+    received = sum(levels[d - 1][2] for d in levels if d - 1 in levels) * (m - 1) / m
+    if h <= 9:
+        keepers = min(m - 1, SOURCES * (m - 1) / m)
+        received += 3393 / m * keepers * (ESEP << h) / 8
+    else:
+        received += levels[base + 1][2] * (m - 1) / m
+    # Rows written by the workers that make them (a shared file system with each machine's
+    # share at the disk's rate) instead of through the coordinator.
+    up = 0.0 if by_workers else file_bytes * ZSTD_TABLE / link
+    write = file_bytes / disk / (m if by_workers else 1)
+    net = received / link
+    return work / (cores * m) + per_byte * received / cores + net + up + write, net + up, received
+
+
+def h48_table(h, table_core_s, file_bytes, machines, cores, link, per_byte, disk):
+    print(f"\nbuild h48h{h} (levels and table pass: {table_core_s:,.0f} core-seconds of table pass, "
+          f"{file_bytes / 1e9:.2f} GB file; coordinator disk {disk / 1e9:g} GB/s), same machines:\n")
+    print("| machines | wall s | network s | received per machine | speed-up | efficiency | "
+          "efficiency, rows written by the workers |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    args = (h, table_core_s, file_bytes)
+    one, _, _ = h48_project(*args, 1, cores, link, per_byte, disk)
+    for m in machines:
+        t, net, got = h48_project(*args, m, cores, link, per_byte, disk)
+        w, _, _ = h48_project(*args, m, cores, link, per_byte, disk, by_workers=True)
+        print(f"| {m} | {t:.1f} | {net:.1f} | {got / 2**20:,.0f} MiB | {one / t:.1f}x | {one / t / m:.2f} | "
+              f"{one / w / m:.2f} |")
 
 
 def leased_project(work, tasks, per_process, threads, machines, cores):
