@@ -7,7 +7,7 @@ use crate::config::{
     MAX_COSET_DEPTH,
 };
 use crate::jobs;
-use anyhow::{ensure, Result};
+use anyhow::{bail, ensure, Result};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use shared::container::TableFormat;
@@ -261,6 +261,13 @@ pub struct BuildArgs {
     #[arg(long, value_parser = format_parser())]
     pub format: Option<TableFormat>,
 
+    /// H48 builds (h48h1 and up) on workers: the workers write the table's rows into the
+    /// output file themselves, so that the rows do not all pass through this process's link
+    /// and disk. --out must then be on a file system every worker mounts at the same path;
+    /// only each row's counts and its two edge lines come up.
+    #[arg(long)]
+    pub shared_out: bool,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 
@@ -400,8 +407,21 @@ impl TryFrom<BuildArgs> for BuildJob {
     fn try_from(a: BuildArgs) -> Result<Self> {
         let cluster = a.cluster.try_into()?;
         let LimitArgs { state_dir, mem_limit, .. } = a.limits;
-        Ok(match BuildJob::new(&a.tables, &a.out, a.format, cluster)? {
-            BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig { mem_limit, state_dir, ..*config })),
+        let job = BuildJob::new(&a.tables, &a.out, a.format, cluster)?;
+        if a.shared_out {
+            let BuildJob::H48(config) = &job else { bail!("--shared-out is for H48 builds (h48h1 and up)") };
+            ensure!(
+                config.cluster.distributed() && config.targets.iter().all(|t| t.h > 0),
+                "--shared-out is for H48 builds of h48h1 and up on workers (--listen or --workers)"
+            );
+        }
+        Ok(match job {
+            BuildJob::H48(config) => BuildJob::H48(Box::new(BuildConfig {
+                mem_limit,
+                state_dir,
+                shared_out: a.shared_out,
+                ..*config
+            })),
             BuildJob::Nxopt(job) => BuildJob::Nxopt(Box::new(NxoptBuild { mem_limit, state_dir, ..*job })),
             BuildJob::Phase2(job) => {
                 anyhow::ensure!(

@@ -98,6 +98,8 @@ pub struct BuildConfig {
     /// Where the h11 levels and the journal of finished table rows are kept.
     pub state_dir: Option<PathBuf>,
     pub cluster: ClusterConfig,
+    /// The workers write the table's rows into the output file themselves (`--shared-out`).
+    pub shared_out: bool,
 }
 
 /// The N of a table name "h48hN".
@@ -231,7 +233,7 @@ impl BuildConfig {
             };
             ensure!(dir.is_dir(), "cannot write {}: no directory {}", t.path.display(), dir.display());
         }
-        Ok(BuildConfig { targets, mem_limit: None, state_dir: None, cluster })
+        Ok(BuildConfig { targets, mem_limit: None, state_dir: None, cluster, shared_out: false })
     }
 }
 

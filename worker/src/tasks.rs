@@ -188,7 +188,8 @@ pub async fn run_h48_task(
         levels.push(source.level(base + 1, &with_sources).await?);
         BTreeMap::new()
     };
-    Ok(tokio::task::spawn_blocking(move || {
+    let out = homes.out.clone();
+    tokio::task::spawn_blocking(move || {
         use rayon::prelude::*;
         let made: Vec<_> = rows
             .into_par_iter()
@@ -196,9 +197,20 @@ pub async fn run_h48_task(
                 (t, index.table_row(t, h, &levels, marks.get(&t).map(Vec::as_slice), s))
             })
             .collect();
-        shard::encode_words(key, &wire::h48::encode_table_rows(&made))
+        // Rows the coordinator has this worker write into the shared file go up without their
+        // interior lines, once those are on disk.
+        let made = match out {
+            Some(file) => {
+                file.write(&made).map_err(|e| {
+                    TaskError::Other(anyhow!("cannot write table rows into {}: {e}", file.path.display()))
+                })?;
+                made.iter().map(|(t, lines)| (*t, lines.without_interior())).collect()
+            }
+            None => made,
+        };
+        Ok(shard::encode_words(key, &wire::h48::encode_table_rows(&made)))
     })
-    .await?)
+    .await?
 }
 
 /// Where a task's level rows come from: this worker's own and fetched rows, level 0 (which

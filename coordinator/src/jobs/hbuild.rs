@@ -73,7 +73,16 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     let reporter = Reporter::new(index.rows() as u64);
     let write_tables = |mut levels: Levels| -> Result<()> {
         for target in targets {
-            write_table(&index, target, &mut levels, journal.as_ref(), (&cocsep, &eoesep), &reporter)?;
+            let sections = (&cocsep, &eoesep);
+            write_table(
+                &index,
+                target,
+                &mut levels,
+                journal.as_ref(),
+                sections,
+                config.shared_out,
+                &reporter,
+            )?;
         }
         Ok(())
     };
@@ -247,6 +256,7 @@ fn write_table(
     levels: &mut Levels,
     journal: Option<&RedbJournal>,
     (cocsep, eoesep): (&Section, &Section),
+    shared_out: bool,
     reporter: &Reporter,
 ) -> Result<()> {
     let h = target.h;
@@ -262,7 +272,7 @@ fn write_table(
     if writer.done() > 0 {
         eprintln!("h48h{h}: {} of {} rows done before, resuming", writer.done(), index.rows());
     }
-    if let Err(e) = fill_rows(index, target, levels, &mut writer, reporter) {
+    if let Err(e) = fill_rows(index, target, levels, &mut writer, shared_out, reporter) {
         writer.abandon();
         return Err(e.context(format!("h48h{h} stopped; finished rows are kept only with --state-dir")));
     }
@@ -270,12 +280,14 @@ fn write_table(
 }
 
 /// Makes the rows `writer` has not written (on this process's threads in batches, or on the
-/// workers that keep the levels, one task at a time).
+/// workers that keep the levels, one task at a time; with `shared_out`, the workers write
+/// the rows' interior lines into the file themselves).
 fn fill_rows(
     index: &H11Rows,
     target: &Target,
     levels: &mut Levels,
     writer: &mut RowsWriter,
+    shared_out: bool,
     reporter: &Reporter,
 ) -> Result<()> {
     let h = target.h;
@@ -309,7 +321,12 @@ fn fill_rows(
             if todo.is_empty() {
                 break;
             }
-            let (homes, readers) = kept.publish(base as usize + 2);
+            let out = match shared_out {
+                true => Some(writer.shared_file().context("the shared output file's path")?),
+                false => None,
+            };
+            let written = out.is_some();
+            let (homes, readers) = kept.publish(base as usize + 2, out);
             // A table row's task runs best where the row's level base + 1 is kept.
             let prefer = kept.homes(base as usize + 1).to_vec();
             reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
@@ -323,7 +340,8 @@ fn fill_rows(
                     (&homes, &readers, &prefer),
                     &reporter.progress.rows_done,
                     |range, words| {
-                        let made = wire::h48::decode_table_rows(&words, h, range).map_err(Refusal::Bad)?;
+                        let made =
+                            wire::h48::decode_table_rows(&words, h, range, written).map_err(Refusal::Bad)?;
                         writer.accept(made).context("cannot write the table's rows").map_err(Refusal::Fatal)
                     },
                 )

@@ -8,6 +8,7 @@ use crate::cluster::{ClusterError, Hub, Refusal};
 use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use anyhow::Context;
+use shared::h48::SharedFile;
 use shared::report::thousands;
 use shared::units::gib;
 use shared::wire::h48::{decode_kept, Homes, KeptRow, KEPT_ROW_WORDS};
@@ -108,10 +109,11 @@ impl<'a> KeptLevels<'a> {
 
     /// Publishes where the rows of levels 1 .. `below` are kept, as a new input: its name and
     /// the workers keeping those rows (a level reading them stops if one is lost).
-    pub fn publish(&mut self, below: usize) -> (String, Vec<u64>) {
+    pub fn publish(&mut self, below: usize, out: Option<SharedFile>) -> (String, Vec<u64>) {
         let homes = Homes {
             levels: self.homes[..below.min(self.homes.len())].to_vec(),
             peers: self.hub.peer_addresses(),
+            out,
         };
         self.version += 1;
         let name = format!("h11-homes/{}", self.version);
@@ -214,7 +216,7 @@ impl<'a> KeptLevels<'a> {
     /// rows it keeps and the task's expected rows fit in half its `--mem-limit` (the other half
     /// is for the rows it fetches and its buffers).
     fn make(&mut self, d: usize, todo: &[u32], reporter: &Reporter) -> Result<(), ClusterError> {
-        let (name, readers) = self.publish(d);
+        let (name, readers) = self.publish(d, None);
         let (hub, reserve, limits) = (self.hub, self.task_estimate(d), self.hub.mem_limits());
         let mut kept = self.kept_bytes();
         let room = |kept: &BTreeMap<u64, u64>| {

@@ -119,6 +119,11 @@ impl TableWriter {
         self.layout
     }
 
+    /// The temporary name the file is written under.
+    pub fn temp_path(&self) -> &Path {
+        &self.temp
+    }
+
     /// Writes bytes of the main table at `offset` from its start.
     pub fn write_main(&self, offset: u64, bytes: &[u8]) -> std::io::Result<()> {
         assert!(offset + bytes.len() as u64 <= self.layout.main_len, "main table write out of range");
@@ -161,10 +166,12 @@ impl TableWriter {
         commit(&self.file, &self.temp, &self.path)
     }
 
-    /// CRC-32 of the main table as it is on disk.
+    /// CRC-32 of the main table as it is on disk, read through a descriptor opened now (rows
+    /// that workers wrote on a shared file system are seen as its close-to-open rule promises).
     fn main_crc(&self) -> std::io::Result<u32> {
         let mut crc = Crc32::default();
-        let mut reader = std::io::BufReader::with_capacity(1 << 23, &self.file);
+        let file = File::open(&self.temp)?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 23, &file);
         std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(self.layout.main))?;
         let mut left = self.layout.main_len;
         let mut buf = vec![0u8; 1 << 23];

@@ -143,6 +143,19 @@ impl RowLines {
     pub fn line(&self, k: usize) -> &[u8] {
         &self.bytes[k * LINE_BYTES..][..LINE_BYTES]
     }
+
+    /// The lines between the first and the last (only this row's), as a file holds them.
+    pub fn interior(&self) -> &[u8] {
+        &self.bytes[LINE_BYTES..self.bytes.len() - LINE_BYTES]
+    }
+
+    /// The row without its interior lines (written into the file by whoever made it): its
+    /// first and last line, which neighbouring rows share, and its counts.
+    pub fn without_interior(&self) -> RowLines {
+        let n = self.line_count() as usize;
+        let bytes = [self.line(0), self.line(n - 1)].concat();
+        RowLines { first_line: self.first_line, bytes, counts: self.counts.clone(), deeper: self.deeper }
+    }
 }
 
 /// Merges a partial line into another: the slots of both (each holds zeros where the other

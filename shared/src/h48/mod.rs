@@ -20,7 +20,7 @@ pub use builder::{
 pub use file::{main_entries, Layout, NotAnH48Format, TableFile, TableWriter, INFO_BYTES};
 pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
-pub use resume::{RowLog, RowsWriter};
+pub use resume::{RowLog, RowsWriter, SharedFile};
 pub use search::DirectSearch;
 pub use verify::{verify, CannotVerify};
 

@@ -61,6 +61,35 @@ impl RowRecord {
     }
 }
 
+/// The temporary file of a table being written, as workers that share the coordinator's file
+/// system see it: each writes the interior lines of the rows it makes at their place (the
+/// same bytes whoever writes them, so a row written twice is harmless) and sends up only
+/// what [`RowLines::without_interior`] keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedFile {
+    pub path: std::path::PathBuf,
+    /// Where the main table starts in the file, and its length.
+    pub main: u64,
+    pub main_len: u64,
+}
+
+impl SharedFile {
+    /// Writes the interior lines of `rows` into the file and makes them durable.
+    pub fn write(&self, rows: &[(u32, RowLines)]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(&self.path)?;
+        for (_, lines) in rows {
+            let offset = (lines.first_line + 1) * LINE_BYTES as u64;
+            let interior = lines.interior();
+            if offset + interior.len() as u64 > self.main_len {
+                return Err(io::Error::other("a table row beyond the main table"));
+            }
+            file.write_all_at(interior, self.main + offset)?;
+        }
+        file.sync_data()
+    }
+}
+
 /// An hN table's file, written row by row (see the module's documentation).
 pub struct RowsWriter<'a> {
     writer: TableWriter,
@@ -110,8 +139,17 @@ impl<'a> RowsWriter<'a> {
         self.done.contains_key(&row)
     }
 
+    /// Where workers that share the file system write rows themselves ([`SharedFile`]; the
+    /// path made absolute, as they run elsewhere).
+    pub fn shared_file(&self) -> io::Result<SharedFile> {
+        let layout = self.writer.layout();
+        let path = std::path::absolute(self.writer.temp_path())?;
+        Ok(SharedFile { path, main: layout.main, main_len: layout.main_len })
+    }
+
     /// Writes made rows (rows already written are skipped): their interior lines into the
-    /// file and, with a log, synced and then recorded.
+    /// file and, with a log, synced and then recorded. A row without interior lines
+    /// ([`RowLines::without_interior`]) was written by a worker ([`SharedFile::write`]).
     pub fn accept(&mut self, made: Vec<(u32, RowLines)>) -> io::Result<()> {
         let mut records = Vec::with_capacity(made.len());
         for (row, lines) in made {
@@ -119,10 +157,7 @@ impl<'a> RowsWriter<'a> {
                 continue;
             }
             let n = lines.line_count() as usize;
-            self.writer.write_main(
-                (lines.first_line + 1) * LINE_BYTES as u64,
-                &lines.bytes[LINE_BYTES..(n - 1) * LINE_BYTES],
-            )?;
+            self.writer.write_main((lines.first_line + 1) * LINE_BYTES as u64, lines.interior())?;
             let record = RowRecord {
                 first: lines.line(0).to_vec(),
                 last: lines.line(n - 1).to_vec(),

@@ -5,7 +5,7 @@
 
 use super::{from_words, to_words};
 use crate::h48::table::{LINE_BYTES, LINE_ENTRIES};
-use crate::h48::{base_for, ColumnSet, RowLines, H11_COLUMNS};
+use crate::h48::{base_for, ColumnSet, RowLines, SharedFile, H11_COLUMNS};
 use crate::wire::Malformed;
 use std::io::Read;
 
@@ -63,11 +63,13 @@ pub fn encode_table_rows(rows: &[(u32, RowLines)]) -> Vec<u64> {
 }
 
 /// The table rows `rows` of hN from a table task, each checked to be where and as large as the
-/// row must be.
+/// row must be: whole, or with `written` ([`Homes::out`]) without the interior lines its worker
+/// wrote into the file.
 pub fn decode_table_rows(
     words: &[u64],
     h: u8,
     rows: std::ops::Range<u32>,
+    written: bool,
 ) -> Result<Vec<(u32, RowLines)>, Malformed> {
     let bytes = from_words(words)?;
     let mut input = bytes.as_slice();
@@ -97,11 +99,9 @@ pub fn decode_table_rows(
         let counts = (0..depths).map(|_| read_u64(&mut input)).collect::<Result<Vec<_>, _>>()?;
         let deeper = read_u64(&mut input)?;
         let len = read_u64(&mut input)?;
-        if len != lines * LINE_BYTES as u64 || input.len() < len as usize {
-            return Err(malformed!(
-                "table row {row}: {len} bytes of lines, {} due",
-                lines * LINE_BYTES as u64
-            ));
+        let due = if written { 2 } else { lines } * LINE_BYTES as u64;
+        if len != due || input.len() < len as usize {
+            return Err(malformed!("table row {row}: {len} bytes of lines, {due} due"));
         }
         let (line_bytes, rest) = input.split_at(len as usize);
         input = rest;
@@ -160,6 +160,9 @@ pub fn decode_kept(words: &[u64], n: usize) -> Result<KeptRows, Malformed> {
 pub struct Homes {
     pub levels: Vec<Vec<u64>>,
     pub peers: Vec<(u64, String)>,
+    /// For table tasks: the file the workers write the rows into themselves (`build
+    /// --shared-out`), else none (the rows go up whole).
+    pub out: Option<SharedFile>,
 }
 
 impl Homes {
@@ -185,6 +188,14 @@ impl Homes {
             b.extend(id.to_le_bytes());
             b.extend((address.len() as u32).to_le_bytes());
             b.extend(address.as_bytes());
+        }
+        b.push(u8::from(self.out.is_some()));
+        if let Some(out) = &self.out {
+            let path = out.path.as_os_str().as_encoded_bytes();
+            b.extend((path.len() as u32).to_le_bytes());
+            b.extend(path);
+            b.extend(out.main.to_le_bytes());
+            b.extend(out.main_len.to_le_bytes());
         }
         b
     }
@@ -219,10 +230,21 @@ impl Homes {
                 .to_string();
             peers.push((id, address));
         }
+        let out = match take(1)?[0] {
+            0 => None,
+            1 => {
+                let len = u32_at(take(4)?);
+                let path = std::str::from_utf8(take(len)?)
+                    .map_err(|_| Malformed::from("the shared table file's path is not text"))?;
+                let (main, main_len) = (u64_at(take(8)?), u64_at(take(8)?));
+                Some(SharedFile { path: path.into(), main, main_len })
+            }
+            other => return Err(malformed!("homes with shared-file flag {other}")),
+        };
         if !input.is_empty() {
             return Err(malformed!("{} bytes after the homes of the levels", input.len()));
         }
-        Ok(Homes { levels, peers })
+        Ok(Homes { levels, peers, out })
     }
 }
 
@@ -253,17 +275,27 @@ mod tests {
             }
         };
         let table = vec![(4u32, line(4)), (5, line(5))];
-        assert_eq!(decode_table_rows(&encode_table_rows(&table), h, 4..6).unwrap(), table);
+        assert_eq!(decode_table_rows(&encode_table_rows(&table), h, 4..6, false).unwrap(), table);
+        // Rows whose worker wrote their interior lines come with their two edge lines only,
+        // and only where that was asked for.
+        let edges: Vec<(u32, RowLines)> = table.iter().map(|(r, l)| (*r, l.without_interior())).collect();
+        assert_eq!(edges[1].1.bytes.len(), 2 * LINE_BYTES);
+        assert_eq!(decode_table_rows(&encode_table_rows(&edges), h, 4..6, true).unwrap(), edges);
+        assert!(decode_table_rows(&encode_table_rows(&edges), h, 4..6, false).is_err(), "interior missing");
+        assert!(
+            decode_table_rows(&encode_table_rows(&table), h, 4..6, true).is_err(),
+            "interior not written"
+        );
         assert!(encode_table_rows(&table).len() <= max_task_words(2, max_table_row_words(h)));
         let dense = ColumnSet::from_sorted(&(0..H11_COLUMNS).step_by(3).collect::<Vec<_>>(), H11_COLUMNS);
         assert!(encode_level_rows(&[dense.clone(), dense]).len() <= max_task_words(2, max_level_row_words()));
-        assert!(decode_table_rows(&encode_table_rows(&table), h, 5..7).is_err(), "rows out of place");
+        assert!(decode_table_rows(&encode_table_rows(&table), h, 5..7, false).is_err(), "rows out of place");
         let mut short = table.clone();
         short[1].1.bytes.pop();
-        assert!(decode_table_rows(&encode_table_rows(&short), h, 4..6).is_err(), "lines cut short");
+        assert!(decode_table_rows(&encode_table_rows(&short), h, 4..6, false).is_err(), "lines cut short");
         let mut wrong = table.clone();
         wrong[0].1.deeper += 1;
-        assert!(decode_table_rows(&encode_table_rows(&wrong), h, 4..6).is_err(), "counts");
+        assert!(decode_table_rows(&encode_table_rows(&wrong), h, 4..6, false).is_err(), "counts");
     }
 
     #[test]
@@ -279,10 +311,15 @@ mod tests {
         assert!(decode_kept(&[0, 1, 1], 1).is_err(), "no worker 0");
         assert!(decode_kept(&[1, H11_COLUMNS as u64 + 1, 1], 1).is_err(), "more entries than columns");
 
-        let homes = Homes {
+        let mut homes = Homes {
             levels: vec![vec![0; 3], vec![1, 2, 2], vec![2, 0, 1]],
             peers: vec![(1, "http://127.0.0.1:5".into()), (2, "https://h:6".into())],
+            out: None,
         };
+        let shared = SharedFile { path: "/shared/h48h11.partial".into(), main: 4096, main_len: 1 << 40 };
+        homes.out = Some(shared);
+        assert_eq!(Homes::decode(&homes.encode()).unwrap(), homes);
+        homes.out = None;
         let bytes = homes.encode();
         assert_eq!(Homes::decode(&bytes).unwrap(), homes);
         assert_eq!((homes.home(1, 2), homes.home(2, 1), homes.home(0, 0)), (Some(2), None, None));
