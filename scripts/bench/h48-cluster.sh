@@ -9,12 +9,15 @@
 #   scripts/bench/h48-cluster.sh [TABLE]            (default h48h4; WORKERS=2, WORKER_THREADS=1)
 #   WORKERS=4 scripts/bench/h48-cluster.sh h48h4
 #   EMBEDDED=0 ...                                  (skip the embedded build; no byte check)
+#   SHARED_OUT=1 ...                                (the workers write the table's rows: --shared-out)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 table=${1:-h48h4}
 workers=${WORKERS:-2}
 threads=${WORKER_THREADS:-1}
 embedded=${EMBEDDED:-1}
+shared=()
+[ "${SHARED_OUT:-0}" = 1 ] && shared=(--shared-out)
 [[ $table =~ ^h48h([1-9]|1[01])$ ]] || { echo "TABLE must be h48h1 .. h48h11, not '$table'" >&2; exit 1; }
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive whole number, not '$workers'" >&2; exit 1; }
 command -v /usr/bin/time > /dev/null || { echo "h48-cluster.sh needs /usr/bin/time (GNU time)" >&2; exit 1; }
@@ -38,9 +41,9 @@ fi
          2> "$out/worker-$i.log" &
  done
  wait) &
-python3 scripts/bench/measure.py "build $table, coordinator of $workers local worker processes of $threads thread(s) (this process only)" -- \
+python3 scripts/bench/measure.py "build $table${shared:+ ${shared[*]}}, coordinator of $workers local worker processes of $threads thread(s) (this process only)" -- \
     target/release/coordinator build "$table" --out "$out/$table.cluster" --listen "127.0.0.1:$port" \
-    --token-file "$token" --min-workers "$workers" 2> "results/logs/$table-cluster-$workers.log" \
+    --token-file "$token" --min-workers "$workers" "${shared[@]}" 2> "results/logs/$table-cluster-$workers.log" \
     | tee "$out/cluster.row"
 wait
 if [ "$embedded" = 1 ]; then
