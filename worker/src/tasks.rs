@@ -271,9 +271,9 @@ impl Source<'_> {
     }
 
     /// For the table rows `targets` of h48h`h`: level `depth` (base + 1) holding the targets'
-    /// rows and the sources this worker has, and the marks (`H11Rows::table_marks`) of the other sources, made by
-    /// the workers that keep them, OR-ed by target (a target whose sources are all here has
-    /// none).
+    /// rows and the sources this worker has, and the marks (`H11Rows::table_marks`) of the
+    /// other sources, made by the workers that keep them, OR-ed by target (a target whose
+    /// sources are all here has none).
     async fn marks(
         &self,
         index: &H11Rows,
