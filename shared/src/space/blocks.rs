@@ -132,6 +132,14 @@ pub struct RowSpace<const N: usize, const O: u8> {
     /// Raw row values of every class, grouped by class (`members[member_start[r]..][..size]`).
     members: Vec<u32>,
     member_start: Vec<u32>,
+    /// Tells this space's layout from another's in per-thread caches ([`next_space_id`]).
+    id: u64,
+}
+
+/// A number no other space built in this process has.
+fn next_space_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl<const N: usize, const O: u8> RowSpace<N, O>
@@ -183,6 +191,7 @@ where
             stabilizer_maps: Vec::new(),
             members: Vec::new(),
             member_start: Vec::new(),
+            id: next_space_id(),
         };
         if transitions == Transitions::Probe {
             space.transitions = space.probe_transitions();
@@ -525,6 +534,55 @@ where
     }
 
     fn locate_inverse(&self, row: u32, column: u32) -> (u32, u32) {
-        self.locate(&self.position(row, column).inverse())
+        let x = self.position(row, column).inverse();
+        if self.classes.has_tables() {
+            return self.locate(&x);
+        }
+        // A shrunk space (a worker's) locates by trying every symmetry; the inverses a search
+        // locates are mostly in the row they came from, whose members (and the symmetry that
+        // takes each to the representative) are worked out once per row and thread.
+        match self.to_rep_in_row(row, self.layout.row(&x)) {
+            Some(s) => (row, self.layout.column(&x.conjugate(s))),
+            None => self.locate(&x),
+        }
+    }
+}
+
+/// The last class whose members [`RowSpace::to_rep_in_row`] listed on a thread.
+struct RowMembers {
+    /// The space ([`RowSpace::id`]: the members depend only on its layout) and the class's
+    /// representative.
+    space: u64,
+    rep: u32,
+    /// The class's raw values, each with the symmetry that takes it to the representative.
+    members: Vec<(u32, Symmetry)>,
+}
+
+thread_local! {
+    static ROW_MEMBERS: std::cell::RefCell<RowMembers> =
+        const { std::cell::RefCell::new(RowMembers { space: 0, rep: 0, members: Vec::new() }) };
+}
+
+impl<const N: usize, const O: u8> RowSpace<N, O>
+where
+    Pieces<N, O>: Part,
+{
+    /// A symmetry s with `s raw s^-1` the representative of class `row`, if `raw` is one of the
+    /// class's raw row values.
+    fn to_rep_in_row(&self, row: u32, raw: u32) -> Option<Symmetry> {
+        let rep = self.classes.rep(row);
+        ROW_MEMBERS.with_borrow_mut(|last| {
+            if (last.space, last.rep) != (self.id, rep) || last.members.is_empty() {
+                // m = s rep s^-1, so s^-1 takes m back to rep.
+                let members = &mut last.members;
+                members.clear();
+                members
+                    .extend(self.classes.group().members().map(|s| (self.conj.apply(s, rep), s.inverse())));
+                members.sort_unstable_by_key(|&(m, s)| (m, s.index()));
+                members.dedup_by_key(|&mut (m, _)| m);
+                (last.space, last.rep) = (self.id, rep);
+            }
+            last.members.binary_search_by_key(&raw, |&(m, _)| m).ok().map(|i| last.members[i].1)
+        })
     }
 }

@@ -212,6 +212,7 @@ where
             stabilizer_maps,
             members: Vec::new(),
             member_start: Vec::new(),
+            id: super::next_space_id(),
         })
     }
 }
@@ -220,6 +221,7 @@ where
 mod tests {
     use super::*;
     use crate::coord::corner_tetrads;
+    use crate::space::RowIndex;
 
     #[test]
     fn a_row_space_read_back_from_its_bytes_is_the_shrunk_space() {
@@ -244,6 +246,21 @@ mod tests {
             let x = <Pieces<8, 3> as Part>::of(&cube);
             assert_eq!(read.locate(x), built.locate(x));
         }
+        // So does locating inverses (by the row's members when they are in the row), up to
+        // the row's stabilizer, which is all a count compares.
+        let unshrunk = RowSpace::new(corner_tetrads());
+        let canonical = |space: &RowSpace<8, 3>, (row, column): (u32, u32)| {
+            (row, crate::space::index::canonical(space.stabilizer_maps(row), column))
+        };
+        let mut in_row = 0;
+        for row in (0..built.row_count()).step_by(23) {
+            for column in (0..built.column_count()).step_by(5) {
+                let want = canonical(&unshrunk, unshrunk.locate_inverse(row, column));
+                assert_eq!(canonical(&read, read.locate_inverse(row, column)), want, "{row} {column}");
+                in_row += usize::from(want.0 == row);
+            }
+        }
+        assert!(in_row > 100, "only {in_row} inverses in their own row");
         assert_eq!(read.to_bytes(), bytes, "the same bytes again");
     }
 
