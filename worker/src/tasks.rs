@@ -370,8 +370,9 @@ impl Source<'_> {
 /// Whether a table task asks the keepers of its rows' sources for their marks rather than
 /// fetching the sources' rows. A keeper's marks for a row are the row's bits (ESEP << h: 69 KB
 /// for h48h4, 2.2 MB for h48h9, 8.9 MB for h48h11) and a row has at most one such answer per
-/// keeper; its up to 18 sources' rows at level base + 1 average 0.38 MB (level 10) to 2.8 MB
-/// (level 11), fetched once and remembered within half the memory limit. So the marks move
+/// keeper; its sources (13.9 distinct rows on average, at most 15) at level base + 1 average
+/// 0.38 MB a row (level 10) to 2.8 MB (level 11), fetched once and remembered within half the
+/// memory limit. So the marks move
 /// fewer bytes up to h48h9, and the rows beyond.
 fn marks_pay(h: u8) -> bool {
     h <= 9

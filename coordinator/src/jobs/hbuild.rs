@@ -321,9 +321,10 @@ fn fill_rows(
             if todo.is_empty() {
                 break;
             }
-            let out = match shared_out {
-                true => Some(writer.shared_file().context("the shared output file's path")?),
-                false => None,
+            let out = if shared_out {
+                Some(writer.shared_file().context("the shared output file's path")?)
+            } else {
+                None
             };
             let written = out.is_some();
             let (homes, readers) = kept.publish(base as usize + 2, out);

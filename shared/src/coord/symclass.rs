@@ -130,15 +130,15 @@ impl SymClasses {
         }
     }
 
-    /// Drops the per-raw-value tables (5 bytes per raw value): [`Self::classify`] then finds
-    /// a value's class by conjugating it, for a process that locates few values (a worker
-    /// counting self-inverse classes) and needs the memory for rows.
     /// Whether the class tables of every raw value are here (else [`Self::classify`]
     /// conjugates).
     pub fn has_tables(&self) -> bool {
         !self.class_of.is_empty()
     }
 
+    /// Drops the per-raw-value tables (5 bytes per raw value): [`Self::classify`] then finds
+    /// a value's class by conjugating it, for a process that locates few values (a worker
+    /// counting self-inverse classes) and needs the memory for rows.
     pub fn drop_tables(&mut self) {
         self.class_of = Vec::new();
         self.to_rep = Vec::new();

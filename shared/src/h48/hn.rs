@@ -144,6 +144,11 @@ impl RowLines {
         &self.bytes[k * LINE_BYTES..][..LINE_BYTES]
     }
 
+    /// Where the interior lines start in the main table (bytes).
+    pub fn interior_offset(&self) -> u64 {
+        (self.first_line + 1) * LINE_BYTES as u64
+    }
+
     /// The lines between the first and the last (only this row's), as a file holds them.
     pub fn interior(&self) -> &[u8] {
         &self.bytes[LINE_BYTES..self.bytes.len() - LINE_BYTES]

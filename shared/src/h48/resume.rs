@@ -79,8 +79,7 @@ impl SharedFile {
         use std::os::unix::fs::FileExt;
         let file = std::fs::OpenOptions::new().write(true).open(&self.path)?;
         for (_, lines) in rows {
-            let offset = (lines.first_line + 1) * LINE_BYTES as u64;
-            let interior = lines.interior();
+            let (offset, interior) = (lines.interior_offset(), lines.interior());
             if offset + interior.len() as u64 > self.main_len {
                 return Err(io::Error::other("a table row beyond the main table"));
             }
@@ -157,7 +156,7 @@ impl<'a> RowsWriter<'a> {
                 continue;
             }
             let n = lines.line_count() as usize;
-            self.writer.write_main((lines.first_line + 1) * LINE_BYTES as u64, lines.interior())?;
+            self.writer.write_main(lines.interior_offset(), lines.interior())?;
             let record = RowRecord {
                 first: lines.line(0).to_vec(),
                 last: lines.line(n - 1).to_vec(),

@@ -122,9 +122,9 @@ impl TaskTable {
     /// A pending task for `worker`, leased until `now` + the lease time: one it is named for,
     /// else one named for nobody, else the last one named for another worker.
     pub fn poll(&mut self, worker: WorkerId, now: u64) -> Option<Lease> {
-        let pending = |t: &&Task, prefer: Option<WorkerId>| t.state == State::Pending && t.prefer == prefer;
-        let i = (self.tasks.iter().position(|t| pending(&t, Some(worker))))
-            .or_else(|| self.tasks.iter().position(|t| pending(&t, None)))
+        let pending = |t: &Task, prefer: Option<WorkerId>| t.state == State::Pending && t.prefer == prefer;
+        let i = (self.tasks.iter().position(|t| pending(t, Some(worker))))
+            .or_else(|| self.tasks.iter().position(|t| pending(t, None)))
             .or_else(|| self.tasks.iter().rposition(|t| t.state == State::Pending))?;
         let t = &mut self.tasks[i];
         t.attempt += 1;

@@ -43,13 +43,13 @@ struct Held {
 
 type Slot = Arc<Mutex<Held>>;
 
-/// The rows of `rows` (`words` each) that `chosen` marks, with their index in the part.
+/// The rows of `rows` (`words` each) that `chosen` marks.
 fn chosen_rows<'a>(
     rows: &'a mut [u64],
     words: usize,
     chosen: &'a [bool],
-) -> impl Iterator<Item = (usize, &'a mut [u64])> {
-    rows.chunks_mut(words).enumerate().filter(|(i, _)| chosen[*i])
+) -> impl Iterator<Item = &'a mut [u64]> {
+    rows.chunks_mut(words).zip(chosen).filter(|(_, &c)| c).map(|(row, _)| row)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -486,7 +486,7 @@ impl<X: PartIndex> Parts<X> {
         let key = self.key(k, kind_code(Kind::Open), depth);
         let bytes =
             any.then(|| SparseRows::encode_rows(key, &misses, words, &|i| keep[i], (self.codec)(peer)));
-        chosen_rows(&mut misses, words, &keep).for_each(|(_, row)| row.fill(0));
+        chosen_rows(&mut misses, words, &keep).for_each(|row| row.fill(0));
         self.give_back(misses);
         bytes
     }
@@ -509,7 +509,7 @@ impl<X: PartIndex> Parts<X> {
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
         let hits = SparseRows::encode_rows(key, &out, self.words, &|i| present[i], (self.codec)(note.from));
         for mut b in [out, asked] {
-            chosen_rows(&mut b, self.words.max(1), &present).for_each(|(_, row)| row.fill(0));
+            chosen_rows(&mut b, self.words.max(1), &present).for_each(|row| row.fill(0));
             self.give_back(b);
         }
         Ok(hits)
