@@ -2,7 +2,11 @@
 """Run one command, measure wall time, CPU time and peak RSS, and append a row to
 results/BENCHMARKS.md.
 
-usage: measure.py LABEL -- COMMAND [ARGS...]
+usage: measure.py LABEL [--stop-after SECONDS] -- COMMAND [ARGS...]
+
+With --stop-after, a command still running after SECONDS is killed (a job that resumes from
+its journal, run in sittings); its row is recorded with "(stopped)" after the label, and the
+exit status is 75.
 
 Peak RSS is the maximum resident set size of the largest child process (getrusage
 RUSAGE_CHILDREN), so run the binary directly, not through cargo.
@@ -44,14 +48,27 @@ def machine():
 
 
 def main():
-    if len(sys.argv) < 4 or sys.argv[2] != "--":
+    args = sys.argv[1:]
+    limit = None
+    if len(args) >= 3 and args[1] == "--stop-after":
+        limit = float(args[2])
+        del args[1:3]
+    if len(args) < 3 or args[1] != "--":
         sys.exit(__doc__)
-    label, cmd = sys.argv[1], sys.argv[3:]
+    label, cmd = args[0], args[2:]
     start = time.monotonic()
-    code = subprocess.call(cmd)
+    child = subprocess.Popen(cmd)
+    stopped = False
+    try:
+        code = child.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        code = child.wait()
+        stopped = True
+        label += " (stopped)"
     wall = time.monotonic() - start
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if code != 0:
+    if code != 0 and not stopped:
         sys.exit(f"measure.py: command failed with status {code}: {' '.join(cmd)}")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
@@ -63,6 +80,8 @@ def main():
             f.write(HEADER)
     insert_row(row)
     sys.stdout.write(row)
+    if stopped:
+        sys.exit(75)
 
 
 def insert_row(row):

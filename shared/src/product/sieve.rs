@@ -192,9 +192,16 @@ mod tests {
     fn the_sieve_keeps_exactly_the_keys_not_seen_before() {
         let mut rng = crate::cube::SplitMix64::new(5);
         let mut sieve = Sieve::default();
-        // The last case's runs are cut by the keys' next bits too.
-        let cases =
-            [(37u32, 20u32, 1u64 << 9, 0), (5, 40, 1 << 12, 0), (1, 60, 3, 0), (3, 20, 1 << 20, 1 << 30)];
+        // The fourth and last cases' runs are cut by the keys' next bits too; the last two have
+        // as many prefixes as the cube's twists and more, so most runs are short.
+        let cases = [
+            (37u32, 20u32, 1u64 << 9, 0),
+            (5, 40, 1 << 12, 0),
+            (1, 60, 3, 0),
+            (3, 20, 1 << 20, 1 << 30),
+            (2_187, 30, 1 << 10, 0),
+            (600, 20, 1 << 20, 1 << 40),
+        ];
         for (values, shift, span, products) in cases {
             sieve.start((values, shift), products);
             let mut seen = BTreeSet::new();
