@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole cube to half-turn depth 12: some 31,000 CPU seconds (docs/product.md), more than one
-# sitting on a machine whose disk is not kept between sittings. The job journal (one redb file,
-# about 13 KB compressed) carries the finished chunks from one sitting to the next through the
-# repository, in results/state/cube-htm-12.redb.
+# sitting on a machine whose disk is not kept between sittings. The job journal (one redb file:
+# 2.6 MB, 144 KB compressed, with 16 of 62 chunks) carries the finished chunks from one sitting
+# to the next through the repository, in results/state/cube-htm-12.redb.
 #
 #   scripts/bench/cube-htm-12.sh run [SECONDS]   # a sitting: resume from the carried journal
 #   scripts/bench/cube-htm-12.sh save            # a run stopped by hand: its journal carried
