@@ -372,8 +372,7 @@ impl Source<'_> {
 /// for h48h4, 2.2 MB for h48h9, 8.9 MB for h48h11) and a row has at most one such answer per
 /// keeper; its sources (13.9 distinct rows on average, at most 15) at level base + 1 average
 /// 0.38 MB a row (level 10) to 2.8 MB (level 11), fetched once and remembered within half the
-/// memory limit. So the marks move
-/// fewer bytes up to h48h9, and the rows beyond.
+/// memory limit. So the marks move fewer bytes up to h48h9, and the rows beyond.
 fn marks_pay(h: u8) -> bool {
     h <= 9
 }
