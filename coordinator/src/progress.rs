@@ -6,7 +6,7 @@
 use shared::bfs::{LevelReport, Progress};
 use shared::report::thousands;
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,9 @@ pub struct Reporter {
     extra: Mutex<Option<Box<dyn Fn() -> String + Send + Sync>>>,
     /// The depth last seen and when it was first seen (the start of its rate).
     depth_seen: Mutex<(u32, Instant)>,
+    /// Rows counted as done that this process did not do (read back from a journal): left out
+    /// of the rate, so that a resumed job's ETA is not its journal's.
+    rows_resumed: AtomicU64,
 }
 
 /// Where the running depth stands: what the progress line and the metrics show.
@@ -50,6 +53,7 @@ impl Reporter {
             line_showing: Mutex::new(false),
             extra: Mutex::new(None),
             depth_seen: Mutex::new((u32::MAX, Instant::now())),
+            rows_resumed: AtomicU64::new(0),
         }
     }
 
@@ -71,13 +75,19 @@ impl Reporter {
         };
         let rows_done = self.progress.rows_done.load(Ordering::Relaxed).min(self.total_rows);
         let seconds = started.elapsed().as_secs_f64();
-        let rows_per_second = if seconds > 0.0 { rows_done as f64 / seconds } else { 0.0 };
+        let rows_run = rows_done.saturating_sub(self.rows_resumed.load(Ordering::Relaxed));
+        let rows_per_second = if seconds > 0.0 { rows_run as f64 / seconds } else { 0.0 };
         let eta_seconds = if rows_per_second > 0.0 {
             (self.total_rows - rows_done) as f64 / rows_per_second
         } else {
             f64::INFINITY
         };
         Pace { depth, rows_done, total_rows: self.total_rows, seconds, rows_per_second, eta_seconds }
+    }
+
+    /// Counts `rows` read back from a journal: done, but not by this process, so not in the rate.
+    pub fn resumed(&self, rows: u64) {
+        self.rows_resumed.fetch_add(rows, Ordering::Relaxed);
     }
 
     /// Names what the total counts, in place of "rows".
@@ -175,5 +185,28 @@ impl Reporter {
             eprint!("\r\x1b[K");
             *showing = false;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resumed_rows_are_done_but_out_of_the_rate() {
+        let reporter = Reporter::new(100);
+        reporter.resumed(40);
+        reporter.progress.rows_done.store(40, Ordering::Relaxed);
+        let pace = reporter.pace();
+        assert_eq!(pace.rows_done, 40);
+        assert_eq!(pace.rows_per_second, 0.0);
+        assert!(pace.eta_seconds.is_infinite());
+        std::thread::sleep(Duration::from_millis(20));
+        reporter.progress.rows_done.store(50, Ordering::Relaxed);
+        let pace = reporter.pace();
+        // 10 rows run in `seconds`: the 50 left take five times as long.
+        let expected = 10.0 / pace.seconds;
+        assert!((pace.rows_per_second - expected).abs() < 1e-9 * expected, "{pace:?}");
+        assert!((pace.eta_seconds - 5.0 * pace.seconds).abs() < 1e-6 * pace.seconds, "{pace:?}");
     }
 }

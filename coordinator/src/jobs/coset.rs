@@ -7,9 +7,9 @@
 //! finished chunk's results are journaled, and the same command run again computes only the
 //! chunks still missing.
 
+use super::chunks::Chunks;
 use crate::cluster::{with_cluster, CosetWords, Traffic};
 use crate::config::CosetConfig;
-use crate::journal::RedbJournal;
 use crate::output::{peak_rss_bytes, OutputFile};
 use crate::progress::Reporter;
 use crate::resources::check_memory;
@@ -109,46 +109,27 @@ pub fn run(config: &CosetConfig) -> Result<()> {
     // The representatives as workers read them: one canonical move sequence a line.
     let list: String = solved.iter().map(|&i| format_moves(&config.cosets[i].1) + "\n").collect();
     let n = solved.len();
-    let chunks: Vec<Range<usize>> =
-        (0..n).step_by(COSETS_PER_CHUNK).map(|a| a..(a + COSETS_PER_CHUNK).min(n)).collect();
-    let journal = match &config.state_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-            let identity = format!("{spec} cosets={n} list-crc32={:08x}", crc32(list.as_bytes()));
-            Some(RedbJournal::open(dir, &identity)?.0)
-        }
-        None => None,
-    };
-    let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();
-    if !finished.is_empty() {
-        eprintln!("resuming: {} of {} chunks of cosets are in the journal", finished.len(), chunks.len());
-    }
+    let chunks: Vec<Range<u32>> =
+        (0..n).step_by(COSETS_PER_CHUNK).map(|a| a as u32..(a + COSETS_PER_CHUNK).min(n) as u32).collect();
+    let identity = format!("{spec} cosets={n} list-crc32={:08x}", crc32(list.as_bytes()));
+    let mut chunks = Chunks::open(chunks, config.state_dir.as_deref(), &identity, "cosets")?;
     let reporter = Reporter::new(n as u64).with_unit("cosets");
     let done = &reporter.progress.rows_done;
-    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's words.
-    let mut run_chunks = |run: &mut dyn FnMut(u32, Range<usize>) -> Result<Vec<u64>>| -> Result<()> {
-        for (i, range) in chunks.iter().enumerate() {
-            done.store(range.start as u64, Ordering::Relaxed);
-            if finished.contains_key(&(i as u32)) {
-                continue;
-            }
-            let words = run(i as u32, range.clone())?;
-            // Checked here whoever made them: every coset's counts add up to a coset.
+    // Runs the chunks not yet finished, checking each chunk's words whoever made them: every
+    // coset's counts add up to a coset.
+    let mut run_chunks = |run: &mut dyn FnMut(u32, Range<u32>) -> Result<Vec<u64>>| {
+        chunks.run(&reporter, &mut |chunk, range| {
+            let words = run(chunk, range.clone())?;
             wire::coset::decode(&words, spec, range.len())?;
-            if let Some(journal) = &journal {
-                journal.chunk_done(i as u32, &words)?;
-                tracing::info!("chunk {} of {} (cosets {range:?}) done and journaled", i + 1, chunks.len());
-            }
-            finished.insert(i as u32, words);
-        }
-        Ok(())
+            Ok(words)
+        })
     };
     let traffic = reporter.showing(|| {
         match &solver {
             Some(solver) => run_chunks(&mut |_, range| {
                 let mut words = Vec::new();
                 // The display counts cosets and shows the depth the running one is at.
-                for &i in &solved[range] {
+                for &i in &solved[range.start as usize..range.end as usize] {
                     let t = Instant::now();
                     let found = solver.solve(&reps[i], spec, &reporter.progress)?;
                     words.extend(wire::coset::encode(&found, spec, t.elapsed().as_millis() as u64));
@@ -161,14 +142,13 @@ pub fn run(config: &CosetConfig) -> Result<()> {
                 hub.publish_input(hub.job(), "cosets/0", list.as_bytes());
                 // Each chunk is a level of its own, named by the chunk's index.
                 run_chunks(&mut |chunk, range| {
-                    let range = range.start as u32..range.end as u32;
                     Ok(hub.run_cosets(chunk, range, words_per_coset(spec), STATE_BYTES, done)?)
                 })?;
                 Ok(Some(hub.traffic()))
             }),
         }
     })?;
-    let words: Vec<u64> = finished.into_values().flatten().collect();
+    let words = chunks.into_words();
     let solved_found = wire::coset::decode(&words, spec, n)?;
     // A bound run's unreached positions are numbered by their elements of H.
     let layout = spec.is_bound().then(Layout::new);

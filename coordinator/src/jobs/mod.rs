@@ -1,6 +1,7 @@
 //! The jobs the command line runs, each from its validated config: enumerations by the row BFS
 //! or by products, the H48 table builds and Rokicki's phase-2 and nxopt tables, with `info` and `verify`.
 
+mod chunks;
 pub mod coset;
 pub mod enumerate;
 mod hbuild;

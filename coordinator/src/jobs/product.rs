@@ -8,9 +8,9 @@
 //! run again after a kill computes only the chunks still missing. (`--sample-tasks` runs a
 //! sample of the tasks instead: [`super::sample`].)
 
+use super::chunks::Chunks;
 use crate::cluster::{with_cluster, CosetWords, Traffic};
 use crate::config::EnumerateConfig;
-use crate::journal::RedbJournal;
 use crate::progress::Reporter;
 use crate::resources;
 use anyhow::{Context, Result};
@@ -126,45 +126,19 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
     let (space, max_depth) = (job.space(), spec.max_depth);
     let spec = job.spec;
     let chunks = chunk_ranges(job.task_count());
-    let journal = match &config.state_dir {
-        // The task count names the task list (it shrank when inverse classes were paired), so
-        // a journal of another numbering is refused rather than misread.
-        Some(dir) => {
-            let identity = format!("{spec} tasks={} chunks={}", job.task_count(), chunks.len());
-            Some(RedbJournal::open(dir, &identity)?.0)
-        }
-        None => None,
-    };
-    let mut finished = journal.as_ref().map(RedbJournal::chunks).transpose()?.unwrap_or_default();
-    if !finished.is_empty() {
-        tracing::info!("resuming: {} of {} chunks of tasks are in the journal", finished.len(), chunks.len());
-    }
+    // The task count names the task list (it shrank when inverse classes were paired), so a
+    // journal of another numbering is refused rather than misread.
+    let identity = format!("{spec} tasks={} chunks={}", job.task_count(), chunks.len());
+    let mut chunks = Chunks::open(chunks, config.state_dir.as_deref(), &identity, "tasks")?;
     let reporter = Reporter::new(job.task_count() as u64).with_unit("tasks");
     reporter.progress.depth.store(max_depth, Ordering::Relaxed);
     let done = &reporter.progress.rows_done;
     let cluster = &config.cluster;
-    // Runs the chunks not yet finished, journaling each; `run` computes one chunk's counters
-    // (given the chunk's index and its tasks).
-    let mut run_chunks = |run: &mut dyn FnMut(u32, Range<u32>) -> Result<Vec<u64>>| -> Result<()> {
-        for (i, range) in chunks.iter().enumerate() {
-            done.store(range.start as u64, Ordering::Relaxed);
-            if finished.contains_key(&(i as u32)) {
-                continue;
-            }
-            let words = run(i as u32, range.clone())?;
-            if let Some(journal) = &journal {
-                journal.chunk_done(i as u32, &words)?;
-                tracing::info!("chunk {} of {} (tasks {range:?}) done and journaled", i + 1, chunks.len());
-            }
-            finished.insert(i as u32, words);
-        }
-        Ok(())
-    };
     let traffic = reporter.showing(|| {
         if cluster.distributed() {
             with_cluster(cluster, spec.to_string(), &reporter, |hub| {
                 // Each chunk is a level of its own, named by the chunk's index.
-                run_chunks(&mut |chunk, range| {
+                chunks.run(&reporter, &mut |chunk, range| {
                     Ok(hub.run_cosets(
                         chunk,
                         range,
@@ -176,11 +150,12 @@ pub fn run(spec: ProductSpec, config: &EnumerateConfig) -> Result<(u128, Vec<Dep
                 Ok(Some(hub.traffic()))
             })
         } else {
-            run_chunks(&mut |_, range| Ok(wire::product::encode_counts(&job.run(range, Some(done)))))
+            chunks
+                .run(&reporter, &mut |_, range| Ok(wire::product::encode_counts(&job.run(range, Some(done)))))
                 .map(|()| None)
         }
     })?;
-    let words: Vec<u64> = finished.into_values().flatten().collect();
+    let words = chunks.into_words();
     let counts = job.merge(&wire::product::decode_counts(&job, 0..job.task_count(), &words)?);
     let seconds = start.elapsed().as_secs_f64();
     for (d, c) in counts.depths.iter().enumerate() {
