@@ -16,7 +16,7 @@
 pub mod solver;
 
 use super::{RawCoord, SymClasses};
-use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
+use crate::cube::{Cube, Move, Symmetry, SymmetryGroup, SYMMETRY_COUNT};
 use solver::{cocsep_occurs, solver_move, solver_sym, sym_index, COCSEP_RAW};
 
 /// Number of esep values: C(12,4) x C(8,4).
@@ -216,12 +216,15 @@ pub fn solver_esep_words(esep: &RawCoord, classes: &SymClasses) -> Vec<u32> {
 /// (positions relabelled; the twelfth position's bit is the parity of the other eleven) plus
 /// flips that depend on esep (an edge changes orientation when the symmetry turns the axis its
 /// slice and its position are measured on). A test checks the map against positions.
+///
+/// So a map moves a whole esep block of 2048 eo values to one block, by one table of the eo
+/// values (the move's eo table, then the linear part: one per move and symmetry, 3.5 MB in
+/// all) and one XOR per block (the flips of the block's esep): [`EoEsepMap::block`].
 pub struct EoEsepColumns {
     esep: RawCoord,
-    /// Per move, per eo value.
-    eo_moves: Vec<u16>,
-    /// Per symmetry: the linear part on eo bits 0..5 and 6..10.
-    linear: Vec<([u16; 64], [u16; 32])>,
+    /// Per (move, symmetry), per eo value: the move's eo image, then the linear part of the
+    /// conjugation; then per symmetry, per eo value: the linear part alone.
+    eo_tables: Vec<u16>,
     /// Per symmetry, per esep value: the flips.
     flips: Vec<u16>,
 }
@@ -229,21 +232,26 @@ pub struct EoEsepColumns {
 impl EoEsepColumns {
     pub fn new(coords: &H48Coords) -> Self {
         let esep = coords.esep_coord();
-        let eo_moves = coords.eo_moves().into_iter().map(|o| o as u16).collect();
+        let eo_moves = coords.eo_moves();
         let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
         let flips: Vec<u16> =
             Symmetry::all().flat_map(|s| (0..ESEP).map(move |e| conj_eo(s, e, 0))).collect();
-        let linear = Symmetry::all()
+        // The linear part of each conjugation, from the images of the eleven unit vectors.
+        let linear: Vec<Vec<u16>> = Symmetry::all()
             .map(|s| {
-                let image = |bits: u32| -> u16 {
-                    (0..11)
-                        .filter(|k| bits >> k & 1 == 1)
-                        .fold(0, |acc, k| acc ^ conj_eo(s, 0, 1 << k) ^ flips[s.index() * ESEP as usize])
-                };
-                (std::array::from_fn(|v| image(v as u32)), std::array::from_fn(|v| image((v as u32) << 6)))
+                let units: Vec<u16> =
+                    (0..11).map(|k| conj_eo(s, 0, 1 << k) ^ flips[s.index() * ESEP as usize]).collect();
+                (0..EO).map(|o| (0..11).filter(|k| o >> k & 1 == 1).fold(0, |acc, k| acc ^ units[k])).collect()
             })
             .collect();
-        EoEsepColumns { esep, eo_moves, linear, flips }
+        let mut eo_tables = Vec::with_capacity((Move::COUNT + 1) * SYMMETRY_COUNT * EO as usize);
+        for m in Move::all() {
+            for l in &linear {
+                eo_tables.extend((0..EO).map(|o| l[eo_moves[m.index() * EO as usize + o as usize] as usize]));
+            }
+        }
+        eo_tables.extend(linear.iter().flatten());
+        EoEsepColumns { esep, eo_tables, flips }
     }
 
     /// The value of `x m` for any x with eoesep value `v`.
@@ -258,42 +266,55 @@ impl EoEsepColumns {
 
     pub fn moved(&self, m: Move, s: Symmetry) -> EoEsepMap<'_> {
         EoEsepMap {
-            moves: Some((self.esep.move_row(m), &self.eo_moves[m.index() * EO as usize..][..EO as usize])),
+            esep_move: Some(self.esep.move_row(m)),
+            eo: self.eo_table(m.index() * SYMMETRY_COUNT + s.index()),
             ..self.conjugated(s)
         }
     }
 
     pub fn conjugated(&self, s: Symmetry) -> EoEsepMap<'_> {
-        let (low, high) = &self.linear[s.index()];
         EoEsepMap {
-            moves: None,
+            esep_move: None,
+            eo: self.eo_table(Move::COUNT * SYMMETRY_COUNT + s.index()),
             esep_conj: self.esep.conj_row(s),
-            low,
-            high,
             flips: &self.flips[s.index() * ESEP as usize..][..ESEP as usize],
         }
+    }
+
+    fn eo_table(&self, k: usize) -> &[u16; EO as usize] {
+        self.eo_tables[k * EO as usize..][..EO as usize].try_into().expect("an eo table")
     }
 }
 
 /// The column map of [`EoEsepColumns`]: optionally a move, then a conjugation.
 #[derive(Clone, Copy)]
 pub struct EoEsepMap<'a> {
-    moves: Option<(&'a [u32], &'a [u16])>,
+    esep_move: Option<&'a [u32]>,
+    /// The image of each eo value before the flips of its esep.
+    eo: &'a [u16; EO as usize],
     esep_conj: &'a [u32],
-    low: &'a [u16; 64],
-    high: &'a [u16; 32],
     flips: &'a [u16],
 }
 
 impl EoEsepMap<'_> {
     #[inline]
     pub fn apply(&self, column: u32) -> u32 {
-        let (mut e, mut o) = ((column / EO) as usize, (column % EO) as usize);
-        if let Some((esep, eo)) = self.moves {
-            (e, o) = (esep[e] as usize, eo[o] as usize);
-        }
-        let o = self.low[o & 63] ^ self.high[o >> 6] ^ self.flips[e];
-        self.esep_conj[e] * EO + o as u32
+        let (block, xor) = self.block(column / EO);
+        block * EO + self.eo_image(column % EO, xor)
+    }
+
+    /// Where the esep block `e` goes: the image block's esep, and the flips every eo value of
+    /// the block takes there (see [`Self::eo_image`]).
+    #[inline]
+    pub fn block(&self, e: u32) -> (u32, u16) {
+        let e = self.esep_move.map_or(e, |t| t[e as usize]) as usize;
+        (self.esep_conj[e], self.flips[e])
+    }
+
+    /// The image of eo value `o` in a block whose flips are `xor`.
+    #[inline]
+    pub fn eo_image(&self, o: u32, xor: u16) -> u32 {
+        (self.eo[o as usize] ^ xor) as u32
     }
 }
 
