@@ -220,34 +220,40 @@ pub struct EoEsepSpace {
 
 impl EoEsepSpace {
     pub fn new(coords: &H48Coords) -> Self {
-        let esep = coords.esep_coord();
-        let eo_moves = coords.eo_moves();
-        let moves = ClassRows::build(coords.esep_classes(&esep), &Move::all().collect::<Vec<_>>(), |m, v| {
+        // The column maps are h11's restricted to one esep value each: lookups in
+        // `EoEsepColumns`' tables rather than a conjugated position per entry.
+        let columns = EoEsepColumns::new(coords);
+        let esep = columns.esep();
+        let moves = ClassRows::build(coords.esep_classes(esep), &Move::all().collect::<Vec<_>>(), |m, v| {
             esep.apply(m, v)
         });
         let rows = moves.row_count();
-        let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
+        let eo_of = |map: EoEsepMap, e: u32, o: u32| (map.apply(e * EO + o) % EO) as u16;
         let maps = (0..rows)
             .into_par_iter()
             .flat_map_iter(|r| {
                 let rep = moves.classes.rep(r);
-                let (moves, esep, eo_moves) = (&moves, &esep, &eo_moves);
+                let (moves, columns) = (&moves, &columns);
                 Move::all().flat_map(move |m| {
-                    let (_, s) = moves.target(r, m.index());
-                    let e = esep.apply(m, rep);
-                    (0..EO).map(move |o| conj_eo(s, e, eo_moves[m.index() * EO as usize + o as usize]))
+                    let map = columns.moved(m, moves.target(r, m.index()).1);
+                    (0..EO).map(move |o| eo_of(map, rep, o))
                 })
             })
             .collect();
         let stabilizer_maps = (0..rows)
             .map(|r| {
                 let rep = moves.classes.rep(r);
-                moves.stabilizer(r).iter().flat_map(|&s| (0..EO).map(move |o| conj_eo(s, rep, o))).collect()
+                let columns = &columns;
+                moves
+                    .stabilizer(r)
+                    .iter()
+                    .flat_map(|&s| (0..EO).map(move |o| eo_of(columns.conjugated(s), rep, o)))
+                    .collect()
             })
             .collect();
         let solved = coords.eoesep(&Cube::SOLVED);
         let s = moves.classes.to_rep(solved / EO);
-        let start = (moves.classes.class_of(solved / EO), coords.conjugate_eoesep(s, solved) % EO);
+        let start = (moves.classes.class_of(solved / EO), columns.conjugate(s, solved) % EO);
         EoEsepSpace { moves, maps, stabilizer_maps, start }
     }
 

@@ -241,7 +241,9 @@ impl EoEsepColumns {
             .map(|s| {
                 let units: Vec<u16> =
                     (0..11).map(|k| conj_eo(s, 0, 1 << k) ^ flips[s.index() * ESEP as usize]).collect();
-                (0..EO).map(|o| (0..11).filter(|k| o >> k & 1 == 1).fold(0, |acc, k| acc ^ units[k])).collect()
+                (0..EO)
+                    .map(|o| (0..11).filter(|k| o >> k & 1 == 1).fold(0, |acc, k| acc ^ units[k]))
+                    .collect()
             })
             .collect();
         let mut eo_tables = Vec::with_capacity((Move::COUNT + 1) * SYMMETRY_COUNT * EO as usize);
@@ -252,6 +254,11 @@ impl EoEsepColumns {
         }
         eo_tables.extend(linear.iter().flatten());
         EoEsepColumns { esep, eo_tables, flips }
+    }
+
+    /// The esep coordinate with its tables.
+    pub fn esep(&self) -> &RawCoord {
+        &self.esep
     }
 
     /// The value of `x m` for any x with eoesep value `v`.
