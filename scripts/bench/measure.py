@@ -6,7 +6,7 @@ usage: measure.py LABEL [--stop-after SECONDS] -- COMMAND [ARGS...]
 
 With --stop-after, a command still running after SECONDS is killed (a job that resumes from
 its journal, run in sittings); its row is recorded with "(stopped)" after the label, and the
-exit status is 75.
+exit status is 75. SIGTERM or SIGINT to measure.py ends such a sitting early the same way.
 
 Peak RSS is the maximum resident set size of the largest child process (getrusage
 RUSAGE_CHILDREN), so run the binary directly, not through cargo.
@@ -16,6 +16,7 @@ import os
 import platform
 import resource
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -59,6 +60,11 @@ def main():
     start = time.monotonic()
     child = subprocess.Popen(cmd)
     stopped = False
+    if limit is not None:
+        def stop_now(signum, frame):
+            raise subprocess.TimeoutExpired(cmd, 0)
+        signal.signal(signal.SIGTERM, stop_now)
+        signal.signal(signal.SIGINT, stop_now)
     try:
         code = child.wait(timeout=limit)
     except subprocess.TimeoutExpired:
