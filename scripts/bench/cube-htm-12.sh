@@ -8,7 +8,9 @@
 #   scripts/bench/cube-htm-12.sh save            # a run stopped by hand: its journal carried
 #
 # `run` measures the sitting into results/BENCHMARKS.md (label `cube-htm-12 sitting`). Stopped
-# after SECONDS (default: none), it carries the journal; when the count completes it writes
+# after SECONDS (default: none), or earlier by `pkill -TERM -f "measure.py cube-htm-12"` (not by
+# killing the coordinator, which ends the sitting as a failure), it carries the journal; when
+# the count completes it writes
 # results/cube-htm-12.json and .md and removes the carried journal. $STATE (default
 # target/cube-htm-12) holds the live journal. The job's arguments are fixed: a journal is
 # refused by a job of other tasks.

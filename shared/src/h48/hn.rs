@@ -180,14 +180,14 @@ fn dense_blocks(entries: u64) -> bool {
     entries >= 4 * ESEP as u64
 }
 
-/// ORs into `bits` (a table row of hN, N <= 7) the images of `set`'s entries under `map`,
-/// folded onto hN's columns. The images of an esep block's entries all land in one block of the
-/// row (2^N bits), so they are gathered in a register and ORed into the row once per block:
-/// one write to the row per block instead of one per entry. (For N >= 8 a register does not
+/// ORs into `bits` (a table row of hN, N <= 7; h0 folds every eo value) the images of `set`'s
+/// entries under `map`, folded onto hN's columns. The images of an esep block's entries all
+/// land in one block of the row (2^N bits), so they are gathered in a register and ORed into
+/// the row once per block: one write to the row per block instead of one per entry. (For N >= 8 a register does not
 /// hold a block, and a buffer in memory chains each entry's write to the one before.)
 fn mark_blocks(set: &ColumnSet, map: EoEsepMap, h: u8, bits: &mut [u64]) {
     match h {
-        1..=6 => mark_blocks_in::<u64>(set, map, h, bits),
+        0..=6 => mark_blocks_in::<u64>(set, map, h, bits),
         7 => mark_blocks_in::<u128>(set, map, h, bits),
         _ => panic!("a block of h48h{h} is wider than a register"),
     }
@@ -715,7 +715,7 @@ mod tests {
             let mut images = Vec::new();
             set.for_each(|c| images.push((blocks.image(c), map.apply(c))));
             assert!(images.iter().all(|(a, b)| a == b));
-            for h in 1..=7u8 {
+            for h in 0..=7u8 {
                 let words = H11Rows::table_row_words(h);
                 let (mut by_block, mut by_entry) = (vec![0u64; words], vec![0u64; words]);
                 mark_blocks(&set, map, h, &mut by_block);
