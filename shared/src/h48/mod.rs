@@ -5,10 +5,12 @@
 //! Only h0 (no edge orientation) and the edge fallback are true quotient spaces on which a BFS
 //! gives exact distances; hN for N > 0 needs the exact h11 distances (docs/h48-tables.md).
 
+mod blocks;
 mod builder;
 mod file;
 mod hn;
 mod levels;
+mod lines;
 mod resume;
 mod search;
 pub mod table;
@@ -18,8 +20,9 @@ pub use builder::{
     base_for, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths, small_sections,
 };
 pub use file::{main_entries, Layout, NotAnH48Format, TableFile, TableWriter, INFO_BYTES};
-pub use hn::{merge_line, H11Rows, RowLines, RowScratch, H11_COLUMNS};
+pub use hn::{H11Rows, RowScratch, H11_COLUMNS};
 pub use levels::{ColumnSet, Level};
+pub use lines::{merge_line, RowLines};
 pub use resume::{RowLog, RowsWriter, SharedFile};
 pub use search::DirectSearch;
 pub use verify::{verify, CannotVerify};

@@ -5,7 +5,7 @@
 //! the file from the records, so a resumed build makes only the rows that were missing.
 
 use super::file::{main_entries, Layout, TableWriter};
-use super::hn::{merge_line, RowLines};
+use super::lines::{merge_line, RowLines};
 use super::table::{LINE_BYTES, LINE_ENTRIES};
 use crate::container::{temp_path, Section, SectionInfo, SectionKind};
 use crate::coord::h48::ESEP;

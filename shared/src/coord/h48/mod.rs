@@ -218,8 +218,8 @@ pub fn solver_esep_words(esep: &RawCoord, classes: &SymClasses) -> Vec<u32> {
 /// slice and its position are measured on). A test checks the map against positions.
 ///
 /// So a map moves a whole esep block of 2048 eo values to one block, by one table of the eo
-/// values (the move's eo table, then the linear part: one per move and symmetry, 3.5 MB in
-/// all) and one XOR per block (the flips of the block's esep): [`EoEsepMap::block`].
+/// values (the move's eo table, then the linear part: one per move and symmetry, 3.5 MB;
+/// one more per symmetry) and one XOR per block (the flips of the block's esep): [`EoEsepMap::block`].
 pub struct EoEsepColumns {
     esep: RawCoord,
     /// Per (move, symmetry), per eo value: the move's eo image, then the linear part of the
