@@ -11,7 +11,7 @@
 # after SECONDS (default: none), or earlier by `pkill -TERM -f "measure.py cube-htm-12"` (not by
 # killing the coordinator, which ends the sitting as a failure), it carries the journal; when
 # the count completes it writes
-# results/cube-htm-12.json and .md and removes the carried journal. $STATE (default
+# results/cube-htm.json and .md and removes the carried journal. $STATE (default
 # target/cube-htm-12) holds the live journal. The job's arguments are fixed: a journal is
 # refused by a job of other tasks.
 set -euo pipefail
@@ -35,7 +35,7 @@ case "${1:-}" in
             cp "$carried" "$state/journal.redb"
         fi
         args=(enumerate cube --metric htm --max-depth 12 --mem-limit 9G --state-dir "$state"
-            --json results/cube-htm-12.json)
+            --json results/cube-htm.json)
         limit=()
         [ -z "${2:-}" ] || limit=(--stop-after "$2")
         status=0
@@ -46,10 +46,10 @@ case "${1:-}" in
             exit 0
         fi
         [ "$status" = 0 ] || exit "$status"
-        python3 scripts/results_md.py results/cube-htm-12.json "coordinator ${args[*]}" results/logs/cube-htm-12.log
+        python3 scripts/results_md.py results/cube-htm.json "coordinator ${args[*]}" results/logs/cube-htm-12.log
         printf '\nCounted over one or more sittings, each resuming from the journal: the wall time above is\n%s\n' \
             "the last sitting's; every sitting is a \`cube-htm-12 sitting\` row of results/BENCHMARKS.md." \
-            >> results/cube-htm-12.md
+            >> results/cube-htm.md
         rm -f "$carried"
         ;;
     save)

@@ -42,7 +42,7 @@ for job in "${jobs[@]}"; do
         cube10) cmd=("$bin" enumerate cube --metric htm --max-depth 10 --json "$out/cube10.json") ;;
         # The job and journal of scripts/bench/cube-htm-12.sh, which runs it in sittings.
         cube12) cmd=("$bin" enumerate cube --metric htm --max-depth 12 --mem-limit 9G \
-                     --state-dir target/cube-htm-12 --json results/cube-htm-12.json) ;;
+                     --state-dir target/cube-htm-12 --json "$out/cube12.json") ;;
         nxopt22) cmd=("$bin" build nxopt-EO2EP2 --out "$out/nxopt22.dat") ;;
         *) echo "error: unknown job $job (edges h48h1 h48h4 h48h11 cube10 cube12 nxopt22)" >&2; exit 1 ;;
     esac
