@@ -14,10 +14,10 @@ use crate::resources::{check_memory, disk_available};
 use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
 use shared::container::{Section, TableFormat};
-use shared::coord::h48::{H48Coords, ESEP};
+use shared::coord::h48::{EoEsepColumns, H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, small_sections, H11Rows, Level, RowLines, RowLog, RowScratch, RowsWriter, H11_COLUMNS,
+    base_for, small_sections_from, H11Rows, Level, RowLines, RowLog, RowScratch, RowsWriter, H11_COLUMNS,
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
@@ -55,8 +55,12 @@ pub fn build(config: &BuildConfig) -> Result<()> {
         None => None,
     };
     let start = Instant::now();
-    let index = JobSpec::h11_rows();
-    let [cocsep, eoesep] = small_sections(&H48Coords)?;
+    // The index and the file's small sections share the cocsep and column tables.
+    let coords = H48Coords;
+    let cocsep_table = coords.cocsep_table();
+    let index = H11Rows::from_tables(&coords, &cocsep_table, EoEsepColumns::new(&coords));
+    let [cocsep, eoesep] = small_sections_from(&coords, &cocsep_table, index.space().columns())?;
+    drop(cocsep_table);
     tracing::info!(
         "h11 index: {} cocsep classes x {} eoesep values; cocsep and edge fallback tables ({:.1} s)",
         index.rows(),

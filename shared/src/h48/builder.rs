@@ -5,7 +5,7 @@
 use super::table::{bucket_counts, pack_nibbles, pack_two_bit, DEEPER};
 use crate::bfs::{bfs_depths, BfsError, BfsOptions, Depths};
 use crate::container::{Section, SectionInfo, SectionKind};
-use crate::coord::h48::{solver_esep_words, CocsepTable, H48Coords, EO, ESEP, NO_WORD};
+use crate::coord::h48::{solver_esep_words, CocsepTable, EoEsepColumns, H48Coords, EO, ESEP, NO_WORD};
 use crate::coord::RawCoord;
 use crate::cube::{Cube, Move, MoveSet};
 use crate::space::EoEsepSpace;
@@ -141,8 +141,17 @@ pub fn eoesep_section(coords: &H48Coords, space: &EoEsepSpace, depths: &Depths) 
 
 /// The cocsep and edge fallback sections, which every table set carries.
 pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
-    let cocsep = coords.cocsep_table();
-    let edges = EoEsepSpace::new(coords);
+    small_sections_from(coords, &coords.cocsep_table(), &EoEsepColumns::new(coords))
+}
+
+/// The same from the cocsep table and h11's column tables, when an hN build has made them for
+/// its index ([`H11Rows::from_tables`]).
+pub fn small_sections_from(
+    coords: &H48Coords,
+    cocsep: &CocsepTable,
+    columns: &EoEsepColumns,
+) -> Result<[Section; 2], BfsError> {
+    let edges = EoEsepSpace::new(coords, columns);
     let depths = bfs_depths(&edges, &MoveSet::Htm.moves(), &BfsOptions::default())?;
-    Ok([cocsep_section(&cocsep), eoesep_section(coords, &edges, &depths)])
+    Ok([cocsep_section(cocsep), eoesep_section(coords, &edges, &depths)])
 }

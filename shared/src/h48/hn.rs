@@ -22,7 +22,7 @@ use super::builder::base_for;
 use super::levels::{ColumnSet, Level};
 use super::lines::{pack_row, RowLevels, RowLines};
 use super::table::LINE_ENTRIES;
-use crate::coord::h48::{EoEsepColumns, H48Coords, EO, ESEP};
+use crate::coord::h48::{CocsepTable, EoEsepColumns, H48Coords, EO, ESEP};
 use crate::cube::Move;
 use crate::space::{close_under, RowIndex, SymProductSpace};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,7 +126,16 @@ pub struct RowScratch {
 
 impl H11Rows {
     pub fn new(coords: &H48Coords) -> Self {
-        let space = SymProductSpace::h11(coords);
+        Self::from_space(SymProductSpace::h11(coords))
+    }
+
+    /// The index from the cocsep table and h11's column tables, made already: a table build
+    /// makes its small sections from the same tables ([`super::small_sections_from`]).
+    pub fn from_tables(coords: &H48Coords, cocsep: &CocsepTable, columns: EoEsepColumns) -> Self {
+        Self::from_space(SymProductSpace::h11_from(coords, cocsep, columns))
+    }
+
+    fn from_space(space: SymProductSpace<EoEsepColumns>) -> Self {
         let mut incoming = vec![Vec::new(); space.row_count() as usize];
         for r in 0..space.row_count() {
             for m in Move::all() {

@@ -18,6 +18,7 @@ mod verify;
 
 pub use builder::{
     base_for, cocsep_section, eoesep_section, h48_section, plain_depths, plain_eoesep_depths, small_sections,
+    small_sections_from,
 };
 pub use file::{main_entries, Layout, NotAnH48Format, TableFile, TableWriter, INFO_BYTES};
 pub use hn::{H11Rows, RowScratch, H11_COLUMNS};

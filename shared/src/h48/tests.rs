@@ -4,7 +4,7 @@
 use super::*;
 use crate::bfs::{bfs_depths, reference::brute_force_distribution, BfsOptions, Depths};
 use crate::coord::h48::solver;
-use crate::coord::h48::{solver_esep_words, H48Coords, EO, ESEP};
+use crate::coord::h48::{solver_esep_words, EoEsepColumns, H48Coords, EO, ESEP};
 use crate::cube::{Cube, Move, MoveSet, SplitMix64, SymmetryGroup};
 use crate::space::RowIndex;
 use crate::space::{EoEsepSpace, SymProductSpace};
@@ -135,7 +135,7 @@ fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_sear
 #[ignore = "full tier (scripts/test-full.sh): about 20 s; in CI the edge fallback is checked as the solver's own h0 file's bytes"]
 fn edge_fallback_distances_equal_a_plain_bfs_over_every_raw_value() {
     let coords = H48Coords;
-    let space = EoEsepSpace::new(&coords);
+    let space = EoEsepSpace::new(&coords, &EoEsepColumns::new(&coords));
     assert_eq!(space.entry_count(), 782 * 2048);
     let depths = bfs_depths(&space, &MoveSet::Htm.moves(), &BfsOptions::default()).unwrap();
     let plain = plain_eoesep_depths(&coords, &MoveSet::Htm.moves());

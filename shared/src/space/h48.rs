@@ -14,7 +14,7 @@
 //! class column then repeats the class column, and nothing reports it.
 
 use super::index::{AnyColumn, ClassRows, Inverses, RowIndex};
-use crate::coord::h48::{EoEsepColumns, EoEsepMap, H48Coords, EO, ESEP};
+use crate::coord::h48::{CocsepTable, EoEsepColumns, EoEsepMap, H48Coords, EO, ESEP};
 use crate::coord::{ColumnMapper, RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry};
 use rayon::prelude::*;
@@ -142,13 +142,22 @@ impl SymProductSpace {
 impl SymProductSpace<EoEsepColumns> {
     /// h11: cocsep classes (3393 rows) x eoesep (esep x 2048 + eo: 70,963,200 columns).
     pub fn h11(coords: &H48Coords) -> Self {
-        let cocsep = coords.cocsep_table();
+        Self::h11_from(coords, &coords.cocsep_table(), EoEsepColumns::new(coords))
+    }
+
+    /// h11 from tables made already (a table build also writes them into its file).
+    pub fn h11_from(coords: &H48Coords, cocsep: &CocsepTable, columns: EoEsepColumns) -> Self {
         Self::new(
             &cocsep.coord,
-            cocsep.classes,
-            EoEsepColumns::new(coords),
+            cocsep.classes.clone(),
+            columns,
             (coords.cocsep(&Cube::SOLVED), coords.eoesep(&Cube::SOLVED)),
         )
+    }
+
+    /// The column tables.
+    pub fn columns(&self) -> &EoEsepColumns {
+        &self.columns
     }
 }
 
@@ -219,10 +228,9 @@ pub struct EoEsepSpace {
 }
 
 impl EoEsepSpace {
-    pub fn new(coords: &H48Coords) -> Self {
-        // The column maps are h11's restricted to one esep value each: lookups in
-        // `EoEsepColumns`' tables rather than a conjugated position per entry.
-        let columns = EoEsepColumns::new(coords);
+    /// The column maps are h11's (`columns`) restricted to one esep value each: lookups in
+    /// their tables rather than a conjugated position per entry.
+    pub fn new(coords: &H48Coords, columns: &EoEsepColumns) -> Self {
         let esep = columns.esep();
         let moves = ClassRows::build(coords.esep_classes(esep), &Move::all().collect::<Vec<_>>(), |m, v| {
             esep.apply(m, v)
@@ -233,7 +241,7 @@ impl EoEsepSpace {
             .into_par_iter()
             .flat_map_iter(|r| {
                 let rep = moves.classes.rep(r);
-                let (moves, columns) = (&moves, &columns);
+                let moves = &moves;
                 Move::all().flat_map(move |m| {
                     let map = columns.moved(m, moves.target(r, m.index()).1);
                     (0..EO).map(move |o| eo_of(map, rep, o))
@@ -243,7 +251,6 @@ impl EoEsepSpace {
         let stabilizer_maps = (0..rows)
             .map(|r| {
                 let rep = moves.classes.rep(r);
-                let columns = &columns;
                 moves
                     .stabilizer(r)
                     .iter()

@@ -17,6 +17,7 @@ pub mod solver;
 
 use super::{RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup, SYMMETRY_COUNT};
+use rayon::prelude::*;
 use solver::{cocsep_occurs, solver_move, solver_sym, sym_index, COCSEP_RAW};
 
 /// Number of esep values: C(12,4) x C(8,4).
@@ -234,8 +235,10 @@ impl EoEsepColumns {
         let esep = coords.esep_coord();
         let eo_moves = coords.eo_moves();
         let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
-        let flips: Vec<u16> =
-            Symmetry::all().flat_map(|s| (0..ESEP).map(move |e| conj_eo(s, e, 0))).collect();
+        let flips: Vec<u16> = (0..SYMMETRY_COUNT as u32 * ESEP)
+            .into_par_iter()
+            .map(|k| conj_eo(Symmetry((k / ESEP) as u8), k % ESEP, 0))
+            .collect();
         // The linear part of each conjugation, from the images of the eleven unit vectors.
         let linear: Vec<Vec<u16>> = Symmetry::all()
             .map(|s| {
