@@ -34,7 +34,7 @@ fn start() -> (
         Arc::new(Hub::new(1, SPEC.to_string(), Duration::from_secs(600), Duration::from_secs(30), 8));
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let config = ServeConfig { hub: shared.clone(), token: None, tls: None };
-    let (addr, server) = serve(config, listener, std::future::pending()).unwrap();
+    let (addr, server) = serve(config, listener, Box::pin(std::future::pending())).unwrap();
     runtime.spawn(server);
     let job = ProductJob::build(SPEC);
     let level = {

@@ -130,20 +130,28 @@ pub struct ServeConfig {
     pub tls: Option<Tls>,
 }
 
+/// What ends a server: a future that resolves when it should stop.
+pub type Shutdown = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// A running server, as a future that ends when it stops.
+pub type Server = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>;
+
 /// Serves `config` on `listener` until `shutdown` resolves. Returns the bound address at once,
 /// with the server's future (to spawn on a tokio runtime).
+/// Both futures are boxed, so that tonic's server is compiled once, in this crate, for every
+/// caller (each future type would otherwise make another copy of it).
 pub fn serve(
     config: ServeConfig,
     listener: tokio::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<(SocketAddr, impl std::future::Future<Output = Result<()>>)> {
+    shutdown: Shutdown,
+) -> std::io::Result<(SocketAddr, Server)> {
     let addr = listener.local_addr()?;
     let server = async move {
         service::run(listener, config.hub, config.token, config.tls, shutdown)
             .await
             .map_err(|e| anyhow::anyhow!("the gRPC server failed: {e}"))
     };
-    Ok((addr, server))
+    Ok((addr, Box::pin(server)))
 }
 
 /// Binds the listening socket (refusing non-loopback without a token).
@@ -160,6 +168,23 @@ pub fn with_cluster<T>(
     reporter: &Reporter,
     job: impl FnOnce(&Hub) -> Result<T>,
 ) -> Result<T> {
+    let (mut job, mut result) = (Some(job), None);
+    run_cluster(cluster, job_spec, reporter, &mut |hub| {
+        if let Some(job) = job.take() {
+            result = Some(job(hub));
+        }
+    })?;
+    result.expect("the cluster runs its job once")
+}
+
+/// [`with_cluster`] without its type parameters: the runtime, the servers and the in-process
+/// workers are compiled once, not once per job type. Returns the servers' error, if any.
+fn run_cluster(
+    cluster: &ClusterConfig,
+    job_spec: String,
+    reporter: &Reporter,
+    job: &mut dyn FnMut(&Hub),
+) -> Result<()> {
     let token = cubefarm_proto::auth::load_token(cluster.token_file.as_deref())?;
     let runtime = tokio::runtime::Runtime::new()?;
     let addr = cluster.listen.unwrap_or_else(|| "127.0.0.1:0".parse().expect("a socket address"));
@@ -177,11 +202,11 @@ pub fn with_cluster<T>(
         format!("{}/{} done, {} at work, {} live workers", s.done, s.tasks, s.leased, s.live_workers)
     });
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until_stopped = move || {
+    let until_stopped = move || -> Shutdown {
         let mut stopped = stopped.clone();
-        async move {
+        Box::pin(async move {
             let _ = stopped.wait_for(|s| *s).await;
-        }
+        })
     };
     let config = ServeConfig { hub: hub.clone(), token: token.clone(), tls: cluster.tls.clone() };
     let (local, server) = serve(config.clone(), listener, until_stopped())?;
@@ -227,7 +252,7 @@ pub fn with_cluster<T>(
             })
         })
         .collect();
-    let result = match cluster.metrics {
+    match cluster.metrics {
         None => job(&hub),
         Some(addr) => {
             let listener = std::net::TcpListener::bind(addr)
@@ -236,12 +261,11 @@ pub fn with_cluster<T>(
             let stop = std::sync::atomic::AtomicBool::new(false);
             std::thread::scope(|scope| {
                 scope.spawn(|| metrics::serve(listener, token.clone(), &hub, reporter, &stop));
-                let result = job(&hub);
+                job(&hub);
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                result
             })
         }
-    };
+    }
     hub.finish();
     for w in workers {
         if let Err(e) = runtime.block_on(w) {
@@ -254,5 +278,5 @@ pub fn with_cluster<T>(
     for server in servers {
         runtime.block_on(server)??;
     }
-    result
+    Ok(())
 }

@@ -356,7 +356,7 @@ pub(super) async fn run(
     hub: Arc<Hub>,
     token: Option<Token>,
     tls: Option<Tls>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    shutdown: super::Shutdown,
 ) -> Result<(), tonic::transport::Error> {
     let service = CoordinatorServer::with_interceptor(Service { hub: hub.clone() }, move |req| {
         check_request(token.as_ref(), req)
