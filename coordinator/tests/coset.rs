@@ -24,6 +24,8 @@ fn cosets_are_solved_and_written_as_json() {
         path(&list),
         "--json",
         path(&json),
+        "--phase1-table",
+        phase1_table(),
     ]);
     let text = ok(&out);
     assert!(text.contains("coset of \"R1U1F1\""), "{text}");
@@ -54,7 +56,7 @@ fn bad_coset_requests_are_refused_clearly() {
     let dir = scratch("bad");
     let json = dir.join("out.json");
     let run = |args: &[&str]| {
-        let mut all = vec!["coset", "--json", path(&json)];
+        let mut all = vec!["coset", "--json", path(&json), "--phase1-table", phase1_table()];
         all.extend_from_slice(args);
         coordinator(&all)
     };
@@ -164,6 +166,7 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
     let run = |extra: &[&str], name: &str| {
         let json = dir.join(name);
         let mut args = vec!["coset", "--threads", "2", "--exact-to", "5", "--json", path(&json)];
+        args.extend(["--phase1-table", phase1_table()]);
         args.extend(reps.iter().map(|s| s.as_str()));
         args.extend_from_slice(extra);
         ok(&coordinator(&args));
@@ -177,7 +180,7 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
     let out = dir.join("resumed.json");
     let mut args = vec!["coset", "--every-coset", "--exact-to", "5", "--json", path(&out)];
     args.extend(reps.iter().map(|s| s.as_str()));
-    args.extend(["--state-dir", path(&state)]);
+    args.extend(["--state-dir", path(&state), "--phase1-table", phase1_table()]);
     let log = kill_and_run_again(&args, "chunk 1 of 2", &out);
     assert!(log.contains("resuming: 1 of 2 chunks"), "{log}");
     assert!(!log.contains("chunk 1 of 2"), "a finished chunk is not made again: {log}");
@@ -190,7 +193,7 @@ fn in_process_workers_and_a_resumed_run_give_the_embedded_counts() {
 /// the reason, instead of the workers exiting one after another and the job waiting.
 #[test]
 fn a_coset_that_fails_on_workers_ends_the_job_with_its_reason() {
-    let args = ["coset", "--bound", "5", "--search-to", "5", "R"];
+    let args = ["coset", "--bound", "5", "--search-to", "5", "R", "--phase1-table", phase1_table()];
     fails(&coordinator(&args), "not reached within 5 moves");
     let mut on_worker = args.to_vec();
     on_worker.extend(["--workers", "1"]);
@@ -211,6 +214,7 @@ fn cosets_equivalent_under_symmetry_are_solved_once_with_the_counts_of_solving_e
     let run = |extra: &[&str], name: &str| {
         let json = dir.join(name);
         let mut args = vec!["coset", "--threads", "2", "--exact-to", "6", "--json", path(&json)];
+        args.extend(["--phase1-table", phase1_table()]);
         args.extend(reps);
         args.extend_from_slice(extra);
         let out = coordinator(&args);
