@@ -1,8 +1,11 @@
 //! Distributed runs with real processes and real gRPC on loopback: results identical to the
 //! embedded run, and each fault (wrong token, other protocol version, a worker killed, killed
 //! and restarted, or stopped mid-search, a killed coordinator) answered with a clear message
-//! and no effect on the result.
+//! and no effect on the result. [`bounds`]: a peer cannot stop the coordinator by stating sizes
+//! (one test binary with these runs: their gRPC clients are compiled once).
 
+mod bounds;
+#[path = "../support/mod.rs"]
 mod support;
 
 use support::cluster::*;
