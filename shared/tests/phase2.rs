@@ -2,7 +2,7 @@
 //! size of their corner class give H''s distribution (distances 0 and 1 share value 0, 16 and
 //! more value 15), and the checksum cube20src stores is its algorithm over the bytes written.
 
-use shared::bfs::{bfs_depths, BfsOptions};
+use shared::bfs::{bfs_depths, BfsOptions, Depths};
 use shared::cube::SplitMix64;
 use shared::phase2::{self, checksum, entry, value_of, weighted_value_counts, H2Search, FILE_BYTES};
 use shared::space::{KociembaSpace, RowIndex};
@@ -13,11 +13,20 @@ const H_PRIME: [u64; 19] = [
     508704668, 232904952, 14508468, 129376, 112,
 ];
 
+/// H''s space and its distances, searched once for both tests.
+fn h_prime() -> &'static (KociembaSpace, Depths) {
+    static SEARCHED: std::sync::OnceLock<(KociembaSpace, Depths)> = std::sync::OnceLock::new();
+    SEARCHED.get_or_init(|| {
+        let space = KociembaSpace::new(false);
+        let depths = bfs_depths(&space, space.moves(), &BfsOptions::default()).unwrap();
+        (space, depths)
+    })
+}
+
 #[test]
 fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
-    let space = KociembaSpace::new(false);
-    let depths = bfs_depths(&space, space.moves(), &BfsOptions::default()).unwrap();
-    let built = phase2::build(&space, &depths);
+    let (space, depths) = h_prime();
+    let built = phase2::build(space, depths);
     let mut want = [0u64; 16];
     for (d, &n) in H_PRIME.iter().enumerate() {
         want[value_of(d as u8) as usize] += n;
@@ -36,8 +45,7 @@ fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
 
 #[test]
 fn verify_passes_a_built_table_and_refuses_a_damaged_one_and_the_direct_search_agrees_with_the_bfs() {
-    let space = KociembaSpace::new(false);
-    let depths = bfs_depths(&space, space.moves(), &BfsOptions::default()).unwrap();
+    let (space, depths) = h_prime();
     let search = H2Search::default();
     let mut rng = SplitMix64::new(3);
     for _ in 0..40 {
@@ -48,7 +56,7 @@ fn verify_passes_a_built_table_and_refuses_a_damaged_one_and_the_direct_search_a
         let d = depths.values[(row * space.column_count() + column) as usize];
         assert_eq!(search.distance(c, e), d, "row {row} column {column}");
     }
-    let mut file = phase2::build(&space, &depths).file_bytes();
+    let mut file = phase2::build(space, depths).file_bytes();
     assert_eq!(phase2::verify(&file, 30, &mut |_, _| {}), Vec::<String>::new());
     file[1000] ^= 0x10;
     let failures = phase2::verify(&file, 0, &mut |_, _| {});
