@@ -48,7 +48,7 @@ fn verify_passes_a_built_table_and_refuses_a_damaged_one_and_the_direct_search_a
     let (space, depths) = h_prime();
     let search = H2Search::default();
     let mut rng = SplitMix64::new(3);
-    for _ in 0..40 {
+    for _ in 0..20 {
         let (row, column) = (rng.below(2768) as u32, rng.below(40320) as u32);
         let x = space.position(row, column);
         let c = shared::coord::rank::perm_rank(&x.corners.perm);

@@ -241,6 +241,18 @@ mod tests {
     use crate::coord::RawCoord;
     use crate::cube::{random_cube, SplitMix64};
 
+    /// The factored maps of `kind`, made once for all the tests here.
+    fn columns_of(kind: NxoptKind) -> &'static NxoptColumns {
+        type Made = Vec<(NxoptKind, &'static NxoptColumns)>;
+        static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
+        let found = MADE.lock().unwrap().iter().find(|(k, _)| *k == kind).map(|&(_, c)| c);
+        found.unwrap_or_else(|| {
+            let made: &'static NxoptColumns = Box::leak(Box::new(NxoptColumns::new(kind)));
+            MADE.lock().unwrap().push((kind, made));
+            made
+        })
+    }
+
     /// The full tables over positions (the reference the factored maps replace).
     fn full_tables(kind: NxoptKind) -> RawCoord {
         let on = |e: u32, f: &dyn Fn(&Edges) -> Edges| match edges_of(kind, e) {
@@ -258,7 +270,7 @@ mod tests {
     /// Every column with an entry, every (move, symmetry) and every symmetry: the factored map
     /// equals the full tables'; fields without an entry go to fields without an entry.
     fn check_every_column(kind: NxoptKind) {
-        let columns = NxoptColumns::new(kind);
+        let columns = columns_of(kind);
         let full = full_tables(kind);
         let syms: Vec<Symmetry> = SymmetryGroup::UdAxis.members().collect();
         let bad: u64 = (0..kind.columns())
@@ -306,7 +318,7 @@ mod tests {
     fn factored_maps_follow_positions() {
         let mut rng = SplitMix64::new(11);
         for kind in NxoptKind::all().into_iter().filter(|k| k.ep < 4) {
-            let columns = NxoptColumns::new(kind);
+            let columns = columns_of(kind);
             for _ in 0..300 {
                 let x = random_cube(&mut rng).edges;
                 let c = edge_coord(kind, &x);

@@ -116,7 +116,7 @@ fn h0_distances_agree_between_two_indexes_a_brute_force_search_and_a_direct_sear
     let search = DirectSearch::default();
     let mut rng = SplitMix64::new(7);
     let columns = ESEP as u64;
-    for _ in 0..40 {
+    for _ in 0..12 {
         let i = rng.below(a.values.len() as u64);
         let (row, col) = ((i / columns) as u32, (i % columns) as u32);
         let (c, e) = h0.raw(row, col);
