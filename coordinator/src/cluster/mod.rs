@@ -138,6 +138,7 @@ pub type Server = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>>
 
 /// Serves `config` on `listener` until `shutdown` resolves. Returns the bound address at once,
 /// with the server's future (to spawn on a tokio runtime).
+///
 /// Both futures are boxed, so that tonic's server is compiled once, in this crate, for every
 /// caller (each future type would otherwise make another copy of it).
 pub fn serve(
