@@ -90,7 +90,7 @@ fn h48h0_is_the_solvers_own_blob_and_both_layouts_verify() {
 
 /// Distributed over two workers (gRPC on loopback), h0 is the same bytes as embedded.
 #[test]
-#[ignore = "full tier (scripts/test-full.sh): 15 s; CI checks h0's owned levels against the engine (shared/tests/owned.rs) and h48h1 on two workers"]
+#[ignore = "full tier (scripts/test-full.sh): 14 s; CI checks h0's owned levels against the engine (shared/tests/owned.rs) and h48h1 on two workers"]
 fn h48h0_on_two_workers_is_the_embedded_build() {
     let dir = scratch("h0-workers");
     let (own, spread) = (dir.join("h0.cft"), dir.join("spread.cft"));
@@ -205,7 +205,7 @@ fn h48h1_made_on_two_workers_that_trade_marks_is_the_solvers_own() {
 /// The workers writing the rows into the file themselves (a relative --out: they get the
 /// absolute path).
 #[test]
-#[ignore = "full tier (scripts/test-full.sh): 20 s; CI builds h48h1 on two workers with the rows written here"]
+#[ignore = "full tier (scripts/test-full.sh): 19 s; CI builds h48h1 on two workers with the rows written here"]
 fn h48h1_whose_rows_its_workers_write_is_the_solvers_own() {
     let dir = scratch("h1-shared-out");
     let out = dir.join("h48h1");
