@@ -22,7 +22,7 @@ fn run(space: &KociembaSpace, max_depth: Option<u32>) -> Vec<DepthCounts> {
 }
 
 #[test]
-fn h_prime_is_complete_and_matches_seed_003() {
+fn h_prime_is_complete_and_matches_rokickis_phase2prune() {
     let space = KociembaSpace::new(false);
     let counts = run(&space, None);
     let positions: Vec<u64> = counts.iter().map(|d| d.positions).collect();
@@ -32,7 +32,7 @@ fn h_prime_is_complete_and_matches_seed_003() {
 }
 
 #[test]
-fn h_is_complete_and_matches_seed_003() {
+fn h_is_complete_and_matches_rokickis_phase2prune() {
     let space = KociembaSpace::new(true);
     let positions: Vec<u64> = run(&space, None).iter().map(|d| d.positions).collect();
     assert_eq!(positions, H);

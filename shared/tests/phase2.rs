@@ -24,7 +24,7 @@ fn h_prime() -> &'static (KociembaSpace, Depths) {
 }
 
 #[test]
-fn the_phase2_table_weighted_by_class_sizes_is_seed_003s_h_prime_column() {
+fn the_phase2_table_weighted_by_class_sizes_is_rokickis_h_prime_column() {
     let (space, depths) = h_prime();
     let built = phase2::build(space, depths);
     let mut want = [0u64; 16];

@@ -109,7 +109,7 @@ fn class_columns_satisfy_the_orbit_identity() {
 }
 
 #[test]
-fn edges_match_seed_004_to_depth_8_htm_and_9_qtm() {
+fn edges_match_bryans_tables_to_depth_8_htm_and_9_qtm() {
     let htm = enumerate(Space::Edges, MoveSet::Htm, 8);
     assert_eq!(htm.depths, expected(&EDGES_HTM[..=8]));
     let qtm = enumerate(Space::Edges, MoveSet::Qtm, 9);

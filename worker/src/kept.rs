@@ -28,6 +28,7 @@ impl Store {
     }
 }
 
+/// What this worker keeps of its H48 job's levels (see the module's doc).
 #[derive(Default)]
 pub struct Kept {
     store: Mutex<Store>,
@@ -128,30 +129,5 @@ impl Kept {
     /// Forgets everything (the job is over, or this worker was declared lost).
     pub fn clear(&self) {
         *self.store() = Store::default();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use shared::h48::H11_COLUMNS;
-
-    #[test]
-    fn rows_belong_to_their_job_and_fetched_ones_give_way_to_the_budget() {
-        let kept = Kept::default();
-        let set = |c: u32| ColumnSet::from_sorted(&[c], H11_COLUMNS);
-        kept.keep(7, 1, [(3, set(1)), (4, set(2))]);
-        assert_eq!(kept.get(7, 1, 3).unwrap().to_vec(), [1]);
-        assert!(kept.get(8, 1, 3).is_none() && kept.get(7, 2, 3).is_none());
-        assert!(kept.own_rows(7, 1, &[3, 4]).is_some() && kept.own_rows(7, 1, &[3, 5]).is_none());
-        let own = (set(1).bytes() + set(2).bytes()) as u64;
-        let fetched = vec![(9, Arc::new(set(5)))];
-        kept.remember(7, 0, &fetched, own + 1000);
-        assert_eq!(kept.get(7, 0, 9).unwrap().to_vec(), [5]);
-        kept.remember(7, 0, &[(10, Arc::new(set(6)))], own + 1);
-        assert!(kept.get(7, 0, 9).is_none() && kept.get(7, 0, 10).is_none(), "over budget");
-        assert!(kept.get(7, 1, 4).is_some(), "own rows stay");
-        kept.keep(8, 1, [(0, set(0))]);
-        assert!(kept.get(7, 1, 3).is_none(), "a new job drops the old one's rows");
     }
 }

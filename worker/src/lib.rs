@@ -11,7 +11,7 @@ use clap::Parser;
 
 pub mod client;
 pub mod connection;
-mod kept;
+pub mod kept;
 pub mod logs;
 pub mod rows;
 mod tasks;
@@ -250,42 +250,5 @@ pub fn main() -> ExitCode {
             eprintln!("worker: error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn cli_is_well_formed() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn accepts_http_and_https() {
-        let u = parse_coordinator_url("http://127.0.0.1:50051").unwrap();
-        assert!(!u.is_https());
-        let u = parse_coordinator_url("https://farm.example:443/").unwrap();
-        assert!(u.is_https());
-    }
-
-    #[test]
-    fn rejects_other_schemes_and_empty_host() {
-        let err = parse_coordinator_url("127.0.0.1:50051").unwrap_err().to_string();
-        assert!(err.contains("http:// or https://"), "{err}");
-        assert!(parse_coordinator_url("grpc://host:1").is_err());
-        assert!(parse_coordinator_url("http://").is_err());
-    }
-
-    #[test]
-    fn coordinator_is_required() {
-        assert!(Args::try_parse_from(["worker"]).is_err());
-        let args = Args::try_parse_from(["worker", "--coordinator", "http://localhost:1", "--threads", "4"])
-            .unwrap();
-        assert_eq!(args.threads, Some(4));
-        assert!(Args::try_parse_from(["worker", "--coordinator", "ftp://x"]).is_err());
-        assert!(Args::try_parse_from(["worker", "--coordinator", "http://x", "--threads", "0"]).is_err());
     }
 }

@@ -1,7 +1,9 @@
-//! The `worker` binary's refusals (these tests also make `cargo test --workspace` build the
-//! binary that the coordinator's cluster tests start).
+//! The `worker` binary's arguments and refusals (these tests also make `cargo test --workspace`
+//! build the binary that the coordinator's cluster tests start).
 
+use clap::{CommandFactory, Parser};
 use std::process::Command;
+use worker::{parse_coordinator_url, Args};
 
 fn worker(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_worker")).args(args).output().expect("run worker")
@@ -41,4 +43,35 @@ fn an_unreachable_coordinator_ends_the_worker_within_its_connect_timeout() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("nosuchhost.invalid"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn cli_is_well_formed() {
+    Args::command().debug_assert();
+}
+
+#[test]
+fn accepts_http_and_https() {
+    let u = parse_coordinator_url("http://127.0.0.1:50051").unwrap();
+    assert!(!u.is_https());
+    let u = parse_coordinator_url("https://farm.example:443/").unwrap();
+    assert!(u.is_https());
+}
+
+#[test]
+fn rejects_other_schemes_and_empty_host() {
+    let err = parse_coordinator_url("127.0.0.1:50051").unwrap_err().to_string();
+    assert!(err.contains("http:// or https://"), "{err}");
+    assert!(parse_coordinator_url("grpc://host:1").is_err());
+    assert!(parse_coordinator_url("http://").is_err());
+}
+
+#[test]
+fn coordinator_is_required() {
+    assert!(Args::try_parse_from(["worker"]).is_err());
+    let args =
+        Args::try_parse_from(["worker", "--coordinator", "http://localhost:1", "--threads", "4"]).unwrap();
+    assert_eq!(args.threads, Some(4));
+    assert!(Args::try_parse_from(["worker", "--coordinator", "ftp://x"]).is_err());
+    assert!(Args::try_parse_from(["worker", "--coordinator", "http://x", "--threads", "0"]).is_err());
 }

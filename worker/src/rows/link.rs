@@ -61,7 +61,8 @@ impl Links {
         self.end_at(address, bytes, Instant::now());
     }
 
-    fn begin_at(&self, address: &str, now: Instant) {
+    /// [`Links::begin`] at a given instant (the clock as an input, so that rates can be tested).
+    pub fn begin_at(&self, address: &str, now: Instant) {
         if let Ok(mut rates) = self.rates.lock() {
             let r = rates.entry(address.to_string()).or_default();
             if r.in_flight == 0 {
@@ -71,7 +72,8 @@ impl Links {
         }
     }
 
-    fn end_at(&self, address: &str, bytes: u64, now: Instant) {
+    /// [`Links::end`] at a given instant.
+    pub fn end_at(&self, address: &str, bytes: u64, now: Instant) {
         if let Ok(mut rates) = self.rates.lock() {
             let Some(r) = rates.get_mut(address).filter(|r| r.in_flight > 0) else { return };
             r.bytes += bytes;
@@ -102,45 +104,5 @@ impl Links {
                 _ => Codec::Zstd,
             },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn overlapping_sends_count_the_link_once_and_slow_links_get_zstd() {
-        let links = Links::default();
-        let t = Instant::now();
-        let ms = |n: u64| t + Duration::from_millis(n);
-        // Two sends of 8 MiB overlapping for 100 ms in all: 16 MiB in 0.1 s, 168 MB/s.
-        links.begin_at("a", ms(0));
-        links.begin_at("a", ms(50));
-        links.end_at("a", 8 << 20, ms(80));
-        links.end_at("a", 8 << 20, ms(100));
-        let rate = links.rate("a").unwrap();
-        assert!((rate - 167.77e6).abs() < 1e5, "{rate}");
-        assert_eq!(links.codec(Compress::Auto, Some("a")), Codec::Zstd);
-        // An idle gap does not count: another 16 MiB in 20 ms, a second later (280 MB/s: still
-        // slow).
-        links.begin_at("a", ms(1100));
-        links.end_at("a", 16 << 20, ms(1120));
-        assert!((links.rate("a").unwrap() - 279.6e6).abs() < 1e5);
-        assert_eq!(links.codec(Compress::Auto, Some("a")), Codec::Zstd);
-        // A link not measured yet gets zstd, a fast one raw; fixed choices are kept.
-        links.begin_at("b", ms(0));
-        links.end_at("b", 1 << 20, ms(1));
-        assert_eq!(links.rate("b"), None, "1 MiB tells nothing yet");
-        assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Zstd);
-        assert_eq!(links.codec(Compress::Auto, None), Codec::Zstd);
-        links.begin_at("b", ms(200));
-        links.end_at("b", 15 << 20, ms(220));
-        assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Raw, "16 MiB in 21 ms");
-        assert_eq!(links.codec(Compress::Lz4, Some("a")), Codec::Lz4);
-        assert_eq!(links.codec(Compress::None, Some("a")), Codec::Raw);
-        // An end without a begin changes nothing.
-        links.end_at("c", 1 << 30, ms(5));
-        assert_eq!(links.rate("c"), None);
     }
 }
