@@ -1,6 +1,6 @@
 //! Row ownership: the state a worker keeps for the parts of the rows it owns for a whole search,
 //! and the work of a level on them, as functions of exactly the data they read (so a worker and
-//! the in-memory check of `shared/tests/owned.rs` run the same code).
+//! the in-memory check of `shared/tests/suite/owned.rs` run the same code).
 //!
 //! The rows are cut into parts ([`PartCut`]); each part has one owner. An owner keeps, per part,
 //! the *unvisited* entries (every reachable entry at the start), the frontier (the entries of

@@ -2,9 +2,7 @@
 //! several cosets, a bound run's unreached positions, and bad input refused with one line and
 //! no output file.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[test]
 fn cosets_are_solved_and_written_as_json() {

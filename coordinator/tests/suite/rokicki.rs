@@ -2,9 +2,7 @@
 //! nxopt's tables), as a user runs them: both phase-2 layouts, embedded and on workers, an nxopt
 //! build embedded, on workers and killed and resumed, all byte-identical, and what is refused.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[test]
 fn phase2_in_both_layouts_holds_the_same_bytes_and_verifies() {

@@ -9,8 +9,7 @@ use shared::coord::edge_slices;
 use shared::cube::{MoveSet, SplitMix64};
 use shared::space::{for_each_bit, InverseFilter, RowSpace};
 
-mod common;
-use common::{expected, EDGES_HTM, EDGES_QTM};
+use crate::common::{expected, EDGES_HTM, EDGES_QTM};
 
 #[test]
 fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {

@@ -3,9 +3,7 @@
 //! published edges tables (which the row engine also matches), and the quarter-turn parity
 //! rule coset by coset.
 
-mod common;
-
-use common::{expected, EDGES_HTM, EDGES_QTM};
+use crate::common::{expected, EDGES_HTM, EDGES_QTM};
 use shared::bfs::reference::brute_force_distribution;
 use shared::cube::{MoveSet, SymmetryGroup};
 use shared::product::{

@@ -1,9 +1,7 @@
 //! The `coordinator` binary as a user runs it: outputs, and bad input refused with one clear
 //! line, a non-zero exit and no partial file.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[test]
 fn enumerate_corners_writes_the_documented_json() {
