@@ -303,14 +303,14 @@ mod tests {
         }
     }
 
+    /// The largest choices of EO and of EP on every column; in CI the smaller three are
+    /// checked on every column and every choice on random positions (below).
     #[test]
-    fn factored_maps_equal_the_full_tables_eo3ep1() {
-        check_every_column(NxoptKind::parse("EO3EP1").unwrap());
-    }
-
-    #[test]
-    fn factored_maps_equal_the_full_tables_eo1ep3() {
-        check_every_column(NxoptKind::parse("EO1EP3").unwrap());
+    #[ignore = "full tier (scripts/test-full.sh): 12 s of CPU"]
+    fn factored_maps_equal_the_full_tables_eo3ep1_and_eo1ep3() {
+        for name in ["EO3EP1", "EO1EP3"] {
+            check_every_column(NxoptKind::parse(name).unwrap());
+        }
     }
 
     /// Every table whose maps fit a test (all but EP4): random positions, moved and conjugated.
