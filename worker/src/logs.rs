@@ -1,6 +1,6 @@
 //! Log lines of both binaries through `tracing`: to stderr, level from `RUST_LOG` (default
 //! `info`; a level, or `target=level` directives separated by commas; a value that does not
-//! parse is ignored), colours only when stderr is a terminal.
+//! parse gives the default), colours only when stderr is a terminal.
 
 use std::io::IsTerminal;
 use tracing_subscriber::filter::{LevelFilter, Targets};

@@ -241,16 +241,18 @@ mod tests {
     use crate::coord::RawCoord;
     use crate::cube::{random_cube, SplitMix64};
 
-    /// The factored maps of `kind`, made once for all the tests here.
+    /// The factored maps of `kind`, made once for all the tests here (a test asking for a kind
+    /// another is making waits for it rather than making it again).
     fn columns_of(kind: NxoptKind) -> &'static NxoptColumns {
         type Made = Vec<(NxoptKind, &'static NxoptColumns)>;
         static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
-        let found = MADE.lock().unwrap().iter().find(|(k, _)| *k == kind).map(|&(_, c)| c);
-        found.unwrap_or_else(|| {
-            let made: &'static NxoptColumns = Box::leak(Box::new(NxoptColumns::new(kind)));
-            MADE.lock().unwrap().push((kind, made));
-            made
-        })
+        let mut made = MADE.lock().unwrap();
+        if let Some(&(_, columns)) = made.iter().find(|(k, _)| *k == kind) {
+            return columns;
+        }
+        let columns: &'static NxoptColumns = Box::leak(Box::new(NxoptColumns::new(kind)));
+        made.push((kind, columns));
+        columns
     }
 
     /// The full tables over positions (the reference the factored maps replace).
