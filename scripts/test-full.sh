@@ -4,8 +4,9 @@
 # 5 minutes and 8.7 GiB each on 2 cores; cosets of H against Rokicki's published distributions
 # and a bound run against hcoset's counts and unreached position, 4.6 GiB; H on four worker
 # processes under an operator's faults, coordinator/tests/faults.rs, about 5 minutes; the
-# multi-process runs the simulators cover; h48h1 with its rows written by its workers; nxopt's
-# largest factored maps on every column), one at a time so their memory does not add up.
+# multi-process runs the simulators cover; h48h0 on two workers and h48h1 with its rows written
+# by its workers; nxopt's largest factored maps on every column), one at a time so their memory
+# does not add up.
 # Run it before recording benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
