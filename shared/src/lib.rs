@@ -19,6 +19,7 @@
 //!   formats, and the one way files are committed under their final name.
 //! - [`wire`]: what tasks send and receive, over [`shard`].
 //! - [`units`]: byte sizes as users write and read them.
+//! - [`ones`]: counting set bits by the processor's fastest instructions, chosen at run time.
 
 pub mod bfs;
 pub mod checksum;
@@ -29,6 +30,7 @@ pub mod cube;
 pub mod h48;
 pub mod job;
 pub mod nxopt;
+pub mod ones;
 pub mod phase2;
 pub mod product;
 pub mod report;

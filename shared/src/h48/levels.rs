@@ -67,7 +67,7 @@ impl ColumnSet {
 
     /// The set bits of a dense row of `universe` bits.
     pub fn from_bitmap(bits: &[u64], universe: u32) -> Self {
-        let n: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        let n = crate::ones::ones(bits);
         if n == 0 {
             return Self::empty(universe);
         }

@@ -118,7 +118,7 @@ pub trait RowIndex: Sync {
     /// Counts a row's set bits: positions weigh each entry by the row's class size; classes
     /// are canonical columns; self-inverse classes are filtered, then located and compared.
     fn count_row(&self, row: u32, bits: &[u64]) -> RowCounts {
-        let entries: u64 = bits.iter().map(|w| w.count_ones() as u64).sum();
+        let entries = crate::ones::ones(bits);
         let mut counts =
             RowCounts { entries, positions: entries * self.row_weight(row), ..Default::default() };
         let maps = self.stabilizer(row);
@@ -193,7 +193,7 @@ pub fn count_positions<I: RowIndex>(space: &I, rows: Range<u32>, bits: &[u64]) -
     let words = (space.column_count() as usize).div_ceil(64);
     rows.zip(bits.chunks(words))
         .map(|(r, row)| {
-            let entries: u64 = row.iter().map(|w| w.count_ones() as u64).sum();
+            let entries = crate::ones::ones(row);
             RowCounts { entries, positions: entries * space.row_weight(r), ..Default::default() }
         })
         .fold(RowCounts::default(), |a, b| a + b)

@@ -30,7 +30,7 @@ const MAX_BYTES: usize = MAX_WORDS * 8;
 
 /// ORs into `out` the image under `map` of every set bit of `row`.
 pub fn or_images(map: &Contributions, row: &[u64], out: &mut [u64]) {
-    let entries: u32 = row.iter().map(|w| w.count_ones()).sum();
+    let entries = crate::ones::ones(row) as u32;
     if entries < DENSE_ENTRIES || !or_images_by_groups(map, row, out) {
         map.for_each_image(row, |c| set_bit(out, c));
     }
