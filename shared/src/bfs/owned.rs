@@ -64,12 +64,29 @@ impl PartFrontier {
 
     /// Its entries.
     pub fn entries(&self) -> u64 {
-        self.bits.iter().map(|w| w.count_ones() as u64).sum()
+        crate::ones::ones(&self.bits)
     }
 
     /// Whether it has no entry.
     pub fn is_empty(&self) -> bool {
         self.occupied.iter().all(|&b| b == 0)
+    }
+
+    /// The indices (in the part) of the rows that have entries.
+    fn occupied_rows(&self) -> impl Iterator<Item = usize> + '_ {
+        self.occupied.iter().enumerate().flat_map(|(k, &b)| {
+            std::iter::successors((b != 0).then_some(b), |b| Some(b & (b - 1)).filter(|&b| b != 0))
+                .map(move |b| k * 64 + b.trailing_zeros() as usize)
+        })
+    }
+
+    /// Its array, zeroed: only the rows that have entries are written.
+    pub fn into_cleared(mut self) -> Vec<u64> {
+        let words = self.words;
+        for i in self.occupied_rows().collect::<Vec<_>>() {
+            self.bits[i * words..][..words].fill(0);
+        }
+        self.bits
     }
 }
 
@@ -162,16 +179,22 @@ impl OwnedPart {
     /// Makes `next` the frontier: its entries leave the unvisited set, and `next` is cleared for
     /// the level after (in the old frontier's memory when nothing else holds it).
     pub fn commit(&mut self) {
-        self.unvisited.iter_mut().zip(&self.next).for_each(|(u, n)| *u &= !n);
         let n = self.next.len();
         let bits = std::mem::take(&mut self.next);
-        let frontier = Arc::new(PartFrontier::new(self.part, self.rows.clone(), self.words, bits));
-        let old = std::mem::replace(&mut self.frontier, frontier);
+        let frontier = PartFrontier::new(self.part, self.rows.clone(), self.words, bits);
+        // Rows without new entries leave the unvisited set as it is, and the old frontier's
+        // array is cleared where it has entries: a sparse level costs its rows, not the part.
+        let words = self.words;
+        for i in frontier.occupied_rows() {
+            let at = i * words;
+            let new = &frontier.bits[at..at + words];
+            self.unvisited[at..at + words].iter_mut().zip(new).for_each(|(u, n)| *u &= !n);
+        }
+        let old = std::mem::replace(&mut self.frontier, Arc::new(frontier));
         self.next = match Arc::try_unwrap(old) {
-            Ok(old) => old.bits,
+            Ok(old) => old.into_cleared(),
             Err(_) => vec![0; n],
         };
-        self.discard();
     }
 
     /// Forgets the level being made.
@@ -181,7 +204,7 @@ impl OwnedPart {
 
     /// Unvisited entries.
     pub fn unvisited_entries(&self) -> u64 {
-        self.unvisited.iter().map(|w| w.count_ones() as u64).sum()
+        crate::ones::ones(&self.unvisited)
     }
 }
 

@@ -123,6 +123,42 @@ fn assemble(key: ShardKey, codec: Codec, raw_len: u64, frames: &[&[u8]]) -> Vec<
     out
 }
 
+/// A raw shard of words as two pieces, its header and its words: written one after the other
+/// they are the bytes of [`encode_word_parts_with`] (raw) of those words, and a writer that
+/// takes pieces (a file, a socket) writes them without first copying the words behind a header.
+pub struct RawShard {
+    header: Vec<u8>,
+    words: Vec<u64>,
+}
+
+impl RawShard {
+    pub fn new(key: ShardKey, words: Vec<u64>) -> Self {
+        let mut crc = crate::checksum::Crc32::default();
+        crc.update(as_bytes(&words));
+        let len = words.len() as u64 * 8;
+        let header = Header {
+            magic: MAGIC,
+            version: SHARD_VERSION,
+            key,
+            codec: Codec::Raw.code(),
+            raw_len: len,
+            payload_len: len,
+            payload_crc: crc.finish(),
+        };
+        RawShard { header: encode_header(&header), words }
+    }
+
+    /// The shard's bytes in order: the header, then the words.
+    pub fn pieces(&self) -> [&[u8]; 2] {
+        [&self.header, as_bytes(&self.words)]
+    }
+
+    /// The shard's bytes in one buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.pieces().concat()
+    }
+}
+
 /// [`encode`] of 64-bit words as little-endian bytes, without copying them first.
 pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
     encode(key, as_bytes(words))
@@ -141,7 +177,7 @@ impl<'a> WordPart<'a> {
 
     /// Set bits among the part's words.
     pub fn count_ones(&self) -> u64 {
-        self.words.iter().map(|w| w.count_ones() as u64).sum()
+        crate::ones::ones(self.words)
     }
 }
 

@@ -126,3 +126,16 @@ fn every_single_bit_flip_is_rejected() {
     assert!(matches!(decode(&shard[..shard.len() - 1]), Err(ShardError::PayloadLength { .. })));
     assert!(matches!(decode(&shard[..10]), Err(ShardError::Truncated { .. })));
 }
+
+#[test]
+fn a_raw_shard_in_pieces_is_the_raw_encoding_and_reads_back() {
+    let key = KEY;
+    for n in [0usize, 1, 5, 1000] {
+        let words: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let shard = RawShard::new(key, words.clone());
+        let expected = encode_word_parts_with(key, Codec::Raw, &[WordPart::plain(&words)]);
+        assert_eq!(shard.pieces().concat(), expected);
+        assert_eq!(shard.to_bytes(), expected);
+        assert_eq!(decode_words_for(&shard.to_bytes(), key, n), Ok(words));
+    }
+}

@@ -10,7 +10,7 @@
 //! cost of a message follows its entries or its rows, never the whole part, and reading one is
 //! a walk over its words that ORs them straight into the part (no decoded copy).
 
-use crate::shard::{self, Codec, ShardKey, WordPart};
+use crate::shard::{self, Codec, RawShard, ShardKey, WordPart};
 use crate::wire::Malformed;
 
 /// A part's row set as a message carries it: the payload is
@@ -70,6 +70,12 @@ impl SparseRows {
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
+    /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
+    /// level is kept on disk, written without copying the rows once more.
+    pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize) -> RawShard {
+        RawShard::new(key, Self::payload(full, words_per_row, &|_| true))
+    }
+
     /// The payload of the rows of `full` that `keep` accepts, in one allocation of its exact
     /// size (the rows are counted first: a growing buffer would copy and fault in its pages
     /// several times over).
@@ -82,7 +88,7 @@ impl SparseRows {
         let counts: Vec<u32> = full
             .chunks(w)
             .enumerate()
-            .map(|(i, row)| if keep(i) { row.iter().map(|x| x.count_ones()).sum() } else { 0 })
+            .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
             .collect();
         let body: usize = counts
             .iter()
@@ -183,7 +189,7 @@ impl SparseRows {
                     let words = body
                         .get(at..at + words_per_row)
                         .ok_or_else(|| malformed!("row {row} is cut short"))?;
-                    entries += words.iter().map(|w| w.count_ones() as u64).sum::<u64>();
+                    entries += crate::ones::ones(words);
                     at += words_per_row;
                 } else {
                     let n = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;

@@ -41,6 +41,14 @@ struct Held {
     start: RowCounts,
 }
 
+impl Held {
+    /// Whether `next` is known to be zero: no level is being made or awaits its commit (a
+    /// commit, a fresh part and a restored one leave it zeroed).
+    fn clean(&self) -> bool {
+        self.making.is_none() && self.made.is_none()
+    }
+}
+
 type Slot = Arc<Mutex<Held>>;
 
 /// The rows of `rows` (`words` each) that `chosen` marks.
@@ -314,7 +322,7 @@ impl<X: PartIndex> Parts<X> {
         let part = self.restore(k, depth, |d| Ok(levels[d as usize].to_vec()))?;
         for (d, bytes) in levels.iter().enumerate() {
             self.store
-                .put(k, d as u32, bytes)
+                .put(k, d as u32, &[bytes])
                 .map_err(|e| format!("cannot keep level {d} of part {k}: {e}"))?;
         }
         Ok(part)
@@ -355,7 +363,9 @@ impl<X: PartIndex> Parts<X> {
         for &k in targets {
             let Some(slot) = self.slot(k) else { continue };
             let mut h = lock(&slot);
-            h.part.discard();
+            if !h.clean() {
+                h.part.discard();
+            }
             h.making = Some((depth, epoch));
             h.made = None;
             h.start = RowCounts::default();
@@ -366,8 +376,11 @@ impl<X: PartIndex> Parts<X> {
             for &k in others {
                 let Some(slot) = self.slot(k) else { continue };
                 let mut h = lock(&slot);
+                let clean = h.clean();
                 let mut bits = std::mem::take(&mut h.part.next);
-                bits.iter_mut().for_each(|w| *w = 0);
+                if !clean {
+                    bits.iter_mut().for_each(|w| *w = 0);
+                }
                 let read = self.store.get(k, depth - 1).map_err(|e| e.to_string());
                 if let Err(why) = read.and_then(|bytes| self.read_level(k, depth - 1, &bytes, &mut bits)) {
                     h.part.next = bits;
@@ -396,7 +409,7 @@ impl<X: PartIndex> Parts<X> {
                     .into_iter()
                     .map(|(k, tag, f)| {
                         let len = f.bits.len();
-                        (k, tag, Arc::try_unwrap(f).ok().map(|f| f.bits), len)
+                        (k, tag, Arc::try_unwrap(f).ok().map(PartFrontier::into_cleared), len)
                     })
                     .collect()
             }
@@ -407,7 +420,6 @@ impl<X: PartIndex> Parts<X> {
             let mut h = lock(&slot);
             if h.tag == tag && h.part.next.is_empty() {
                 h.part.next = bits.unwrap_or_else(|| vec![0; len]);
-                h.part.discard();
             }
         }
     }
@@ -539,13 +551,13 @@ impl<X: PartIndex> Parts<X> {
             h.made = Some(depth);
             // Kept as the rows are (a sparse level is small already; compressing every level
             // of every part cost 6 % of a worker's CPU with LZ4, more with zstd).
-            (counts, SparseRows::encode_rows(key, &h.part.next, words, &|_| true, Codec::Raw))
+            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words))
         })?;
-        let (counts, bytes) = made;
-        if let Err(e) = self.store.put(k, depth, &bytes) {
+        let (counts, level) = made;
+        if let Err(e) = self.store.put(k, depth, &level.pieces()) {
             return Some(Done::Failed { why: format!("cannot keep level {depth} of part {k}: {e}") });
         }
-        let upload = upload.then_some(bytes);
+        let upload = upload.then(|| level.to_bytes());
         Some(Done::Finished { part: k, depth, epoch, counts, upload })
     }
 }

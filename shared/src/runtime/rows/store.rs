@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 
 /// The levels an owner keeps.
 pub trait LevelStore: Send + Sync {
-    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()>;
+    /// Keeps level `depth` of `part`: the concatenation of `pieces`.
+    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()>;
     fn get(&self, part: u32, depth: u32) -> io::Result<Vec<u8>>;
     /// Per part with level 0 kept: how many levels `0 .. d` are kept without a gap.
     fn list(&self) -> io::Result<Vec<(u32, u32)>>;
@@ -58,11 +59,14 @@ impl DiskStore {
 }
 
 impl LevelStore for DiskStore {
-    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()> {
+    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()> {
+        use std::io::Write;
         let path = self.path(part, depth);
         std::fs::create_dir_all(path.parent().expect("a part directory"))?;
         let temp = path.with_extension("tmp");
-        std::fs::write(&temp, bytes)?;
+        let mut file = std::fs::File::create(&temp)?;
+        pieces.iter().try_for_each(|p| file.write_all(p))?;
+        drop(file);
         std::fs::rename(&temp, &path)
     }
 
@@ -122,8 +126,8 @@ impl MemoryStore {
 }
 
 impl LevelStore for MemoryStore {
-    fn put(&self, part: u32, depth: u32, bytes: &[u8]) -> io::Result<()> {
-        self.map().insert((part, depth), bytes.to_vec());
+    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()> {
+        self.map().insert((part, depth), pieces.concat());
         Ok(())
     }
 
@@ -150,9 +154,9 @@ mod tests {
         assert_eq!(runs([(3, 0), (3, 1), (3, 3), (4, 1), (5, 0)]), [(3, 2), (5, 1)]);
         let dir = std::env::temp_dir().join(format!("cubefarm-store-{}", std::process::id()));
         let store = DiskStore::open(&dir, 7).unwrap();
-        store.put(2, 0, b"a").unwrap();
-        store.put(2, 1, b"b").unwrap();
-        store.put(9, 1, b"c").unwrap();
+        store.put(2, 0, &[b"a"]).unwrap();
+        store.put(2, 1, &[b"b", b""]).unwrap();
+        store.put(9, 1, &[b"c"]).unwrap();
         assert_eq!(store.list().unwrap(), [(2, 2)]);
         assert_eq!(store.get(2, 1).unwrap(), b"b");
         assert!(store.get(2, 5).is_err());
