@@ -93,6 +93,7 @@ pub fn search<I: RowIndex>(
         upload: run.level_bits,
         min_workers: run.min_workers,
         layout_until: SearchSettings::layout_until(space.entry_count()),
+        part_weights: shared::runtime::rows::part_weights(space, cut),
     };
     let job_id = job.id;
     let core = match saved {
@@ -372,6 +373,7 @@ mod tests {
             upload: false,
             min_workers,
             layout_until: 0,
+            part_weights: vec![1; 2],
         }
     }
 

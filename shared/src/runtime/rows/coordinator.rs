@@ -112,6 +112,18 @@ pub struct SearchSettings {
     /// layout of workers started together (`assign::Join::Layout`), later ones only the parts
     /// they take; [`SearchSettings::layout_until`] is the shells' rule.
     pub layout_until: u64,
+    /// Each part's expected work, relative to the others ([`part_weights`]): the first
+    /// assignment cuts the runs of parts by it.
+    pub part_weights: Vec<u64>,
+}
+
+/// The expected work of each part of `cut` in a search of `index`: per row, the order of its
+/// stabilizer. A row whose positions have symmetries is closed under each of them whenever it
+/// gains entries, and each of its entries is compared with its images when counted; measured
+/// on `h` with two workers, a row with a stabilizer of order s costs about s rows without one
+/// (docs/distribution.md, "Parts cut by work").
+pub fn part_weights<I: crate::space::RowIndex>(index: &I, cut: crate::bfs::owned::PartCut) -> Vec<u64> {
+    (0..cut.parts()).map(|k| cut.range(k).map(|r| 1 + index.stabilizer(r).len() as u64).sum()).collect()
 }
 
 impl SearchSettings {
@@ -142,6 +154,7 @@ pub struct RowsCoordinator {
 impl RowsCoordinator {
     pub fn new(job: JobInfo, settings: SearchSettings) -> Self {
         let parts = job.parts() as usize;
+        assert_eq!(settings.part_weights.len(), parts, "a weight for every part");
         RowsCoordinator {
             job,
             settings,
@@ -375,7 +388,9 @@ impl RowsCoordinator {
             } else {
                 assign::Join::Fewest
             };
-            if let Some(owner) = assign::rebalance(&self.plan.owner, &self.candidates(), join) {
+            if let Some(owner) =
+                assign::rebalance(&self.plan.owner, &self.candidates(), join, &self.settings.part_weights)
+            {
                 let moved = owner.iter().zip(&self.plan.owner).filter(|(a, b)| a != b).count();
                 tracing::info!("{moved} parts move to workers that joined");
                 self.plan.owner = owner;
@@ -393,7 +408,7 @@ impl RowsCoordinator {
         if workers.len() < self.settings.min_workers.max(1) {
             return false;
         }
-        let Some(owner) = assign::first(&workers, self.job.parts() as usize) else { return false };
+        let Some(owner) = assign::first(&workers, &self.settings.part_weights) else { return false };
         let owners = {
             let mut o = owner.clone();
             o.sort_unstable();

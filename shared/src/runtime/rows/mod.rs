@@ -28,7 +28,7 @@ mod worker;
 
 pub use assign::capacity;
 pub use coordinator::{
-    CoordinatorAction, CoordinatorEvent, KeptLevel, RowsCoordinator, SearchSettings, Snapshot,
+    part_weights, CoordinatorAction, CoordinatorEvent, KeptLevel, RowsCoordinator, SearchSettings, Snapshot,
 };
 pub use parts::{LinkCodec, Parts, LEVEL};
 pub use store::{DiskStore, LevelStore, MemoryStore};

@@ -204,6 +204,8 @@ impl World {
             upload: rng.below(3) == 0,
             min_workers: 1,
             layout_until: 0,
+            // Parts of unequal work, from the job's id (no draw, so the seed's other draws stay).
+            part_weights: (0..parts).map(|k| 1 + job.id.rotate_left(k as u32 * 5) % 7).collect(),
         };
         // Workers that join get the whole layout in some runs, up to a random depth.
         if rng.below(2) == 0 {
