@@ -383,6 +383,7 @@ impl<X: PartIndex> Parts<X> {
                 }
                 let read = self.store.get(k, depth - 1).map_err(|e| e.to_string());
                 if let Err(why) = read.and_then(|bytes| self.read_level(k, depth - 1, &bytes, &mut bits)) {
+                    bits.iter_mut().for_each(|w| *w = 0); // left clean, whatever was read
                     h.part.next = bits;
                     return Done::Failed {
                         why: format!("reading a kept level to make level {depth} again: {why}"),
