@@ -22,7 +22,7 @@
 //! engine's for any number of workers.
 
 use super::task::{row_bits, tail_mask, Counting, RowBits};
-use crate::coord::ColumnMapper;
+use crate::coord::{for_each_bit, ColumnMapper};
 use crate::cube::Move;
 use crate::space::{test_bit, RowCounts, RowIndex};
 use std::ops::Range;
@@ -72,20 +72,10 @@ impl PartFrontier {
         self.occupied.iter().all(|&b| b == 0)
     }
 
-    /// The indices (in the part) of the rows that have entries.
-    fn occupied_rows(&self) -> impl Iterator<Item = usize> + '_ {
-        self.occupied.iter().enumerate().flat_map(|(k, &b)| {
-            std::iter::successors((b != 0).then_some(b), |b| Some(b & (b - 1)).filter(|&b| b != 0))
-                .map(move |b| k * 64 + b.trailing_zeros() as usize)
-        })
-    }
-
     /// Its array, zeroed: only the rows that have entries are written.
     pub fn into_cleared(mut self) -> Vec<u64> {
-        let words = self.words;
-        for i in self.occupied_rows().collect::<Vec<_>>() {
-            self.bits[i * words..][..words].fill(0);
-        }
+        let (words, bits) = (self.words, &mut self.bits);
+        for_each_bit(&self.occupied, |i| bits[i as usize * words..][..words].fill(0));
         self.bits
     }
 }
@@ -184,12 +174,12 @@ impl OwnedPart {
         let frontier = PartFrontier::new(self.part, self.rows.clone(), self.words, bits);
         // Rows without new entries leave the unvisited set as it is, and the old frontier's
         // array is cleared where it has entries: a sparse level costs its rows, not the part.
-        let words = self.words;
-        for i in frontier.occupied_rows() {
-            let at = i * words;
+        let (words, unvisited) = (self.words, &mut self.unvisited);
+        for_each_bit(&frontier.occupied, |i| {
+            let at = i as usize * words;
             let new = &frontier.bits[at..at + words];
-            self.unvisited[at..at + words].iter_mut().zip(new).for_each(|(u, n)| *u &= !n);
-        }
+            unvisited[at..at + words].iter_mut().zip(new).for_each(|(u, n)| *u &= !n);
+        });
         let old = std::mem::replace(&mut self.frontier, Arc::new(frontier));
         self.next = match Arc::try_unwrap(old) {
             Ok(old) => old.into_cleared(),
