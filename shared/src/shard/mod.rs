@@ -105,9 +105,18 @@ pub fn encode(key: ShardKey, payload: &[u8]) -> Vec<u8> {
 /// A shard for `key`: the header, then `frames` (the payload of `raw_len` bytes packed by
 /// `codec`) copied once, after it.
 fn assemble(key: ShardKey, codec: Codec, raw_len: u64, frames: &[&[u8]]) -> Vec<u8> {
+    let head = header_of(key, codec, raw_len, frames);
+    let mut out = Vec::with_capacity(head.len() + frames.iter().map(|f| f.len()).sum::<usize>());
+    out.extend_from_slice(&head);
+    frames.iter().for_each(|f| out.extend_from_slice(f));
+    out
+}
+
+/// The encoded header of a shard for `key` whose payload is `frames` (`raw_len` bytes unpacked).
+fn header_of(key: ShardKey, codec: Codec, raw_len: u64, frames: &[&[u8]]) -> Vec<u8> {
     let mut crc = crate::checksum::Crc32::default();
     frames.iter().for_each(|f| crc.update(f));
-    let header = Header {
+    encode_header(&Header {
         magic: MAGIC,
         version: SHARD_VERSION,
         key,
@@ -115,12 +124,7 @@ fn assemble(key: ShardKey, codec: Codec, raw_len: u64, frames: &[&[u8]]) -> Vec<
         raw_len,
         payload_len: frames.iter().map(|f| f.len() as u64).sum(),
         payload_crc: crc.finish(),
-    };
-    let head = encode_header(&header);
-    let mut out = Vec::with_capacity(head.len() + header.payload_len as usize);
-    out.extend_from_slice(&head);
-    frames.iter().for_each(|f| out.extend_from_slice(f));
-    out
+    })
 }
 
 /// A raw shard of words as two pieces, its header and its words: written one after the other
@@ -133,19 +137,8 @@ pub struct RawShard {
 
 impl RawShard {
     pub fn new(key: ShardKey, words: Vec<u64>) -> Self {
-        let mut crc = crate::checksum::Crc32::default();
-        crc.update(as_bytes(&words));
-        let len = words.len() as u64 * 8;
-        let header = Header {
-            magic: MAGIC,
-            version: SHARD_VERSION,
-            key,
-            codec: Codec::Raw.code(),
-            raw_len: len,
-            payload_len: len,
-            payload_crc: crc.finish(),
-        };
-        RawShard { header: encode_header(&header), words }
+        let header = header_of(key, Codec::Raw, words.len() as u64 * 8, &[as_bytes(&words)]);
+        RawShard { header, words }
     }
 
     /// The shard's bytes in order: the header, then the words.
