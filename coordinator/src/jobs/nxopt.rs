@@ -3,7 +3,7 @@
 
 use crate::config::NxoptBuild;
 use crate::driver::{search_levels, SearchSettings};
-use crate::output::{peak_rss_bytes, OutputFile};
+use crate::output::{peak_rss_bytes, OutputFile, Placement};
 use crate::resources;
 use anyhow::{ensure, Context, Result};
 use shared::bfs::state_bytes;
@@ -19,15 +19,28 @@ use std::path::Path;
 use std::time::Instant;
 
 /// Memory a build maps: the search's three bit arrays (unless they live in a state directory)
-/// and the edge coordinate's factored maps; the table itself is a file mapping the kernel can
-/// write back.
+/// and the edge coordinate's factored maps; the table comes on top where it is kept in memory
+/// (see [`placement`]).
 pub fn memory_needed(kind: NxoptKind, state_dir: bool) -> u64 {
     let bits = if state_dir { 0 } else { state_bytes(ROWS as u64, kind.columns() as u64) };
     bits + NxoptColumns::planned_bytes(kind)
 }
 
-/// Builds table `kind` from a row BFS to depth base + 2, writing each level into the mapped
-/// output file as it finishes.
+/// Where the table fills: in memory when it fits beside the search (every level from the
+/// seventh on writes nearly every page of it, which a file mapping would have written back
+/// each time), in a file mapping when it does not (the kernel writes it back as it needs the
+/// memory), and in a resumable file with a state directory (a killed build finds its levels).
+fn placement(kind: NxoptKind, state_dir: bool, mem_limit: Option<u64>) -> Placement {
+    let with_table = memory_needed(kind, state_dir) + kind.table_bytes();
+    match state_dir {
+        true => Placement::Resumable,
+        false if resources::check_memory(with_table, mem_limit, "").is_ok() => Placement::Memory,
+        false => Placement::Mapped,
+    }
+}
+
+/// Builds table `kind` from a row BFS to depth base + 2, writing each level into the table as
+/// it finishes.
 pub fn build(job: &NxoptBuild) -> Result<()> {
     let kind = job.kind;
     let file_bytes = HEADER_BYTES as u64 + kind.table_bytes();
@@ -46,9 +59,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
     let job_spec = RowJob { space: Space::Nxopt(kind), moves: MoveSet::Htm };
     let index = job_spec.build_index(RowOrder::Representative);
     tracing::info!("index of {} built in {:.1} s", kind.name(), start.elapsed().as_secs_f64());
-    // With a state directory the table is kept under a fixed temporary name beside the output,
-    // so a killed build reopens it and the journal's levels are still in it.
-    let mut file = out.map(file_bytes, job.state_dir.is_some())?;
+    let mut file = out.map(file_bytes, placement(kind, job.state_dir.is_some(), job.mem_limit))?;
     file[..HEADER_BYTES].copy_from_slice(&nxopt::header(kind));
     let mut writer = LevelWriter::new(kind, &mut file[HEADER_BYTES..]);
     let settings = SearchSettings {
