@@ -61,7 +61,12 @@ impl OutputFile {
             placement == Placement::Resumable && fs::metadata(&out.temp).is_ok_and(|m| m.len() == len);
         let result = (|| -> std::io::Result<memmap2::MmapMut> {
             if placement == Placement::Memory {
-                return memmap2::MmapMut::map_anon(len as usize);
+                let map = memmap2::MmapMut::map_anon(len as usize)?;
+                // Huge pages where the kernel gives them: every page of a table is written,
+                // and 4 KiB pages cost a fault each (1.9 million for EO2EP2's table).
+                #[cfg(target_os = "linux")]
+                let _ = map.advise(memmap2::Advice::HugePage);
+                return Ok(map);
             }
             let f = fs::OpenOptions::new()
                 .read(true)
