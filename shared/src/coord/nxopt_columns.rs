@@ -126,9 +126,9 @@ impl ColumnMapper for NxoptMap<'_> {
 
     /// Block by block (512 fields, eight words): X and the flips are fixed within a block, so
     /// each entry costs one load from the block's row of `base` (and one from its row of
-    /// `linear` where the linear part depends on the field). With AVX-512's byte compress a
-    /// block's fields are listed without a branch per word and then mapped in one loop (see
-    /// [`listing`]); otherwise bit by bit.
+    /// `linear` where the linear part depends on the field). With AVX-512's byte compress the
+    /// fields of a block of 8 or more set bits are listed without a branch per word and then
+    /// mapped in one loop (see [`listing`]); other blocks and processors go bit by bit.
     #[inline]
     fn for_each_image(&self, row: &[u64], f: impl FnMut(u32)) {
         match listing::Path::best() {
