@@ -131,12 +131,12 @@ impl ColumnMapper for NxoptMap<'_> {
     /// mapped in one loop (see [`listing`]); other blocks and processors go bit by bit.
     #[inline]
     fn for_each_image(&self, row: &[u64], f: impl FnMut(u32)) {
-        match listing::Path::best() {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `best` gives only what the processor has.
-            listing::Path::Avx512 => unsafe { listing::images_avx512(self, row, f) },
-            _ => self.images_by_bit(row, f),
+        #[cfg(target_arch = "x86_64")]
+        if listing::available() {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { listing::images_avx512(self, row, f) };
         }
+        self.images_by_bit(row, f)
     }
 }
 
@@ -201,28 +201,16 @@ fn images(block: &[u64], f: &mut impl FnMut(u32), image: impl Fn(usize) -> u32) 
 mod listing {
     use super::{Flips, NxoptMap, BLOCK, FIELD_BITS};
 
-    #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-    pub enum Path {
-        Avx512,
-        ByBit,
-    }
-
-    impl Path {
-        pub fn best() -> Path {
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::is_x86_feature_detected as has;
-                if has!("avx512f")
-                    && has!("avx512bw")
-                    && has!("avx512vbmi2")
-                    && has!("avx512vpopcntdq")
-                    && has!("popcnt")
-                {
-                    return Path::Avx512;
-                }
-            }
-            Path::ByBit
-        }
+    /// Whether this processor has what [`images_avx512`] needs (the standard library keeps what
+    /// the processor reported, so asking costs a few loads).
+    #[cfg(target_arch = "x86_64")]
+    pub fn available() -> bool {
+        use std::arch::is_x86_feature_detected as has;
+        has!("avx512f")
+            && has!("avx512bw")
+            && has!("avx512vbmi2")
+            && has!("avx512vpopcntdq")
+            && has!("popcnt")
     }
 
     /// Blocks with fewer set bits go bit by bit: listing costs eight compresses a block, more
@@ -487,7 +475,7 @@ mod tests {
                 map.images_by_bit(&words, |c| by_bit.push(c));
                 assert_eq!(by_bit, expected, "{name} by bit");
                 #[cfg(target_arch = "x86_64")]
-                if listing::Path::best() == listing::Path::Avx512 {
+                if listing::available() {
                     let mut listed = Vec::new();
                     // SAFETY: the processor has the path's features (checked just above).
                     unsafe { listing::images_avx512(&map, &words, |c| listed.push(c)) };
