@@ -3,9 +3,10 @@
 //! base, then 9930 rows of 2-bit fields, 16-byte groups whose first byte's low nibble holds the
 //! group's minimum distance.
 //!
-//! The distances come from the row BFS of [`crate::space::nxopt_space`], whose rows and columns
-//! are the table's, run to depth base + 2: a level's bits are written as the table's values as
-//! the level finishes ([`LevelWriter`]), so the table needs no per-entry depth array.
+//! The distances come from the row BFS of [`crate::space::nxopt_space`], whose rows are the
+//! table's and whose columns are the table's with the flips innermost, run to depth base + 2: a
+//! level's bits are written as the table's values as the level finishes ([`LevelWriter`],
+//! transposing them back to the table's order), so the table needs no per-entry depth array.
 
 use crate::coord::nxopt::{corner_coord, edge_coord, mid_of, NxoptKind, BLOCK, GROUP, ROWS};
 use crate::report::Findings;
@@ -80,13 +81,11 @@ impl<'a> LevelWriter<'a> {
         let kind = self.kind;
         let words = (kind.columns() as usize).div_ceil(64);
         let value = value_of(kind, depth) as u128;
-        // One 64-bit word of level bits is one 64-field group: 16 bytes of the table.
+        // One 64-field word of level bits in the table's order is one group: 16 bytes.
         self.table.par_chunks_mut(kind.row_bytes() as usize).zip(bits.par_chunks(words)).for_each(
             |(row, bits)| {
-                for (group, &word) in row.chunks_exact_mut(16).zip(bits) {
-                    if word == 0 {
-                        continue;
-                    }
+                table_words(kind, bits, |w, word| {
+                    let group = &mut row[w * 16..][..16];
                     let mut g = u128::from_le_bytes(group.try_into().expect("16 bytes"));
                     let fields = spread(word);
                     g = (g & !(fields * 3)) | (fields * value);
@@ -94,9 +93,63 @@ impl<'a> LevelWriter<'a> {
                         g = g & !15 | depth as u128;
                     }
                     group.copy_from_slice(&g.to_le_bytes());
-                }
+                })
             },
         );
+    }
+}
+
+/// Calls `f(w, word)` for every word `w` of a row's bits in the table's order (64 fields of one
+/// (X, eo)) that holds a set bit, from the row's bits in the search's order (the E2 flips of
+/// each (X, field) innermost): per X, tiles of 64 fields x 64 flips (16 for EO1) transposed.
+fn table_words(kind: NxoptKind, bits: &[u64], mut f: impl FnMut(usize, u64)) {
+    let e2 = kind.e2() as usize;
+    let fields = BLOCK as usize;
+    let mut tile = [0u64; 64];
+    for x in 0..kind.permutations() as usize {
+        for first in (0..fields).step_by(64) {
+            // Flips 64c..64c + 64 of fields first..first + 64 (all 16 flips for EO1).
+            for c in 0..e2.div_ceil(64) {
+                let mut any = 0;
+                for (i, t) in tile.iter_mut().enumerate() {
+                    let group = x * fields + first + i;
+                    *t = match e2 {
+                        16 => bits[group / 4] >> (group % 4 * 16) & 0xffff,
+                        _ => bits[group * e2 / 64 + c],
+                    };
+                    any |= *t;
+                }
+                if any == 0 {
+                    continue;
+                }
+                transpose(&mut tile);
+                for (e, &word) in tile.iter().enumerate().take(e2.min(64)) {
+                    if word != 0 {
+                        f(((x * e2 + c * 64 + e) * fields + first) / 64, word);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Transposes a 64 x 64 bit matrix: bit j of word i goes to bit i of word j.
+fn transpose(m: &mut [u64; 64]) {
+    let mut width = 32;
+    let mut mask: u64 = 0x0000_0000_ffff_ffff;
+    while width != 0 {
+        // Swap the upper-right and lower-left blocks of every 2w x 2w block.
+        let mut i = 0;
+        while i < 64 {
+            for k in i..i + width {
+                let t = ((m[k] >> width) ^ m[k + width]) & mask;
+                m[k] ^= t << width;
+                m[k + width] ^= t;
+            }
+            i += 2 * width;
+        }
+        width /= 2;
+        mask ^= mask << width;
     }
 }
 
@@ -401,5 +454,43 @@ mod tests {
             assert_eq!(spread(1 << k), 1u128 << (2 * k));
         }
         assert_eq!(spread(u64::MAX), u128::MAX / 3);
+    }
+
+    /// A row's bits in the search's order come out in the table's order, for every flip width:
+    /// each set search column at its table column, nothing else, each word once.
+    #[test]
+    fn table_words_are_the_row_in_the_tables_order() {
+        use crate::coord::nxopt::search_column;
+        let mut rng = crate::cube::SplitMix64::new(64);
+        for name in ["EO1EP1", "EO1EP2", "EO2EP1", "EO3EP1"] {
+            let kind = NxoptKind::parse(name).unwrap();
+            let words = kind.columns() as usize / 64;
+            // Sparse columns everywhere, and a dense run of search words.
+            let mut bits = vec![0u64; words];
+            let mut expected = vec![0u64; words];
+            let mut set = |c: u32, bits: &mut [u64]| {
+                bits[search_column(kind, c) as usize / 64] |= 1 << (search_column(kind, c) % 64);
+                expected[c as usize / 64] |= 1 << (c % 64);
+            };
+            for _ in 0..2000 {
+                set((rng.next_u64() % kind.columns() as u64) as u32, &mut bits);
+            }
+            let dense = (rng.next_u64() % (words as u64 - 64)) as usize;
+            for w in dense..dense + 64 {
+                let word = rng.next_u64();
+                for b in 0..64 {
+                    if word >> b & 1 == 1 {
+                        let c = crate::coord::nxopt::table_column(kind, (w * 64 + b) as u32);
+                        set(c, &mut bits);
+                    }
+                }
+            }
+            let mut got = vec![0u64; words];
+            table_words(kind, &bits, |w, word| {
+                assert!(word != 0 && got[w] == 0, "{name}: word {w}");
+                got[w] = word;
+            });
+            assert!(got == expected, "{name}");
+        }
     }
 }

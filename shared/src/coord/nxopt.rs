@@ -200,6 +200,25 @@ pub fn edge_coord(kind: NxoptKind, x: &Edges) -> u32 {
     (perm * kind.e2() + eo) * BLOCK + field_of(mid)
 }
 
+/// The search's column of table column `column`: the same (permutation, flips, field) with the
+/// flips innermost, `(X * 512 + field) * E2 + eo`. A move or a UD-axis symmetry then sends the
+/// E2 columns of one (X, field) to the E2 columns of one other by one affine map of the flips
+/// ([`super::nxopt_columns`]), so the search moves them as a group.
+#[inline]
+pub fn search_column(kind: NxoptKind, column: u32) -> u32 {
+    let (field, block) = (column % BLOCK, column / BLOCK);
+    let (eo, x) = (block % kind.e2(), block / kind.e2());
+    (x * BLOCK + field) * kind.e2() + eo
+}
+
+/// The table column of search column `column` (the inverse of [`search_column`]).
+#[inline]
+pub fn table_column(kind: NxoptKind, column: u32) -> u32 {
+    let (eo, group) = (column % kind.e2(), column / kind.e2());
+    let (field, x) = (group % BLOCK, group / BLOCK);
+    (x * kind.e2() + eo) * BLOCK + field
+}
+
 /// Edges with a given edge coordinate, or `None` for a field that holds no entry.
 pub fn edges_of(kind: NxoptKind, column: u32) -> Option<Edges> {
     let mid = mid_of(column % BLOCK)?;
@@ -280,6 +299,24 @@ mod tests {
                     }
                     None => assert!(mid_of(column % BLOCK).is_none()),
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn search_columns_are_table_columns_reordered() {
+        for kind in NxoptKind::all().into_iter().filter(|k| k.columns() <= 1 << 28) {
+            let step = (kind.columns() / 100_000).max(1) as usize;
+            for column in (0..kind.columns()).step_by(step).chain([kind.columns() - 1]) {
+                let s = search_column(kind, column);
+                assert!(s < kind.columns());
+                assert_eq!(table_column(kind, s), column);
+                // The flips innermost: columns that differ only in their flips are neighbours.
+                assert_eq!(
+                    s / kind.e2(),
+                    search_column(kind, column % BLOCK + column / BLOCK / kind.e2() * kind.e2() * BLOCK)
+                        / kind.e2()
+                );
             }
         }
     }

@@ -1,58 +1,59 @@
 //! The column maps of nxopt's edge coordinate in factored form, small enough for the L1 and L2
-//! caches whatever the table's size.
+//! caches whatever the table's size, and moved a group of columns at a time.
 //!
-//! A column is `(X * E2 + eo) * 512 + field`: X the permutation part, eo the flips, field the
-//! E-slice occupancy. A move or a UD-axis symmetry acts on positions by a fixed permutation, so
-//! the image's occupancy depends on the occupancy alone, its permutation part on (X, occupancy),
-//! and its flips are the flips permuted by an order that depends on the occupancy alone (EO3's
-//! untracked flip is the parity of the others, still linear), XORed with a constant that may
-//! depend on (X, occupancy). So with `base[X][field]` the image of `(X, 0, field)` and
-//! `linear[field](eo)` the linear part on the flips,
+//! The search numbers a column `(X * 512 + field) * E2 + eo` ([`super::nxopt::search_column`]):
+//! X the permutation part, field the E-slice occupancy, eo the flips, innermost. A move or a
+//! UD-axis symmetry acts on positions by a fixed permutation, so the image's occupancy depends
+//! on the occupancy alone, its permutation part on (X, occupancy), and its flips are the flips
+//! permuted by an order that depends on the occupancy alone (EO3's untracked flip is the parity
+//! of the others, still linear), XORed with a constant that may depend on (X, occupancy). So
+//! with `base[group]` the image of the group's column with no flips (a group is one (X, field))
+//! and `linear[field]` the linear part on the flips,
 //!
-//! `image(X, eo, field) = base[X][field] ^ (linear[field](eo) << 9)`
+//! `image(group, eo) = base[group] ^ linear[field](eo)`:
 //!
-//! and when the linear part is the same for every occupancy (EO3: flips are tracked by
-//! position), one table of E2 entries serves every field. Per entry a map is two loads from
-//! tables of at most a few hundred KB, where the full move and conjugation tables of EO3EP1 are
-//! 4 MB each, read at random. Tests check every column of every buildable table against the
-//! full tables ([`super::RawCoord`] over positions).
+//! the E2 columns of a group go to the E2 columns of one group, by one affine map of the flips.
+//! Where the linear part is the same for every occupancy (EO3: flips are tracked by position),
+//! one table of E2 entries serves every field. Per entry a map is two loads from tables of at
+//! most a few hundred KB, where the full move and conjugation tables of EO3EP1 are 4 MB each,
+//! read at random; for EO2 (256 flips, four words a group) a group of several entries is moved
+//! whole with AVX-512 where the processor has it ([`groups`]). Tests check every column of
+//! every buildable table against the full tables ([`super::RawCoord`] over positions).
 //!
 //! The fields that hold no entry stay fields that hold no entry (the same field of another
-//! block): the search never reaches them, so where they go does not matter beyond that.
+//! group): the search never reaches them, so where they go does not matter beyond that.
 
-use super::nxopt::{edge_coord, edges_of, mid_of, NxoptKind, BLOCK};
+use super::nxopt::{edge_coord, edges_of, mid_of, search_column, table_column, NxoptKind, BLOCK};
 use super::ColumnMapper;
 use crate::cube::{Edges, Move, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
-/// Bits of the field in a column.
-const FIELD_BITS: u32 = 9;
+/// Fields of an X.
 const FIELD_MASK: u32 = BLOCK - 1;
 
 /// One map in factored form (see the module doc).
 struct FactoredMap {
-    /// Per (X, field): the image of `(X, eo = 0, field)`.
+    /// Per group (X, field): the image of its column with no flips.
     base: Vec<u32>,
-    /// The linear part on the flips: per eo, or per (eo, field) when it depends on the field.
+    /// The linear part on the flips: per eo, or per (field, eo) when it depends on the field.
     linear: Vec<u16>,
     per_field: bool,
+    /// For eight flip bits, per field (or one when uniform): the inverse of the linear part as
+    /// two GF(2) byte matrices, its bits 3..8 and 0..3 ([`groups`]).
+    inverse: Vec<[u64; 2]>,
 }
 
 impl FactoredMap {
-    /// Factors the map `f`, probing it at eo = 0 for every (X, field) and at every single flip
-    /// for every field (the linear part is the XOR of the images of the set flips).
+    /// Factors the map `f` of search columns, probing it with no flips for every group and at
+    /// every single flip for every field of X = 0 (the linear part is the XOR of the images of
+    /// the set flips).
     fn probe(kind: NxoptKind, f: impl Fn(u32) -> u32 + Sync) -> FactoredMap {
         let (e2, eo_bits) = (kind.e2(), kind.e2().trailing_zeros());
-        let column = |x: u32, eo: u32, field: u32| ((x * e2 + eo) << FIELD_BITS) | field;
-        let flips_of = |c: u32| (c >> FIELD_BITS) & (e2 - 1);
         let base: Vec<u32> = (0..kind.permutations() * BLOCK)
             .into_par_iter()
-            .map(|i| {
-                let (x, field) = (i >> FIELD_BITS, i & FIELD_MASK);
-                match mid_of(field) {
-                    Some(_) => f(column(x, 0, field)),
-                    None => column(x, 0, field),
-                }
+            .map(|g| match mid_of(g & FIELD_MASK) {
+                Some(_) => f(g << eo_bits),
+                None => g << eo_bits,
             })
             .collect();
         // Per field, the image of each single flip (the identity on fields without an entry).
@@ -61,9 +62,7 @@ impl FactoredMap {
             .map(|field| {
                 (0..eo_bits)
                     .map(|b| match mid_of(field) {
-                        Some(_) => {
-                            (flips_of(f(column(0, 1 << b, field))) ^ flips_of(base[field as usize])) as u16
-                        }
+                        Some(_) => ((f(field << eo_bits | 1 << b) ^ base[field as usize]) & (e2 - 1)) as u16,
                         None => 1 << b,
                     })
                     .collect()
@@ -77,28 +76,31 @@ impl FactoredMap {
             }
             out
         };
-        let first = (0..BLOCK).find(|&f| mid_of(f).is_some()).expect("a block has fields") as usize;
+        let first = (0..BLOCK).find(|&f| mid_of(f).is_some()).expect("an X has fields") as usize;
         let uniform = (0..BLOCK as usize).all(|f| mid_of(f as u32).is_none() || unit[f] == unit[first]);
-        if uniform {
-            return FactoredMap { base, linear: span(&unit[first]), per_field: false };
-        }
-        let spans: Vec<Vec<u16>> = unit.iter().map(|u| span(u)).collect();
-        let linear = (0..e2 as usize).flat_map(|eo| spans.iter().map(move |s| s[eo])).collect();
-        FactoredMap { base, linear, per_field: true }
+        let spans: Vec<Vec<u16>> = match uniform {
+            true => vec![span(&unit[first])],
+            false => unit.iter().map(|u| span(u)).collect(),
+        };
+        let inverse = match eo_bits {
+            8 => spans.iter().map(|s| groups::inverse_matrices(s)).collect(),
+            _ => Vec::new(),
+        };
+        FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse }
     }
 
     fn view(&self, eo_bits: u32) -> NxoptMap<'_> {
         NxoptMap {
             base: &self.base,
             linear: &self.linear,
+            inverse: &self.inverse,
             eo_bits,
-            linear_shift: if self.per_field { FIELD_BITS } else { 0 },
-            linear_field: if self.per_field { FIELD_MASK } else { 0 },
+            field_mask: if self.per_field { FIELD_MASK } else { 0 },
         }
     }
 
     fn bytes(&self) -> usize {
-        self.base.len() * 4 + self.linear.len() * 2
+        self.base.len() * 4 + self.linear.len() * 2 + self.inverse.len() * 16
     }
 }
 
@@ -107,159 +109,158 @@ impl FactoredMap {
 pub struct NxoptMap<'a> {
     base: &'a [u32],
     linear: &'a [u16],
+    inverse: &'a [[u64; 2]],
     eo_bits: u32,
-    /// `linear` is indexed by `(eo << linear_shift) | (field & linear_field)`.
-    linear_shift: u32,
-    linear_field: u32,
+    /// A group's field, masked by this, picks its linear part (0: one for every field).
+    field_mask: u32,
 }
 
 impl ColumnMapper for NxoptMap<'_> {
     #[inline]
     fn apply(&self, column: u32) -> u32 {
-        let field = column & FIELD_MASK;
-        let block = column >> FIELD_BITS;
-        let eo = block & ((1 << self.eo_bits) - 1);
-        let x = block >> self.eo_bits;
-        let flips = self.linear[((eo << self.linear_shift) | (field & self.linear_field)) as usize] as u32;
-        self.base[((x << FIELD_BITS) | field) as usize] ^ (flips << FIELD_BITS)
+        let group = column >> self.eo_bits;
+        let eo = column & ((1 << self.eo_bits) - 1);
+        self.base[group as usize] ^ self.linear_of(group)[eo as usize] as u32
     }
 
-    /// Block by block (512 fields, eight words): X and the flips are fixed within a block, so
-    /// each entry costs one load from the block's row of `base` (and one from its row of
-    /// `linear` where the linear part depends on the field). With AVX-512's byte compress the
-    /// fields of a block of 8 or more set bits are listed without a branch per word and then
-    /// mapped in one loop (see [`listing`]); other blocks and processors go bit by bit.
+    /// Group by group: the group's image with no flips and its linear part are loaded once, so
+    /// each entry costs one more load.
     #[inline]
-    fn for_each_image(&self, row: &[u64], f: impl FnMut(u32)) {
-        #[cfg(target_arch = "x86_64")]
-        if listing::available() {
-            // SAFETY: the processor has the features (just checked).
-            return unsafe { listing::images_avx512(self, row, f) };
-        }
-        self.images_by_bit(row, f)
-    }
-}
-
-impl NxoptMap<'_> {
-    /// [`ColumnMapper::for_each_image`] one set bit at a time.
-    #[inline(always)]
-    fn images_by_bit(&self, row: &[u64], mut f: impl FnMut(u32)) {
-        for (b, block) in row.chunks_exact(BLOCK as usize / 64).enumerate() {
-            if block.iter().any(|&w| w != 0) {
-                self.block_by_bit(b, block, &mut f);
+    fn for_each_image(&self, row: &[u64], mut f: impl FnMut(u32)) {
+        match self.eo_bits {
+            // EO1: four groups of 16 flips a word.
+            4 => super::for_each_bit(row, |c| f(self.apply(c))),
+            _ => {
+                let words = 1 << (self.eo_bits - 6);
+                for (g, group) in row.chunks_exact(words).enumerate() {
+                    if group.iter().any(|&w| w != 0) {
+                        self.group_by_bit(g, group, &mut f);
+                    }
+                }
             }
         }
     }
 
-    /// The images of block `b`'s set bits, one at a time.
-    #[inline(always)]
-    fn block_by_bit(&self, b: usize, block: &[u64], f: &mut impl FnMut(u32)) {
-        let (base, flips) = self.block_rows(b);
-        match flips {
-            Flips::Uniform(flips) => images(block, f, |field| base[field & FIELD_MASK as usize] ^ flips),
-            Flips::PerField(linear) => images(block, f, |field| {
-                let field = field & FIELD_MASK as usize;
-                base[field] ^ ((linear[field] as u32) << FIELD_BITS)
-            }),
+    /// For EO2 with AVX-512 (F, BW, VBMI, BITALG, GFNI, VPOPCNTDQ), a group of several entries
+    /// goes whole to its image group ([`groups`]); otherwise entry by entry.
+    #[inline]
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.eo_bits == 8 && groups::available() {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { groups::or_images_avx512(self, row, out) };
         }
+        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
+    }
+}
+
+impl NxoptMap<'_> {
+    /// The linear part of group `group`'s field: E2 flips' images.
+    #[inline(always)]
+    fn linear_of(&self, group: u32) -> &[u16] {
+        let e2 = 1usize << self.eo_bits;
+        &self.linear[((group & self.field_mask) as usize) << self.eo_bits..][..e2]
     }
 
-    /// Block `b`'s row of `base` and its flips.
+    /// The images of group `g`'s set bits (its words, at least one), one at a time.
     #[inline(always)]
-    fn block_rows(&self, b: usize) -> (&[u32; BLOCK as usize], Flips<'_>) {
-        let (eo, x) = (b & ((1usize << self.eo_bits) - 1), b >> self.eo_bits);
-        let base = self.base[x << FIELD_BITS..][..BLOCK as usize].try_into().expect("a block");
-        let flips = match self.linear_field {
-            0 => Flips::Uniform((self.linear[eo] as u32) << FIELD_BITS),
-            _ => Flips::PerField(
-                self.linear[eo << FIELD_BITS..][..BLOCK as usize].try_into().expect("a block"),
-            ),
+    fn group_by_bit(&self, g: usize, group: &[u64], f: &mut impl FnMut(u32)) {
+        let (base, linear) = (self.base[g], self.linear_of(g as u32));
+        for (k, &word) in group.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                f(base ^ linear[k * 64 + bits.trailing_zeros() as usize] as u32);
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+/// EO2's groups (256 flips, four words) moved whole with AVX-512, chosen at run time.
+///
+/// Target bit `j` of the image group is source bit `L^-1(j ^ c)`, with `L` the linear part and
+/// `c` the image of no flips: a gather of 256 bits. Per 64 targets, one affine byte transform
+/// (GFNI) gives each target's source byte and one its bit, a byte permutation (VBMI) brings the
+/// source bytes into place and a bit shuffle (BITALG) picks the bits: about 30 instructions a
+/// group, against one load and one random bit set per entry.
+mod groups {
+    use super::NxoptMap;
+
+    /// Groups of fewer entries go entry by entry.
+    pub const DENSE_FROM: u32 = 4;
+
+    /// The inverse of the linear part `span` (its 256 images) as two GF2P8AFFINEQB matrices:
+    /// one gives a target's source byte (bits 3..8 of `L^-1`), the other its bit (bits 0..3).
+    pub fn inverse_matrices(span: &[u16]) -> [u64; 2] {
+        let mut inverse = [0u8; 256];
+        for (x, &y) in span.iter().enumerate() {
+            inverse[y as usize] = x as u8;
+        }
+        // Row i of a matrix (byte 7 - i) holds the input bits whose parity is output bit i.
+        let matrix = |f: &dyn Fn(u8) -> u8| -> u64 {
+            (0..8)
+                .map(|i| {
+                    let row = (0..8).fold(0u64, |row, b| row | (((f(1 << b) >> i) & 1) as u64) << b);
+                    row << (8 * (7 - i))
+                })
+                .fold(0, |a, r| a | r)
         };
-        (base, flips)
+        [matrix(&|y| inverse[y as usize] >> 3), matrix(&|y| inverse[y as usize] & 7)]
     }
-}
 
-/// The flips of a block's images: the same for every field (shifted into place), or per field.
-enum Flips<'a> {
-    Uniform(u32),
-    PerField(&'a [u16; BLOCK as usize]),
-}
-
-/// Calls `f` with `image(field)` for every set field of a block.
-#[inline(always)]
-fn images(block: &[u64], f: &mut impl FnMut(u32), image: impl Fn(usize) -> u32) {
-    for (k, &word) in block.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            f(image(k * 64 + bits.trailing_zeros() as usize));
-            bits &= bits - 1;
-        }
-    }
-}
-
-/// Listing a block's set fields with AVX-512 (VBMI2's byte compress), chosen at run time.
-mod listing {
-    use super::{Flips, NxoptMap, BLOCK, FIELD_BITS};
-
-    /// Whether this processor has what [`images_avx512`] needs (the standard library keeps what
-    /// the processor reported, so asking costs a few loads).
+    /// Whether this processor has what [`or_images_avx512`] needs.
     #[cfg(target_arch = "x86_64")]
     pub fn available() -> bool {
         use std::arch::is_x86_feature_detected as has;
         has!("avx512f")
             && has!("avx512bw")
-            && has!("avx512vbmi2")
-            && has!("avx512vpopcntdq")
+            && has!("avx512vbmi")
+            && has!("avx512bitalg")
+            && has!("gfni")
             && has!("popcnt")
     }
 
-    /// Blocks with fewer set bits go bit by bit: listing costs eight compresses a block, more
-    /// than a sparse level's one or two bits cost one at a time (nxopt EO2EP2's depth 9 took
-    /// twice as long with every block listed).
-    const LIST_FROM: i64 = 8;
-
+    /// [`super::ColumnMapper::or_images`] for EO2: dense groups moved whole, the rest entry by
+    /// entry.
+    ///
     /// # Safety
-    /// The processor must have AVX-512F, BW, VBMI2, VPOPCNTDQ and POPCNT.
+    /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx512vpopcntdq,popcnt")]
-    pub unsafe fn images_avx512(map: &NxoptMap<'_>, row: &[u64], mut f: impl FnMut(u32)) {
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
+    pub unsafe fn or_images_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
         use std::arch::x86_64::*;
-        const WORDS: usize = (BLOCK / 64) as usize;
-        let iota: [u8; 64] = std::array::from_fn(|i| i as u8);
-        // SAFETY: 64 bytes read from a 64-byte array.
-        let iota = unsafe { _mm512_loadu_si512(iota.as_ptr() as *const _) };
-        // Per half of a block (256 fields), the fields as bytes, with room for one more word.
-        let mut listed = [[0u8; 256 + 64]; 2];
-        for (b, block) in row.chunks_exact(WORDS).enumerate() {
-            if block.iter().all(|&w| w == 0) {
+        let lanes: [u8; 64] = std::array::from_fn(|i| i as u8);
+        let bytes_at: [u8; 64] = std::array::from_fn(|i| (i % 8 * 8) as u8);
+        // SAFETY: 64 bytes read from 64-byte arrays.
+        let (lanes, bytes_at) = unsafe {
+            (
+                _mm512_loadu_si512(lanes.as_ptr() as *const _),
+                _mm512_loadu_si512(bytes_at.as_ptr() as *const _),
+            )
+        };
+        for (g, group) in row.chunks_exact(4).enumerate() {
+            let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
+            if ones == 0 {
                 continue;
             }
-            // SAFETY: eight words read from a block of eight.
-            let ones = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(unsafe {
-                _mm512_loadu_si512(block.as_ptr() as *const _)
-            }));
-            if ones < LIST_FROM {
-                map.block_by_bit(b, block, &mut f);
+            if ones < DENSE_FROM {
+                map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64));
                 continue;
             }
-            let mut counts = [0usize; 2];
-            for (k, &word) in block.iter().enumerate() {
-                let (half, n) = (k / 4, counts[k / 4]);
-                let fields = _mm512_add_epi8(iota, _mm512_set1_epi8(((k % 4) * 64) as u8 as i8));
-                let packed = _mm512_maskz_compress_epi8(word, fields);
-                // SAFETY: n <= 192 before the fourth word of a half, so 64 bytes fit.
-                unsafe { _mm512_storeu_si512(listed[half][n..][..64].as_mut_ptr() as *mut _, packed) };
-                counts[half] = n + word.count_ones() as usize;
-            }
-            let (base, flips) = map.block_rows(b);
-            for (half, &n) in counts.iter().enumerate() {
-                let fields = listed[half][..n].iter().map(|&field| half * 256 + field as usize);
-                match flips {
-                    Flips::Uniform(flips) => fields.for_each(|field| f(base[field] ^ flips)),
-                    Flips::PerField(linear) => {
-                        fields.for_each(|field| f(base[field] ^ ((linear[field] as u32) << FIELD_BITS)))
-                    }
-                }
+            let image = map.base[g];
+            let [byte_of, bit_of] = map.inverse[(g as u32 & map.field_mask) as usize];
+            let (byte_of, bit_of) = (_mm512_set1_epi64(byte_of as i64), _mm512_set1_epi64(bit_of as i64));
+            // SAFETY: four words read from a group of four.
+            let source = _mm512_zextsi256_si512(unsafe { _mm256_loadu_si256(group.as_ptr() as *const _) });
+            let flips = _mm512_set1_epi8(image as u8 as i8);
+            let target = (image >> 8) as usize * 4;
+            for (k, word) in out[target..target + 4].iter_mut().enumerate() {
+                // Targets 64k..64k + 64, XORed with the image of no flips: L^-1 of these.
+                let y =
+                    _mm512_xor_si512(_mm512_or_si512(lanes, _mm512_set1_epi8((k << 6) as u8 as i8)), flips);
+                let byte = _mm512_gf2p8affine_epi64_epi8::<0>(y, byte_of);
+                let bit = _mm512_or_si512(_mm512_gf2p8affine_epi64_epi8::<0>(y, bit_of), bytes_at);
+                *word |= _mm512_bitshuffle_epi64_mask(_mm512_permutexvar_epi8(byte, source), bit);
             }
         }
     }
@@ -276,8 +277,8 @@ pub struct NxoptColumns {
 impl NxoptColumns {
     pub fn new(kind: NxoptKind) -> Self {
         // The 18 moves and 16 symmetries from positions, then their compositions from those.
-        let on = |e: u32, f: &dyn Fn(&Edges) -> Edges| match edges_of(kind, e) {
-            Some(edges) => edge_coord(kind, &f(&edges)),
+        let on = |e: u32, f: &dyn Fn(&Edges) -> Edges| match edges_of(kind, table_column(kind, e)) {
+            Some(edges) => search_column(kind, edge_coord(kind, &f(&edges))),
             None => e,
         };
         let moves: Vec<FactoredMap> = Move::all()
@@ -322,11 +323,13 @@ impl NxoptColumns {
 
     /// Bytes [`Self::new`] will hold for `kind` at most, before building: 18 x 16 + 16 maps,
     /// each a `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
-    /// tracked by position) or per (eo, field) (fewer where a map's linear part is uniform).
+    /// tracked by position) or per (field, eo) (fewer where a map's linear part is uniform),
+    /// with EO2's inverse matrices (16 bytes a field).
     pub fn planned_bytes(kind: NxoptKind) -> u64 {
         let base = kind.permutations() as u64 * BLOCK as u64 * 4;
         let linear = kind.e2() as u64 * 2 * if kind.eo == 3 { 1 } else { BLOCK as u64 };
-        (Move::COUNT as u64 + 1) * SymmetryGroup::UdAxis.len() as u64 * (base + linear)
+        let inverse = if kind.eo == 2 { BLOCK as u64 * 16 } else { 0 };
+        (Move::COUNT as u64 + 1) * SymmetryGroup::UdAxis.len() as u64 * (base + linear + inverse)
     }
 
     fn eo_bits(&self) -> u32 {
@@ -375,20 +378,22 @@ mod tests {
         let columns = columns_of(kind);
         let full = full_tables(kind);
         let syms: Vec<Symmetry> = SymmetryGroup::UdAxis.members().collect();
+        // The full tables map table columns; the factored maps, search columns.
+        let on = |map: NxoptMap, c: u32| table_column(kind, map.apply(search_column(kind, c)));
         let bad: u64 = (0..kind.columns())
             .into_par_iter()
             .map(|c| {
                 if mid_of(c & FIELD_MASK).is_none() {
-                    let unused = |m: NxoptMap| mid_of(m.apply(c) & FIELD_MASK).is_none();
+                    let unused = |m: NxoptMap| mid_of(on(m, c) & FIELD_MASK).is_none();
                     return Move::all()
                         .flat_map(|m| syms.iter().map(move |&s| (m, s)))
                         .any(|(m, s)| !unused(columns.moved(m, s))) as u64;
                 }
                 let mut bad = 0;
                 for &s in &syms {
-                    bad += (columns.conjugated(s).apply(c) != full.conjugate(s, c)) as u64;
+                    bad += (on(columns.conjugated(s), c) != full.conjugate(s, c)) as u64;
                     for m in Move::all() {
-                        bad += (columns.moved(m, s).apply(c) != full.conjugate(s, full.apply(m, c))) as u64;
+                        bad += (on(columns.moved(m, s), c) != full.conjugate(s, full.apply(m, c))) as u64;
                     }
                 }
                 bad
@@ -423,30 +428,30 @@ mod tests {
             let columns = columns_of(kind);
             for _ in 0..300 {
                 let x = random_cube(&mut rng).edges;
-                let c = edge_coord(kind, &x);
+                let column = |x: &Edges| search_column(kind, edge_coord(kind, x));
+                let c = column(&x);
                 for s in SymmetryGroup::UdAxis.members() {
-                    assert_eq!(columns.conjugated(s).apply(c), edge_coord(kind, &s.conjugate_edges(&x)));
+                    assert_eq!(columns.conjugated(s).apply(c), column(&s.conjugate_edges(&x)));
                     for m in Move::all() {
                         let y = s.conjugate_edges(&x.compose(&m.cube().edges));
-                        assert_eq!(columns.moved(m, s).apply(c), edge_coord(kind, &y), "{}", kind.name());
+                        assert_eq!(columns.moved(m, s).apply(c), column(&y), "{}", kind.name());
                     }
                 }
             }
         }
     }
 
-    /// A row's images, by every listing path this processor has, are the images of its set
-    /// bits one by one, in order: rows of every density (empty, single, sparse, dense and full
-    /// words, the blocks' first and last fields), uniform and per-field linear parts.
+    /// A row's images, by every path this processor has, are the images of its set bits one
+    /// by one: groups empty, of one entry, below and at the dense threshold, of words of every
+    /// density (empty, one bit, sparse, half, full, the first and last flips), uniform and
+    /// per-field linear parts, moves with conjugations and conjugations alone.
     #[test]
     fn images_of_a_row_are_its_bits_images_by_every_path() {
         let mut rng = SplitMix64::new(21);
         let ud: Vec<Symmetry> = SymmetryGroup::UdAxis.members().collect();
-        for name in ["EO1EP1", "EO2EP1", "EO3EP1"] {
+        for name in ["EO1EP1", "EO2EP1", "EO2EP2", "EO3EP1"] {
             let kind = NxoptKind::parse(name).unwrap();
             let columns = columns_of(kind);
-            // Blocks empty, of one bit, sparse (listed bit by bit) and of words of every
-            // density (empty, one bit, sparse, half, full, the first and last fields).
             let mut word = |i: usize| match i % 7 {
                 0 => 0,
                 1 => 1 << (rng.next_u64() % 64),
@@ -456,30 +461,41 @@ mod tests {
                 5 => 1 | 1 << 63,
                 _ => rng.next_u64() | rng.next_u64(),
             };
-            let mut words = Vec::new();
-            for b in 0..kind.columns() as usize / BLOCK as usize {
-                let mut block = [0u64; 8];
-                match b % 4 {
-                    0 => {}
-                    1 => block[b / 4 % 8] = 1 << (b % 64),
-                    2 => (0..5).for_each(|k| block[(b + 3 * k) % 8] |= 1 << ((b * 7 + k * 13) % 64)),
-                    _ => block.iter_mut().enumerate().for_each(|(k, w)| *w = word(b + k)),
-                }
-                words.extend(block);
-            }
-            for (m, s) in [(0, 0), (4, 5), (13, 11), (17, 15)] {
-                let map = columns.moved(Move::all().nth(m).unwrap(), ud[s]);
-                let mut expected = Vec::new();
-                crate::coord::for_each_bit(&words, |c| expected.push(map.apply(c)));
-                let mut by_bit = Vec::new();
-                map.images_by_bit(&words, |c| by_bit.push(c));
-                assert_eq!(by_bit, expected, "{name} by bit");
+            // Rows of groups of eight words (the kernels' groups are 1/4, 4 and 32 words).
+            let words: Vec<u64> = (0..kind.columns() as usize / 64)
+                .map(|w| {
+                    let (b, k) = (w / 8, w % 8);
+                    match b % 6 {
+                        0 => 0,
+                        1 => (k == b / 6 % 8) as u64 * 1 << (b % 64),
+                        2 => ((k == b % 8) as u64 * 0b101) << (b % 60),
+                        3 => ((k == b % 8) as u64 * 0b10011) << (b % 59),
+                        _ => word(w),
+                    }
+                })
+                .collect();
+            let maps = [(0, 0), (4, 5), (13, 11), (17, 15)]
+                .map(|(m, s)| columns.moved(Move::all().nth(m).unwrap(), ud[s]))
+                .into_iter()
+                .chain([columns.conjugated(ud[7])]);
+            for (i, map) in maps.enumerate() {
+                let mut expected = vec![0u64; words.len()];
+                crate::coord::for_each_bit(&words, |c| {
+                    let c = map.apply(c);
+                    expected[c as usize / 64] |= 1 << (c % 64)
+                });
+                let mut by_bit = vec![0u64; words.len()];
+                map.for_each_image(&words, |c| by_bit[c as usize / 64] |= 1 << (c % 64));
+                assert!(by_bit == expected, "{name} map {i} by bit");
+                let mut chosen = vec![0u64; words.len()];
+                map.or_images(&words, &mut chosen);
+                assert!(chosen == expected, "{name} map {i} chosen");
                 #[cfg(target_arch = "x86_64")]
-                if listing::available() {
-                    let mut listed = Vec::new();
+                if kind.eo == 2 && groups::available() {
+                    let mut whole = vec![0u64; words.len()];
                     // SAFETY: the processor has the path's features (checked just above).
-                    unsafe { listing::images_avx512(&map, &words, |c| listed.push(c)) };
-                    assert_eq!(listed, expected, "{name} listed");
+                    unsafe { groups::or_images_avx512(&map, &words, &mut whole) };
+                    assert!(whole == expected, "{name} map {i} by groups");
                 }
             }
         }

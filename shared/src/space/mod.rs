@@ -14,11 +14,11 @@
 //! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
 //! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space in nxopt's layout.
 
-/// The version of the spaces' row numbering, part of a search journal's identity: a state
-/// directory written under another numbering holds other rows, and is refused, not resumed.
-/// Version 2: H and H' in the locality order of [`locality`], and corners and edges too in a
-/// distributed search.
-pub const ROW_NUMBERING: u32 = 2;
+/// The version of the spaces' row and column numbering, part of a search journal's identity: a
+/// state directory written under another numbering holds other rows or columns, and is refused,
+/// not resumed. Version 2: H and H' in the locality order of [`locality`], and corners and edges
+/// too in a distributed search. Version 3: nxopt's columns with the flips innermost.
+pub const ROW_NUMBERING: u32 = 3;
 
 pub mod blocks;
 pub mod h48;

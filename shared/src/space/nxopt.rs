@@ -1,13 +1,17 @@
 //! nxopt's index: rows are the 9930 classes of the corner coordinate under the 16
 //! UD-axis symmetries, numbered as nxopt numbers them (by smallest member, which is our
-//! representative), columns the edge coordinate of an EOx EPy table in nxopt's own layout, so a
-//! level's bits are the table's fields. The fields that hold no entry (group minima and field
+//! representative), columns the edge coordinate of an EOx EPy table with the flips innermost
+//! ([`search_column`]: a level's bits are the table's fields transposed per 64 fields and 64
+//! flips, [`crate::nxopt::LevelWriter`]). The fields that hold no entry (group minima and field
 //! 511 of each block) are never reached. Columns are mapped by [`NxoptColumns`] (factored maps
-//! that stay in cache); [`edge_columns`], the full tables, is the reference tests compare with.
+//! that stay in cache); [`edge_columns`], the full tables in the table's layout, is the
+//! reference tests compare with.
 
 use super::h48::Columns;
 use super::SymProductSpace;
-use crate::coord::nxopt::{corner_coord, corners_of, edge_coord, edges_of, NxoptKind, CORNER_VALUES};
+use crate::coord::nxopt::{
+    corner_coord, corners_of, edge_coord, edges_of, search_column, NxoptKind, CORNER_VALUES,
+};
 use crate::coord::nxopt_columns::{NxoptColumns, NxoptMap};
 use crate::coord::{RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup};
@@ -43,7 +47,8 @@ pub fn edge_columns(kind: NxoptKind) -> RawCoord {
 pub fn nxopt_space(kind: NxoptKind) -> SymProductSpace<NxoptColumns> {
     let rows = corner_rows();
     let classes = SymClasses::build(CORNER_VALUES, SymmetryGroup::UdAxis, |s, c| rows.conjugate(s, c));
-    let solved = (corner_coord(&Cube::SOLVED.corners), edge_coord(kind, &Cube::SOLVED.edges));
+    let solved =
+        (corner_coord(&Cube::SOLVED.corners), search_column(kind, edge_coord(kind, &Cube::SOLVED.edges)));
     SymProductSpace::new(&rows, classes, NxoptColumns::new(kind), solved)
 }
 
@@ -72,7 +77,8 @@ mod tests {
         let kind = NxoptKind { eo: 2, ep: 2 };
         let space = nxopt_space(kind);
         assert_eq!(space.row_count(), ROWS);
-        assert_eq!(space.start(), (0, 2));
+        // The identity: row 0, table column 2 (field 2 of the first block), no flips.
+        assert_eq!(space.start(), (0, 2 * kind.e2()));
         let rows = corner_rows();
         let columns = edge_columns(kind);
         let mut rng = SplitMix64::new(9930);
