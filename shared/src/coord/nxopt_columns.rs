@@ -41,6 +41,9 @@ struct FactoredMap {
     /// For eight flip bits, per field (or one when uniform): the inverse of the linear part as
     /// two GF(2) byte matrices, its bits 3..8 and 0..3 ([`groups`]).
     inverse: Vec<[u64; 2]>,
+    /// For eleven flip bits and a uniform linear part: the inverse as two tables of 2,048
+    /// bytes, each image's source byte, then its bit ([`groups`]).
+    inverse_table: Vec<u8>,
 }
 
 impl FactoredMap {
@@ -86,7 +89,11 @@ impl FactoredMap {
             8 => spans.iter().map(|s| groups::inverse_matrices(s)).collect(),
             _ => Vec::new(),
         };
-        FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse }
+        let inverse_table = match (eo_bits, uniform) {
+            (11, true) => groups::inverse_table(&spans[0]),
+            _ => Vec::new(),
+        };
+        FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse, inverse_table }
     }
 
     fn view(&self, eo_bits: u32) -> NxoptMap<'_> {
@@ -94,13 +101,14 @@ impl FactoredMap {
             base: &self.base,
             linear: &self.linear,
             inverse: &self.inverse,
+            inverse_table: &self.inverse_table,
             eo_bits,
             field_mask: if self.per_field { FIELD_MASK } else { 0 },
         }
     }
 
     fn bytes(&self) -> usize {
-        self.base.len() * 4 + self.linear.len() * 2 + self.inverse.len() * 16
+        self.base.len() * 4 + self.linear.len() * 2 + self.inverse.len() * 16 + self.inverse_table.len()
     }
 }
 
@@ -110,6 +118,7 @@ pub struct NxoptMap<'a> {
     base: &'a [u32],
     linear: &'a [u16],
     inverse: &'a [[u64; 2]],
+    inverse_table: &'a [u8],
     eo_bits: u32,
     /// A group's field, masked by this, picks its linear part (0: one for every field).
     field_mask: u32,
@@ -124,9 +133,42 @@ impl ColumnMapper for NxoptMap<'_> {
     }
 
     /// Group by group: the group's image with no flips and its linear part are loaded once, so
-    /// each entry costs one more load.
+    /// each entry costs one more load. For EO2 and EO3, with AVX-512's byte compress, the set
+    /// bits of every eight words of 8 or more entries are listed without a branch per word and
+    /// then mapped in one loop ([`listing`]); EO1's sixteen groups in eight words went faster
+    /// one bit at a time (EO1EP2's depth 10 in 7.8 and 8.5 s against 12.0 and 12.3 listed).
     #[inline]
-    fn for_each_image(&self, row: &[u64], mut f: impl FnMut(u32)) {
+    fn for_each_image(&self, row: &[u64], f: impl FnMut(u32)) {
+        #[cfg(target_arch = "x86_64")]
+        if self.eo_bits > 4 && listing::available() {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { listing::images_avx512(self, row, f) };
+        }
+        self.images_by_bit(row, f)
+    }
+
+    /// For EO2 and EO3 with AVX-512 (F, BW, VBMI, BITALG, GFNI), a group of several entries goes
+    /// whole to its image group ([`groups`]); otherwise entry by entry.
+    #[inline]
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.eo_bits == 8 && groups::available() {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { groups::or_images_avx512(self, row, out) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if !self.inverse_table.is_empty() && groups::available() {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { groups::or_images_eo3_avx512(self, row, out) };
+        }
+        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
+    }
+}
+
+impl NxoptMap<'_> {
+    /// [`ColumnMapper::for_each_image`] one set bit at a time.
+    #[inline(always)]
+    fn images_by_bit(&self, row: &[u64], mut f: impl FnMut(u32)) {
         match self.eo_bits {
             // EO1: four groups of 16 flips a word.
             4 => super::for_each_bit(row, |c| f(self.apply(c))),
@@ -141,20 +183,6 @@ impl ColumnMapper for NxoptMap<'_> {
         }
     }
 
-    /// For EO2 with AVX-512 (F, BW, VBMI, BITALG, GFNI, VPOPCNTDQ), a group of several entries
-    /// goes whole to its image group ([`groups`]); otherwise entry by entry.
-    #[inline]
-    fn or_images(&self, row: &[u64], out: &mut [u64]) {
-        #[cfg(target_arch = "x86_64")]
-        if self.eo_bits == 8 && groups::available() {
-            // SAFETY: the processor has the features (just checked).
-            return unsafe { groups::or_images_avx512(self, row, out) };
-        }
-        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
-    }
-}
-
-impl NxoptMap<'_> {
     /// The linear part of group `group`'s field: E2 flips' images.
     #[inline(always)]
     fn linear_of(&self, group: u32) -> &[u16] {
@@ -176,18 +204,107 @@ impl NxoptMap<'_> {
     }
 }
 
-/// EO2's groups (256 flips, four words) moved whole with AVX-512, chosen at run time.
+/// Listing the set bits of eight words at a time with AVX-512 (VBMI2's byte compress), chosen
+/// at run time.
+mod listing {
+    use super::{ColumnMapper, NxoptMap};
+
+    /// Whether this processor has what [`images_avx512`] needs (the standard library keeps what
+    /// the processor reported, so asking costs a few loads).
+    #[cfg(target_arch = "x86_64")]
+    pub fn available() -> bool {
+        use std::arch::is_x86_feature_detected as has;
+        has!("avx512f")
+            && has!("avx512bw")
+            && has!("avx512vbmi2")
+            && has!("avx512vpopcntdq")
+            && has!("popcnt")
+    }
+
+    /// Eight words of fewer set bits go bit by bit: listing costs eight compresses, more than a
+    /// sparse level's one or two bits cost one at a time (nxopt EO2EP2's depth 9 took twice as
+    /// long with every block listed).
+    const LIST_FROM: i64 = 8;
+
+    /// # Safety
+    /// The processor must have AVX-512F, BW, VBMI2, VPOPCNTDQ and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx512vpopcntdq,popcnt")]
+    pub unsafe fn images_avx512(map: &NxoptMap<'_>, row: &[u64], mut f: impl FnMut(u32)) {
+        use std::arch::x86_64::*;
+        let iota: [u8; 64] = std::array::from_fn(|i| i as u8);
+        // SAFETY: 64 bytes read from a 64-byte array.
+        let iota = unsafe { _mm512_loadu_si512(iota.as_ptr() as *const _) };
+        // Per half (256 columns), the set columns as bytes, with room for one more word.
+        let mut listed = [[0u8; 256 + 64]; 2];
+        for (b, words) in row.chunks_exact(8).enumerate() {
+            if words.iter().all(|&w| w == 0) {
+                continue;
+            }
+            let first = b as u32 * 512;
+            // SAFETY: eight words read from a chunk of eight.
+            let ones = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(unsafe {
+                _mm512_loadu_si512(words.as_ptr() as *const _)
+            }));
+            if ones < LIST_FROM {
+                super::super::for_each_bit(words, |c| f(map.apply(first + c)));
+                continue;
+            }
+            let mut counts = [0usize; 2];
+            for (k, &word) in words.iter().enumerate() {
+                let (half, n) = (k / 4, counts[k / 4]);
+                let columns = _mm512_add_epi8(iota, _mm512_set1_epi8(((k % 4) * 64) as u8 as i8));
+                let packed = _mm512_maskz_compress_epi8(word, columns);
+                // SAFETY: n <= 192 before the fourth word of a half, so 64 bytes fit.
+                unsafe { _mm512_storeu_si512(listed[half][n..][..64].as_mut_ptr() as *mut _, packed) };
+                counts[half] = n + word.count_ones() as usize;
+            }
+            for (half, &n) in counts.iter().enumerate() {
+                let start = first + half as u32 * 256;
+                let columns = listed[half][..n].iter().map(|&c| c as u32);
+                match map.eo_bits {
+                    // A half of 256 columns holds sixteen EO1 groups.
+                    4 => columns.for_each(|c| f(map.apply(start + c))),
+                    // A half lies within one group.
+                    _ => {
+                        let group = start >> map.eo_bits;
+                        let (base, linear) = (map.base[group as usize], map.linear_of(group));
+                        let linear = &linear[(start & ((1 << map.eo_bits) - 1)) as usize..][..256];
+                        columns.for_each(|c| f(base ^ linear[c as usize] as u32));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// EO2's and EO3's groups (256 and 2,048 flips) moved whole with AVX-512, chosen at run time.
 ///
 /// Target bit `j` of the image group is source bit `L^-1(j ^ c)`, with `L` the linear part and
-/// `c` the image of no flips: a gather of 256 bits. Per 64 targets, one affine byte transform
-/// (GFNI) gives each target's source byte and one its bit, a byte permutation (VBMI) brings the
-/// source bytes into place and a bit shuffle (BITALG) picks the bits: about 30 instructions a
+/// `c` the image of no flips: a gather of the group's bits. Per 64 targets, each target's source
+/// byte and bit (for EO2 by two affine byte transforms, GFNI; for EO3 from tables, XORed with
+/// `L^-1(c)`), a byte permutation (VBMI) that brings the source bytes into place and a bit
+/// shuffle (BITALG) that picks the bits: about 30 instructions an EO2 group and 300 an EO3
 /// group, against one load and one random bit set per entry.
 mod groups {
     use super::NxoptMap;
 
-    /// Groups of fewer entries go entry by entry.
+    /// EO2 groups of fewer entries go entry by entry.
     pub const DENSE_FROM: u32 = 4;
+    /// EO3 groups (32 words) of fewer entries go entry by entry.
+    pub const DENSE_FROM_EO3: u32 = 32;
+
+    /// The inverse of an eleven-bit linear part `span` (its 2,048 images) as two tables: per
+    /// target, its source's byte, then its source's bit plus eight times the target's place in
+    /// its byte of eight (what the bit shuffle selects within a word).
+    pub fn inverse_table(span: &[u16]) -> Vec<u8> {
+        let mut table = vec![0u8; 2 * 2048];
+        for (x, &y) in span.iter().enumerate() {
+            table[y as usize] = (x >> 3) as u8;
+            table[2048 + y as usize] = (x & 7) as u8 | (y % 8 * 8) as u8;
+        }
+        table
+    }
 
     /// The inverse of the linear part `span` (its 256 images) as two GF2P8AFFINEQB matrices:
     /// one gives a target's source byte (bits 3..8 of `L^-1`), the other its bit (bits 0..3).
@@ -264,6 +381,52 @@ mod groups {
             }
         }
     }
+
+    /// [`super::ColumnMapper::or_images`] for EO3 (a uniform linear part): dense groups moved
+    /// whole, the rest entry by entry.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
+    pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
+        use std::arch::x86_64::*;
+        let (byte_of, bit_of) = map.inverse_table.split_at(2048);
+        for (g, group) in row.chunks_exact(32).enumerate() {
+            let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
+            if ones == 0 {
+                continue;
+            }
+            if ones < DENSE_FROM_EO3 {
+                map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64));
+                continue;
+            }
+            let image = map.base[g];
+            let flips = (image & 2047) as usize;
+            // L^-1(j ^ c) = L^-1(j) ^ L^-1(c): the byte and bit of L^-1(c).
+            let byte_xor = _mm512_set1_epi8(byte_of[flips] as i8);
+            let bit_xor = _mm512_set1_epi8((bit_of[flips] & 7) as i8);
+            // SAFETY: 256 bytes read from a group of 32 words.
+            let source: [__m512i; 4] =
+                std::array::from_fn(|q| unsafe { _mm512_loadu_si512(group.as_ptr().add(8 * q) as *const _) });
+            let target = (image >> 11) as usize * 32;
+            for (k, word) in out[target..target + 32].iter_mut().enumerate() {
+                // SAFETY: 64 bytes read at 64k < 2048 from tables of 2,048.
+                let (byte, bit) = unsafe {
+                    (
+                        _mm512_loadu_si512(byte_of.as_ptr().add(64 * k) as *const _),
+                        _mm512_loadu_si512(bit_of.as_ptr().add(64 * k) as *const _),
+                    )
+                };
+                let (byte, bit) = (_mm512_xor_si512(byte, byte_xor), _mm512_xor_si512(bit, bit_xor));
+                // Source bytes 0..128 and 128..256 by the low seven bits, chosen by the eighth.
+                let low = _mm512_permutex2var_epi8(source[0], byte, source[1]);
+                let high = _mm512_permutex2var_epi8(source[2], byte, source[3]);
+                let bytes = _mm512_mask_blend_epi8(_mm512_movepi8_mask(byte), low, high);
+                *word |= _mm512_bitshuffle_epi64_mask(bytes, bit);
+            }
+        }
+    }
 }
 
 /// nxopt's edge coordinate of one table, with every (move, UD-axis symmetry) map factored.
@@ -324,11 +487,15 @@ impl NxoptColumns {
     /// Bytes [`Self::new`] will hold for `kind` at most, before building: 18 x 16 + 16 maps,
     /// each a `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
     /// tracked by position) or per (field, eo) (fewer where a map's linear part is uniform),
-    /// with EO2's inverse matrices (16 bytes a field).
+    /// with the group kernels' inverses (EO2: 16 bytes a field; EO3: 4 KB).
     pub fn planned_bytes(kind: NxoptKind) -> u64 {
         let base = kind.permutations() as u64 * BLOCK as u64 * 4;
         let linear = kind.e2() as u64 * 2 * if kind.eo == 3 { 1 } else { BLOCK as u64 };
-        let inverse = if kind.eo == 2 { BLOCK as u64 * 16 } else { 0 };
+        let inverse = match kind.eo {
+            2 => BLOCK as u64 * 16,
+            3 => 4096,
+            _ => 0,
+        };
         (Move::COUNT as u64 + 1) * SymmetryGroup::UdAxis.len() as u64 * (base + linear + inverse)
     }
 
@@ -485,16 +652,28 @@ mod tests {
                     expected[c as usize / 64] |= 1 << (c % 64)
                 });
                 let mut by_bit = vec![0u64; words.len()];
-                map.for_each_image(&words, |c| by_bit[c as usize / 64] |= 1 << (c % 64));
+                map.images_by_bit(&words, |c| by_bit[c as usize / 64] |= 1 << (c % 64));
                 assert!(by_bit == expected, "{name} map {i} by bit");
+                #[cfg(target_arch = "x86_64")]
+                if listing::available() {
+                    let mut listed = vec![0u64; words.len()];
+                    // SAFETY: the processor has the path's features (checked just above).
+                    unsafe {
+                        listing::images_avx512(&map, &words, |c| listed[c as usize / 64] |= 1 << (c % 64))
+                    };
+                    assert!(listed == expected, "{name} map {i} listed");
+                }
                 let mut chosen = vec![0u64; words.len()];
                 map.or_images(&words, &mut chosen);
                 assert!(chosen == expected, "{name} map {i} chosen");
                 #[cfg(target_arch = "x86_64")]
-                if kind.eo == 2 && groups::available() {
+                if kind.eo > 1 && groups::available() {
                     let mut whole = vec![0u64; words.len()];
                     // SAFETY: the processor has the path's features (checked just above).
-                    unsafe { groups::or_images_avx512(&map, &words, &mut whole) };
+                    match kind.eo {
+                        2 => unsafe { groups::or_images_avx512(&map, &words, &mut whole) },
+                        _ => unsafe { groups::or_images_eo3_avx512(&map, &words, &mut whole) },
+                    }
                     assert!(whole == expected, "{name} map {i} by groups");
                 }
             }
