@@ -133,8 +133,71 @@ fn table_words(kind: NxoptKind, bits: &[u64], mut f: impl FnMut(usize, u64)) {
     }
 }
 
-/// Transposes a 64 x 64 bit matrix: bit j of word i goes to bit i of word j.
+/// Transposes a 64 x 64 bit matrix: bit j of word i goes to bit i of word j. With AVX-512
+/// (VBMI, GFNI) in about 50 vector instructions ([`transpose_avx512`]), else by 192 swaps of
+/// bit blocks.
+#[inline]
 fn transpose(m: &mut [u64; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512f") && has!("avx512bw") && has!("avx512vbmi") && has!("gfni") {
+            // SAFETY: the processor has the features (just checked).
+            return unsafe { transpose_avx512(m) };
+        }
+    }
+    transpose_by_blocks(m)
+}
+
+/// [`transpose`] in eight registers: each register's 8 x 8 blocks of bytes transposed (a byte
+/// permutation), each block's bits transposed (one affine byte transform with the block as its
+/// matrix), the blocks moved across registers (three rounds of word shuffles) and each
+/// register's bytes transposed again.
+///
+/// # Safety
+/// The processor must have AVX-512F, BW, VBMI and GFNI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+unsafe fn transpose_avx512(m: &mut [u64; 64]) {
+    use std::arch::x86_64::*;
+    // Position J * 8 + 7 - r takes byte J of word r: a block's rows in reverse, so that the
+    // affine transform's row order (its byte 7 - i gives output bit i) puts row i at bit i.
+    let rows: [u8; 64] = std::array::from_fn(|t| ((7 - t % 8) * 8 + t / 8) as u8);
+    let bytes: [u8; 64] = std::array::from_fn(|t| (t % 8 * 8 + t / 8) as u8);
+    // SAFETY: 64 bytes read from each 64-byte array, 8 words from each eighth of `m`.
+    let (rows, bytes) = unsafe {
+        (_mm512_loadu_si512(rows.as_ptr() as *const _), _mm512_loadu_si512(bytes.as_ptr() as *const _))
+    };
+    let units = _mm512_set1_epi64(0x8040_2010_0804_0201_u64 as i64);
+    // w[I]'s word J: the block of rows 8I.., columns 8J.., transposed (byte c: column 8J + c).
+    let w: [__m512i; 8] = std::array::from_fn(|i| {
+        // SAFETY: eight words at 8i < 64.
+        let z = unsafe { _mm512_loadu_si512(m.as_ptr().add(8 * i) as *const _) };
+        _mm512_gf2p8affine_epi64_epi8::<0>(units, _mm512_permutexvar_epi8(rows, z))
+    });
+    // p[J]'s word I = w[I]'s word J.
+    let t: [__m512i; 8] = std::array::from_fn(|i| match i % 2 {
+        0 => _mm512_unpacklo_epi64(w[i], w[i + 1]),
+        _ => _mm512_unpackhi_epi64(w[i - 1], w[i]),
+    });
+    let (lo2, hi2) = (_mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15));
+    let u: [__m512i; 8] = std::array::from_fn(|i| match i % 4 {
+        0 | 1 => _mm512_permutex2var_epi64(t[i], lo2, t[i + 2]),
+        _ => _mm512_permutex2var_epi64(t[i - 2], hi2, t[i]),
+    });
+    let (lo4, hi4) = (_mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15));
+    for j in 0..8 {
+        let p = match j < 4 {
+            true => _mm512_permutex2var_epi64(u[j], lo4, u[j + 4]),
+            false => _mm512_permutex2var_epi64(u[j - 4], hi4, u[j]),
+        };
+        // SAFETY: eight words at 8j < 64.
+        unsafe { _mm512_storeu_si512(m.as_mut_ptr().add(8 * j) as *mut _, _mm512_permutexvar_epi8(bytes, p)) };
+    }
+}
+
+/// [`transpose`] by swapping the off-diagonal blocks of 32, 16, ..., 1 bits.
+fn transpose_by_blocks(m: &mut [u64; 64]) {
     let mut width = 32;
     let mut mask: u64 = 0x0000_0000_ffff_ffff;
     while width != 0 {
@@ -454,6 +517,29 @@ mod tests {
             assert_eq!(spread(1 << k), 1u128 << (2 * k));
         }
         assert_eq!(spread(u64::MAX), u128::MAX / 3);
+    }
+
+    /// Both transpositions move bit j of word i to bit i of word j, on random and structured
+    /// matrices.
+    #[test]
+    fn transposes_agree_with_the_definition() {
+        let mut rng = crate::cube::SplitMix64::new(8);
+        for case in 0..200 {
+            let m: [u64; 64] = std::array::from_fn(|i| match case % 4 {
+                0 => rng.next_u64(),
+                1 => 1 << ((i * 7 + case) % 64),
+                2 => rng.next_u64() & rng.next_u64() & rng.next_u64(),
+                _ => (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            });
+            let expected: [u64; 64] =
+                std::array::from_fn(|j| (0..64).fold(0, |w, i| w | (m[i] >> j & 1) << i));
+            let mut by_blocks = m;
+            transpose_by_blocks(&mut by_blocks);
+            assert_eq!(by_blocks, expected);
+            let mut chosen = m;
+            transpose(&mut chosen);
+            assert_eq!(chosen, expected);
+        }
     }
 
     /// A row's bits in the search's order come out in the table's order, for every flip width:
