@@ -180,19 +180,23 @@ unsafe fn transpose_avx512(m: &mut [u64; 64]) {
         0 => _mm512_unpacklo_epi64(w[i], w[i + 1]),
         _ => _mm512_unpackhi_epi64(w[i - 1], w[i]),
     });
-    let (lo2, hi2) = (_mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15));
+    let (lo2, hi2) =
+        (_mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15));
     let u: [__m512i; 8] = std::array::from_fn(|i| match i % 4 {
         0 | 1 => _mm512_permutex2var_epi64(t[i], lo2, t[i + 2]),
         _ => _mm512_permutex2var_epi64(t[i - 2], hi2, t[i]),
     });
-    let (lo4, hi4) = (_mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15));
+    let (lo4, hi4) =
+        (_mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15));
     for j in 0..8 {
         let p = match j < 4 {
             true => _mm512_permutex2var_epi64(u[j], lo4, u[j + 4]),
             false => _mm512_permutex2var_epi64(u[j - 4], hi4, u[j]),
         };
         // SAFETY: eight words at 8j < 64.
-        unsafe { _mm512_storeu_si512(m.as_mut_ptr().add(8 * j) as *mut _, _mm512_permutexvar_epi8(bytes, p)) };
+        unsafe {
+            _mm512_storeu_si512(m.as_mut_ptr().add(8 * j) as *mut _, _mm512_permutexvar_epi8(bytes, p))
+        };
     }
 }
 

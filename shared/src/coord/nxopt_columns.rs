@@ -16,8 +16,8 @@
 //! Where the linear part is the same for every occupancy (EO3: flips are tracked by position),
 //! one table of E2 entries serves every field. Per entry a map is two loads from tables of at
 //! most a few hundred KB, where the full move and conjugation tables of EO3EP1 are 4 MB each,
-//! read at random; for EO2 (256 flips, four words a group) a group of several entries is moved
-//! whole with AVX-512 where the processor has it ([`groups`]). Tests check every column of
+//! read at random; a group of several entries is moved whole with AVX-512 where the processor
+//! has it ([`groups`]). Tests check every column of
 //! every buildable table against the full tables ([`super::RawCoord`] over positions).
 //!
 //! The fields that hold no entry stay fields that hold no entry (the same field of another
@@ -42,7 +42,8 @@ struct FactoredMap {
     /// two GF(2) byte matrices, its bits 3..8 and 0..3 ([`groups`]).
     inverse: Vec<[u64; 2]>,
     /// For eleven flip bits and a uniform linear part: the inverse as two tables of 2,048
-    /// bytes, each image's source byte, then its bit ([`groups`]).
+    /// bytes, each image's source byte, then its bit; for four flip bits, per field (or one
+    /// when uniform), the inverse's 16 values ([`groups`]).
     inverse_table: Vec<u8>,
 }
 
@@ -91,6 +92,7 @@ impl FactoredMap {
         };
         let inverse_table = match (eo_bits, uniform) {
             (11, true) => groups::inverse_table(&spans[0]),
+            (4, _) => spans.iter().flat_map(|s| groups::inverse(s)).collect(),
             _ => Vec::new(),
         };
         FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse, inverse_table }
@@ -132,43 +134,10 @@ impl ColumnMapper for NxoptMap<'_> {
         self.base[group as usize] ^ self.linear_of(group)[eo as usize] as u32
     }
 
-    /// Group by group: the group's image with no flips and its linear part are loaded once, so
-    /// each entry costs one more load. For EO2 and EO3, with AVX-512's byte compress, the set
-    /// bits of every eight words of 8 or more entries are listed without a branch per word and
-    /// then mapped in one loop ([`listing`]); EO1's sixteen groups in eight words went faster
-    /// one bit at a time (EO1EP2's depth 10 in 7.8 and 8.5 s against 12.0 and 12.3 listed).
+    /// Group by group (EO2 and EO3): the group's image with no flips and its linear part are
+    /// loaded once, so each entry costs one more load.
     #[inline]
-    fn for_each_image(&self, row: &[u64], f: impl FnMut(u32)) {
-        #[cfg(target_arch = "x86_64")]
-        if self.eo_bits > 4 && listing::available() {
-            // SAFETY: the processor has the features (just checked).
-            return unsafe { listing::images_avx512(self, row, f) };
-        }
-        self.images_by_bit(row, f)
-    }
-
-    /// For EO2 and EO3 with AVX-512 (F, BW, VBMI, BITALG, GFNI), a group of several entries goes
-    /// whole to its image group ([`groups`]); otherwise entry by entry.
-    #[inline]
-    fn or_images(&self, row: &[u64], out: &mut [u64]) {
-        #[cfg(target_arch = "x86_64")]
-        if self.eo_bits == 8 && groups::available() {
-            // SAFETY: the processor has the features (just checked).
-            return unsafe { groups::or_images_avx512(self, row, out) };
-        }
-        #[cfg(target_arch = "x86_64")]
-        if !self.inverse_table.is_empty() && groups::available() {
-            // SAFETY: the processor has the features (just checked).
-            return unsafe { groups::or_images_eo3_avx512(self, row, out) };
-        }
-        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
-    }
-}
-
-impl NxoptMap<'_> {
-    /// [`ColumnMapper::for_each_image`] one set bit at a time.
-    #[inline(always)]
-    fn images_by_bit(&self, row: &[u64], mut f: impl FnMut(u32)) {
+    fn for_each_image(&self, row: &[u64], mut f: impl FnMut(u32)) {
         match self.eo_bits {
             // EO1: four groups of 16 flips a word.
             4 => super::for_each_bit(row, |c| f(self.apply(c))),
@@ -183,6 +152,27 @@ impl NxoptMap<'_> {
         }
     }
 
+    /// With AVX-512 (F, BW, VBMI, BITALG, GFNI), a group (for EO1 a word of four groups) of
+    /// several entries goes whole to its image group ([`groups`]); otherwise entry by entry.
+    #[inline]
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if groups::available() {
+            // SAFETY: the processor has the features (just checked).
+            match self.eo_bits {
+                4 => return unsafe { groups::or_images_eo1_avx512(self, row, out) },
+                8 => return unsafe { groups::or_images_avx512(self, row, out) },
+                _ if !self.inverse_table.is_empty() => {
+                    return unsafe { groups::or_images_eo3_avx512(self, row, out) };
+                }
+                _ => {}
+            }
+        }
+        self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
+    }
+}
+
+impl NxoptMap<'_> {
     /// The linear part of group `group`'s field: E2 flips' images.
     #[inline(always)]
     fn linear_of(&self, group: u32) -> &[u16] {
@@ -204,88 +194,14 @@ impl NxoptMap<'_> {
     }
 }
 
-/// Listing the set bits of eight words at a time with AVX-512 (VBMI2's byte compress), chosen
-/// at run time.
-mod listing {
-    use super::{ColumnMapper, NxoptMap};
-
-    /// Whether this processor has what [`images_avx512`] needs (the standard library keeps what
-    /// the processor reported, so asking costs a few loads).
-    #[cfg(target_arch = "x86_64")]
-    pub fn available() -> bool {
-        use std::arch::is_x86_feature_detected as has;
-        has!("avx512f")
-            && has!("avx512bw")
-            && has!("avx512vbmi2")
-            && has!("avx512vpopcntdq")
-            && has!("popcnt")
-    }
-
-    /// Eight words of fewer set bits go bit by bit: listing costs eight compresses, more than a
-    /// sparse level's one or two bits cost one at a time (nxopt EO2EP2's depth 9 took twice as
-    /// long with every block listed).
-    const LIST_FROM: i64 = 8;
-
-    /// # Safety
-    /// The processor must have AVX-512F, BW, VBMI2, VPOPCNTDQ and POPCNT.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,avx512vpopcntdq,popcnt")]
-    pub unsafe fn images_avx512(map: &NxoptMap<'_>, row: &[u64], mut f: impl FnMut(u32)) {
-        use std::arch::x86_64::*;
-        let iota: [u8; 64] = std::array::from_fn(|i| i as u8);
-        // SAFETY: 64 bytes read from a 64-byte array.
-        let iota = unsafe { _mm512_loadu_si512(iota.as_ptr() as *const _) };
-        // Per half (256 columns), the set columns as bytes, with room for one more word.
-        let mut listed = [[0u8; 256 + 64]; 2];
-        for (b, words) in row.chunks_exact(8).enumerate() {
-            if words.iter().all(|&w| w == 0) {
-                continue;
-            }
-            let first = b as u32 * 512;
-            // SAFETY: eight words read from a chunk of eight.
-            let ones = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(unsafe {
-                _mm512_loadu_si512(words.as_ptr() as *const _)
-            }));
-            if ones < LIST_FROM {
-                super::super::for_each_bit(words, |c| f(map.apply(first + c)));
-                continue;
-            }
-            let mut counts = [0usize; 2];
-            for (k, &word) in words.iter().enumerate() {
-                let (half, n) = (k / 4, counts[k / 4]);
-                let columns = _mm512_add_epi8(iota, _mm512_set1_epi8(((k % 4) * 64) as u8 as i8));
-                let packed = _mm512_maskz_compress_epi8(word, columns);
-                // SAFETY: n <= 192 before the fourth word of a half, so 64 bytes fit.
-                unsafe { _mm512_storeu_si512(listed[half][n..][..64].as_mut_ptr() as *mut _, packed) };
-                counts[half] = n + word.count_ones() as usize;
-            }
-            for (half, &n) in counts.iter().enumerate() {
-                let start = first + half as u32 * 256;
-                let columns = listed[half][..n].iter().map(|&c| c as u32);
-                match map.eo_bits {
-                    // A half of 256 columns holds sixteen EO1 groups.
-                    4 => columns.for_each(|c| f(map.apply(start + c))),
-                    // A half lies within one group.
-                    _ => {
-                        let group = start >> map.eo_bits;
-                        let (base, linear) = (map.base[group as usize], map.linear_of(group));
-                        let linear = &linear[(start & ((1 << map.eo_bits) - 1)) as usize..][..256];
-                        columns.for_each(|c| f(base ^ linear[c as usize] as u32));
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// EO2's and EO3's groups (256 and 2,048 flips) moved whole with AVX-512, chosen at run time.
+/// Groups (16, 256 and 2,048 flips) moved whole with AVX-512, chosen at run time.
 ///
 /// Target bit `j` of the image group is source bit `L^-1(j ^ c)`, with `L` the linear part and
 /// `c` the image of no flips: a gather of the group's bits. Per 64 targets, each target's source
-/// byte and bit (for EO2 by two affine byte transforms, GFNI; for EO3 from tables, XORed with
-/// `L^-1(c)`), a byte permutation (VBMI) that brings the source bytes into place and a bit
-/// shuffle (BITALG) that picks the bits: about 30 instructions an EO2 group and 300 an EO3
-/// group, against one load and one random bit set per entry.
+/// byte and bit (for EO2 by two affine byte transforms, GFNI; for EO1 and EO3 from tables,
+/// XORed with `L^-1(c)`), a byte permutation (VBMI) that brings the source bytes into place and a
+/// bit shuffle (BITALG) that picks the bits: about 25 instructions an EO1 word (four groups), 30
+/// an EO2 group and 300 an EO3 group, against one load and one random bit set per entry.
 mod groups {
     use super::NxoptMap;
 
@@ -293,6 +209,17 @@ mod groups {
     pub const DENSE_FROM: u32 = 4;
     /// EO3 groups (32 words) of fewer entries go entry by entry.
     pub const DENSE_FROM_EO3: u32 = 32;
+    /// EO1 words (four groups) of fewer entries go entry by entry.
+    pub const DENSE_FROM_EO1: u32 = 4;
+
+    /// The inverse of the linear part `span`: per target, its source.
+    pub fn inverse(span: &[u16]) -> Vec<u8> {
+        let mut inverse = vec![0u8; span.len()];
+        for (x, &y) in span.iter().enumerate() {
+            inverse[y as usize] = x as u8;
+        }
+        inverse
+    }
 
     /// The inverse of an eleven-bit linear part `span` (its 2,048 images) as two tables: per
     /// target, its source's byte, then its source's bit plus eight times the target's place in
@@ -309,10 +236,7 @@ mod groups {
     /// The inverse of the linear part `span` (its 256 images) as two GF2P8AFFINEQB matrices:
     /// one gives a target's source byte (bits 3..8 of `L^-1`), the other its bit (bits 0..3).
     pub fn inverse_matrices(span: &[u16]) -> [u64; 2] {
-        let mut inverse = [0u8; 256];
-        for (x, &y) in span.iter().enumerate() {
-            inverse[y as usize] = x as u8;
-        }
+        let inverse = inverse(span);
         // Row i of a matrix (byte 7 - i) holds the input bits whose parity is output bit i.
         let matrix = |f: &dyn Fn(u8) -> u8| -> u64 {
             (0..8)
@@ -355,11 +279,12 @@ mod groups {
                 _mm512_loadu_si512(bytes_at.as_ptr() as *const _),
             )
         };
-        for (g, group) in row.chunks_exact(4).enumerate() {
+        let groups = nonzero_words(row).flat_map(|(chunk, words)| {
+            [(words & 15 != 0).then_some(2 * chunk), (words >> 4 != 0).then_some(2 * chunk + 1)]
+        });
+        for g in groups.flatten() {
+            let group = &row[4 * g..][..4];
             let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
-            if ones == 0 {
-                continue;
-            }
             if ones < DENSE_FROM {
                 map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64));
                 continue;
@@ -378,6 +303,78 @@ mod groups {
                 let byte = _mm512_gf2p8affine_epi64_epi8::<0>(y, byte_of);
                 let bit = _mm512_or_si512(_mm512_gf2p8affine_epi64_epi8::<0>(y, bit_of), bytes_at);
                 *word |= _mm512_bitshuffle_epi64_mask(_mm512_permutexvar_epi8(byte, source), bit);
+            }
+        }
+    }
+
+    /// The chunks of eight words of `row` (a multiple of eight) that hold a set bit, with a mask
+    /// of their words that do: eight words tested at once, so that a sparse level's empty words
+    /// cost little.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn nonzero_words(row: &[u64]) -> impl Iterator<Item = (usize, u8)> + '_ {
+        use std::arch::x86_64::*;
+        row.chunks_exact(8).enumerate().filter_map(|(chunk, words)| {
+            // SAFETY: eight words read from a chunk of eight.
+            let v = unsafe { _mm512_loadu_si512(words.as_ptr() as *const _) };
+            let words = _mm512_test_epi64_mask(v, v);
+            (words != 0).then_some((chunk, words))
+        })
+    }
+
+    /// [`super::ColumnMapper::or_images`] for EO1: a word of four groups of 16 flips at a time,
+    /// each group's targets selected from the word by one bit shuffle; sparse words entry by
+    /// entry.
+    ///
+    /// # Safety
+    /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
+    pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
+        use std::arch::x86_64::*;
+        // Lanes 16k.. select within group k's 16 bits of the word.
+        let at: [u8; 64] = std::array::from_fn(|l| (l / 16 * 16) as u8);
+        // SAFETY: 64 bytes read from a 64-byte array.
+        let at = unsafe { _mm512_loadu_si512(at.as_ptr() as *const _) };
+        let words = nonzero_words(row).flat_map(|(chunk, words)| {
+            (0..8).filter(move |k| words >> k & 1 == 1).map(move |k| 8 * chunk + k)
+        });
+        for w in words {
+            let word = row[w];
+            if word.count_ones() < DENSE_FROM_EO1 {
+                let mut bits = word;
+                while bits != 0 {
+                    let b = bits.trailing_zeros();
+                    let g = 4 * w as u32 + (b >> 4);
+                    let flips = map.linear[(((g & map.field_mask) << 4) | (b & 15)) as usize] as u32;
+                    let c = map.base[g as usize] ^ flips;
+                    out[c as usize / 64] |= 1 << (c % 64);
+                    bits &= bits - 1;
+                }
+                continue;
+            }
+            let mut selects = _mm512_setzero_si512();
+            let mut targets = [0u32; 4];
+            for (k, target) in targets.iter_mut().enumerate() {
+                let g = 4 * w + k;
+                let image = map.base[g];
+                let inverse = &map.inverse_table[((g as u32 & map.field_mask) as usize) * 16..][..16];
+                // L^-1(j ^ c) = L^-1(j) ^ L^-1(c).
+                let shift = _mm_set1_epi8(inverse[(image & 15) as usize] as i8);
+                // SAFETY: 16 bytes read from a table of 16.
+                let lane = _mm_xor_si128(unsafe { _mm_loadu_si128(inverse.as_ptr() as *const _) }, shift);
+                selects = match k {
+                    0 => _mm512_inserti32x4::<0>(selects, lane),
+                    1 => _mm512_inserti32x4::<1>(selects, lane),
+                    2 => _mm512_inserti32x4::<2>(selects, lane),
+                    _ => _mm512_inserti32x4::<3>(selects, lane),
+                };
+                *target = image >> 4;
+            }
+            let images =
+                _mm512_bitshuffle_epi64_mask(_mm512_set1_epi64(word as i64), _mm512_or_si512(selects, at));
+            for (k, &t) in targets.iter().enumerate() {
+                out[t as usize / 4] |= (images >> (16 * k) & 0xffff) << (t % 4 * 16);
             }
         }
     }
@@ -487,14 +484,13 @@ impl NxoptColumns {
     /// Bytes [`Self::new`] will hold for `kind` at most, before building: 18 x 16 + 16 maps,
     /// each a `base` of 4 bytes per (X, field) and a linear part per eo (EO3, whose flips are
     /// tracked by position) or per (field, eo) (fewer where a map's linear part is uniform),
-    /// with the group kernels' inverses (EO2: 16 bytes a field; EO3: 4 KB).
+    /// with the group kernels' inverses (EO1, EO2: 16 bytes a field; EO3: 4 KB).
     pub fn planned_bytes(kind: NxoptKind) -> u64 {
         let base = kind.permutations() as u64 * BLOCK as u64 * 4;
         let linear = kind.e2() as u64 * 2 * if kind.eo == 3 { 1 } else { BLOCK as u64 };
         let inverse = match kind.eo {
-            2 => BLOCK as u64 * 16,
-            3 => 4096,
-            _ => 0,
+            1 | 2 => BLOCK as u64 * 16,
+            _ => 4096,
         };
         (Move::COUNT as u64 + 1) * SymmetryGroup::UdAxis.len() as u64 * (base + linear + inverse)
     }
@@ -652,25 +648,17 @@ mod tests {
                     expected[c as usize / 64] |= 1 << (c % 64)
                 });
                 let mut by_bit = vec![0u64; words.len()];
-                map.images_by_bit(&words, |c| by_bit[c as usize / 64] |= 1 << (c % 64));
+                map.for_each_image(&words, |c| by_bit[c as usize / 64] |= 1 << (c % 64));
                 assert!(by_bit == expected, "{name} map {i} by bit");
-                #[cfg(target_arch = "x86_64")]
-                if listing::available() {
-                    let mut listed = vec![0u64; words.len()];
-                    // SAFETY: the processor has the path's features (checked just above).
-                    unsafe {
-                        listing::images_avx512(&map, &words, |c| listed[c as usize / 64] |= 1 << (c % 64))
-                    };
-                    assert!(listed == expected, "{name} map {i} listed");
-                }
                 let mut chosen = vec![0u64; words.len()];
                 map.or_images(&words, &mut chosen);
                 assert!(chosen == expected, "{name} map {i} chosen");
                 #[cfg(target_arch = "x86_64")]
-                if kind.eo > 1 && groups::available() {
+                if groups::available() {
                     let mut whole = vec![0u64; words.len()];
                     // SAFETY: the processor has the path's features (checked just above).
                     match kind.eo {
+                        1 => unsafe { groups::or_images_eo1_avx512(&map, &words, &mut whole) },
                         2 => unsafe { groups::or_images_avx512(&map, &words, &mut whole) },
                         _ => unsafe { groups::or_images_eo3_avx512(&map, &words, &mut whole) },
                     }
