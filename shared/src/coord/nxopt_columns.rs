@@ -210,7 +210,7 @@ mod groups {
     /// EO3 groups (32 words) of fewer entries go entry by entry.
     pub const DENSE_FROM_EO3: u32 = 32;
     /// EO1 words (four groups) of fewer entries go entry by entry.
-    pub const DENSE_FROM_EO1: u32 = 4;
+    pub const DENSE_FROM_EO1: u32 = 1;
 
     /// The inverse of the linear part `span`: per target, its source.
     pub fn inverse(span: &[u16]) -> Vec<u8> {
