@@ -209,8 +209,6 @@ mod groups {
     pub const DENSE_FROM: u32 = 4;
     /// EO3 groups (32 words) of fewer entries go entry by entry.
     pub const DENSE_FROM_EO3: u32 = 32;
-    /// EO1 words (four groups) of fewer entries go entry by entry.
-    pub const DENSE_FROM_EO1: u32 = 1;
 
     /// The inverse of the linear part `span`: per target, its source.
     pub fn inverse(span: &[u16]) -> Vec<u8> {
@@ -322,9 +320,9 @@ mod groups {
         })
     }
 
-    /// [`super::ColumnMapper::or_images`] for EO1: a word of four groups of 16 flips at a time,
-    /// each group's targets selected from the word by one bit shuffle; sparse words entry by
-    /// entry.
+    /// [`super::ColumnMapper::or_images`] for EO1: every nonzero word (four groups of 16 flips)
+    /// at once, each group's targets selected from the word by one bit shuffle (at EO1EP3's
+    /// sparse levels this beat a loop over a word's bits, with its mispredicted exits).
     ///
     /// # Safety
     /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
@@ -341,18 +339,6 @@ mod groups {
         });
         for w in words {
             let word = row[w];
-            if word.count_ones() < DENSE_FROM_EO1 {
-                let mut bits = word;
-                while bits != 0 {
-                    let b = bits.trailing_zeros();
-                    let g = 4 * w as u32 + (b >> 4);
-                    let flips = map.linear[(((g & map.field_mask) << 4) | (b & 15)) as usize] as u32;
-                    let c = map.base[g as usize] ^ flips;
-                    out[c as usize / 64] |= 1 << (c % 64);
-                    bits &= bits - 1;
-                }
-                continue;
-            }
             let mut selects = _mm512_setzero_si512();
             let mut targets = [0u32; 4];
             for (k, target) in targets.iter_mut().enumerate() {
