@@ -106,8 +106,8 @@ fn table_words(kind: NxoptKind, bits: &[u64], mut f: impl FnMut(usize, u64)) {
     let e2 = kind.e2() as usize;
     let fields = BLOCK as usize;
     let mut tile = [0u64; 64];
-    // The words of 64 groups (fields first..first + 64 of one X).
-    let span = 64 * e2 / 64;
+    // 64 groups (fields first..first + 64 of one X) of E2 bits are E2 words.
+    let span = e2;
     for x in 0..kind.permutations() as usize {
         for first in (0..fields).step_by(64) {
             let start = (x * fields + first) * e2 / 64;

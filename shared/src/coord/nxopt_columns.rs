@@ -245,7 +245,7 @@ mod groups {
         [matrix(&|y| inverse[y as usize] >> 3), matrix(&|y| inverse[y as usize] & 7)]
     }
 
-    /// Whether this processor has what [`or_images_avx512`] needs.
+    /// Whether this processor has what the kernels here need.
     #[cfg(target_arch = "x86_64")]
     pub fn available() -> bool {
         use std::arch::is_x86_feature_detected as has;
@@ -259,8 +259,8 @@ mod groups {
 
     /// [`super::ColumnMapper::or_images`] for EO2: every group that holds an entry moved whole
     /// (at EO2EP2's sparse levels, 0.4 and 4.5 entries a group at depths 9 and 10, this beat
-    /// the entry-by-entry loop for groups of fewer than 4: whole builds 85 and 88 s against 104
-    /// and 109 s, alternated).
+    /// the entry-by-entry loop for groups of fewer than 4: whole builds about 85 and 88 s against
+    /// 104 and 109 s, alternated, from the runs' log times).
     ///
     /// # Safety
     /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
@@ -331,30 +331,36 @@ mod groups {
         let words = nonzero_words(row).flat_map(|(chunk, words)| {
             (0..8).filter(move |k| words >> k & 1 == 1).map(move |k| 8 * chunk + k)
         });
+        // Lane k (16 bytes) gets byte 4k of the four groups' images: group k's c (low 4 bits).
+        let spread: [u8; 64] = std::array::from_fn(|l| (l / 16 * 4) as u8);
+        // SAFETY: 64 bytes read from a 64-byte array; 16 bytes from a uniform map's one table.
+        let (spread, uniform) = unsafe {
+            (
+                _mm512_loadu_si512(spread.as_ptr() as *const _),
+                _mm512_broadcast_i32x4(_mm_loadu_si128(map.inverse_table.as_ptr() as *const _)),
+            )
+        };
         for w in words {
             let word = row[w];
-            let mut selects = _mm512_setzero_si512();
-            let mut targets = [0u32; 4];
-            for (k, target) in targets.iter_mut().enumerate() {
-                let g = 4 * w + k;
-                let image = map.base[g];
-                let inverse = &map.inverse_table[((g as u32 & map.field_mask) as usize) * 16..][..16];
-                // L^-1(j ^ c) = L^-1(j) ^ L^-1(c).
-                let shift = _mm_set1_epi8(inverse[(image & 15) as usize] as i8);
-                // SAFETY: 16 bytes read from a table of 16.
-                let lane = _mm_xor_si128(unsafe { _mm_loadu_si128(inverse.as_ptr() as *const _) }, shift);
-                selects = match k {
-                    0 => _mm512_inserti32x4::<0>(selects, lane),
-                    1 => _mm512_inserti32x4::<1>(selects, lane),
-                    2 => _mm512_inserti32x4::<2>(selects, lane),
-                    _ => _mm512_inserti32x4::<3>(selects, lane),
-                };
-                *target = image >> 4;
-            }
-            let images =
+            let images = &map.base[4 * w..][..4];
+            // The four groups' inverses, lane by lane: their fields are consecutive.
+            let inverses = match map.field_mask {
+                0 => uniform,
+                // SAFETY: 64 bytes at the first field's 16, which is at most 508 of 512.
+                _ => unsafe {
+                    _mm512_loadu_si512(map.inverse_table.as_ptr().add(16 * ((4 * w) & 511)) as *const _)
+                },
+            };
+            // SAFETY: four images read from a slice of four.
+            let base = _mm512_castsi128_si512(unsafe { _mm_loadu_si128(images.as_ptr() as *const _) });
+            let c = _mm512_and_si512(_mm512_permutexvar_epi8(spread, base), _mm512_set1_epi8(15));
+            // L^-1(j ^ c) = L^-1(j) ^ L^-1(c), L^-1(c) by a byte shuffle within each lane.
+            let selects = _mm512_xor_si512(inverses, _mm512_shuffle_epi8(inverses, c));
+            let moved =
                 _mm512_bitshuffle_epi64_mask(_mm512_set1_epi64(word as i64), _mm512_or_si512(selects, at));
-            for (k, &t) in targets.iter().enumerate() {
-                out[t as usize / 4] |= (images >> (16 * k) & 0xffff) << (t % 4 * 16);
+            for (k, &image) in images.iter().enumerate() {
+                let t = image >> 4;
+                out[t as usize / 4] |= (moved >> (16 * k) & 0xffff) << (t % 4 * 16);
             }
         }
     }
