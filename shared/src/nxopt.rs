@@ -140,7 +140,7 @@ fn table_words(kind: NxoptKind, bits: &[u64], mut f: impl FnMut(usize, u64)) {
 }
 
 /// Transposes a 64 x 64 bit matrix: bit j of word i goes to bit i of word j. With AVX-512
-/// (VBMI, GFNI) in about 50 vector instructions ([`transpose_avx512`]), else by 192 swaps of
+/// (VBMI, GFNI) in 64 vector instructions ([`transpose_avx512`]), else by 192 swaps of
 /// bit blocks.
 #[inline]
 fn transpose(m: &mut [u64; 64]) {

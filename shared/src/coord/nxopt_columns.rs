@@ -38,13 +38,20 @@ struct FactoredMap {
     /// The linear part on the flips: per eo, or per (field, eo) when it depends on the field.
     linear: Vec<u16>,
     per_field: bool,
-    /// For eight flip bits, per field (or one when uniform): the inverse of the linear part as
-    /// two GF(2) byte matrices, its bits 3..8 and 0..3 ([`groups`]).
-    inverse: Vec<[u64; 2]>,
-    /// For eleven flip bits and a uniform linear part: the inverse as two tables of 2,048
-    /// bytes, each image's source byte, then its bit; for four flip bits, per field (or one
-    /// when uniform), the inverse's 16 values ([`groups`]).
-    inverse_table: Vec<u8>,
+    inverse: Inverse,
+}
+
+/// The inverse of a map's linear part in the form its group kernel reads ([`groups`]); per
+/// field, or one when the linear part is uniform.
+enum Inverse {
+    /// EO1: the inverse's 16 values.
+    Eo1(Vec<u8>),
+    /// EO2: two GF(2) byte matrices, the inverse's bits 3..8 and 0..3.
+    Eo2(Vec<[u64; 2]>),
+    /// EO3 (uniform): two tables of 2,048 bytes, each image's source byte, then its bit.
+    Eo3(Vec<u8>),
+    /// EO3 with a linear part per field: no kernel, entry by entry.
+    None,
 }
 
 impl FactoredMap {
@@ -86,16 +93,13 @@ impl FactoredMap {
             true => vec![span(&unit[first])],
             false => unit.iter().map(|u| span(u)).collect(),
         };
-        let inverse = match eo_bits {
-            8 => spans.iter().map(|s| groups::inverse_matrices(s)).collect(),
-            _ => Vec::new(),
+        let inverse = match (eo_bits, uniform) {
+            (4, _) => Inverse::Eo1(spans.iter().flat_map(|s| groups::inverse(s)).collect()),
+            (8, _) => Inverse::Eo2(spans.iter().map(|s| groups::inverse_matrices(s)).collect()),
+            (_, true) => Inverse::Eo3(groups::inverse_table(&spans[0])),
+            _ => Inverse::None,
         };
-        let inverse_table = match (eo_bits, uniform) {
-            (11, true) => groups::inverse_table(&spans[0]),
-            (4, _) => spans.iter().flat_map(|s| groups::inverse(s)).collect(),
-            _ => Vec::new(),
-        };
-        FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse, inverse_table }
+        FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse }
     }
 
     fn view(&self, eo_bits: u32) -> NxoptMap<'_> {
@@ -103,14 +107,18 @@ impl FactoredMap {
             base: &self.base,
             linear: &self.linear,
             inverse: &self.inverse,
-            inverse_table: &self.inverse_table,
             eo_bits,
             field_mask: if self.per_field { FIELD_MASK } else { 0 },
         }
     }
 
     fn bytes(&self) -> usize {
-        self.base.len() * 4 + self.linear.len() * 2 + self.inverse.len() * 16 + self.inverse_table.len()
+        let inverse = match &self.inverse {
+            Inverse::Eo1(bytes) | Inverse::Eo3(bytes) => bytes.len(),
+            Inverse::Eo2(matrices) => matrices.len() * 16,
+            Inverse::None => 0,
+        };
+        self.base.len() * 4 + self.linear.len() * 2 + inverse
     }
 }
 
@@ -119,8 +127,7 @@ impl FactoredMap {
 pub struct NxoptMap<'a> {
     base: &'a [u32],
     linear: &'a [u16],
-    inverse: &'a [[u64; 2]],
-    inverse_table: &'a [u8],
+    inverse: &'a Inverse,
     eo_bits: u32,
     /// A group's field, masked by this, picks its linear part (0: one for every field).
     field_mask: u32,
@@ -152,20 +159,25 @@ impl ColumnMapper for NxoptMap<'_> {
         }
     }
 
-    /// With AVX-512 (F, BW, VBMI, BITALG, GFNI), a group (for EO1 a word of four groups) of
-    /// several entries goes whole to its image group ([`groups`]); otherwise entry by entry.
+    /// With AVX-512 (F, BW, VBMI, BITALG, GFNI), groups go whole to their image groups
+    /// ([`groups`]: every EO1 word and EO2 group that holds an entry, EO3 groups of 32 entries
+    /// or more); otherwise entry by entry.
     #[inline]
     fn or_images(&self, row: &[u64], out: &mut [u64]) {
         #[cfg(target_arch = "x86_64")]
         if groups::available() {
             // SAFETY: the processor has the features (just checked).
-            match self.eo_bits {
-                4 => return unsafe { groups::or_images_eo1_avx512(self, row, out) },
-                8 => return unsafe { groups::or_images_avx512(self, row, out) },
-                _ if !self.inverse_table.is_empty() => {
-                    return unsafe { groups::or_images_eo3_avx512(self, row, out) };
+            match self.inverse {
+                Inverse::Eo1(inverses) => {
+                    return unsafe { groups::or_images_eo1_avx512(self, inverses, row, out) }
                 }
-                _ => {}
+                Inverse::Eo2(matrices) => {
+                    return unsafe { groups::or_images_eo2_avx512(self, matrices, row, out) }
+                }
+                Inverse::Eo3(tables) => {
+                    return unsafe { groups::or_images_eo3_avx512(self, tables, row, out) }
+                }
+                Inverse::None => {}
             }
         }
         self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
@@ -427,10 +439,17 @@ mod tests {
                 if groups::available() {
                     let mut whole = vec![0u64; words.len()];
                     // SAFETY: the processor has the path's features (checked just above).
-                    match kind.eo {
-                        1 => unsafe { groups::or_images_eo1_avx512(&map, &words, &mut whole) },
-                        2 => unsafe { groups::or_images_avx512(&map, &words, &mut whole) },
-                        _ => unsafe { groups::or_images_eo3_avx512(&map, &words, &mut whole) },
+                    match map.inverse {
+                        Inverse::Eo1(i) => unsafe {
+                            groups::or_images_eo1_avx512(&map, i, &words, &mut whole)
+                        },
+                        Inverse::Eo2(i) => unsafe {
+                            groups::or_images_eo2_avx512(&map, i, &words, &mut whole)
+                        },
+                        Inverse::Eo3(i) => unsafe {
+                            groups::or_images_eo3_avx512(&map, i, &words, &mut whole)
+                        },
+                        Inverse::None => panic!("{name} map {i}: no group kernel"),
                     }
                     assert!(whole == expected, "{name} map {i} by groups");
                 }

@@ -4,8 +4,9 @@
 //! `c` the image of no flips: a gather of the group's bits. Per 64 targets, each target's source
 //! byte and bit (for EO2 by two affine byte transforms, GFNI; for EO1 and EO3 from tables,
 //! XORed with `L^-1(c)`), a byte permutation (VBMI) that brings the source bytes into place and a
-//! bit shuffle (BITALG) that picks the bits: about 25 instructions an EO1 word (four groups), 30
-//! an EO2 group and 300 an EO3 group, against one load and one random bit set per entry.
+//! bit shuffle (BITALG) that picks the bits: about 7 vector instructions per 64 targets for EO2
+//! and 9 for EO3, about 25 instructions an EO1 word (four groups) (counted in the code), against
+//! one load and one random bit set per entry.
 
 use super::NxoptMap;
 
@@ -70,7 +71,7 @@ pub fn available() -> bool {
 /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
-pub unsafe fn or_images_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
+pub unsafe fn or_images_eo2_avx512(map: &NxoptMap<'_>, matrices: &[[u64; 2]], row: &[u64], out: &mut [u64]) {
     use std::arch::x86_64::*;
     let lanes: [u8; 64] = std::array::from_fn(|i| i as u8);
     let bytes_at: [u8; 64] = std::array::from_fn(|i| (i % 8 * 8) as u8);
@@ -84,7 +85,7 @@ pub unsafe fn or_images_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64])
     for g in groups.flatten() {
         let group = &row[4 * g..][..4];
         let image = map.base[g];
-        let [byte_of, bit_of] = map.inverse[(g as u32 & map.field_mask) as usize];
+        let [byte_of, bit_of] = matrices[(g as u32 & map.field_mask) as usize];
         let (byte_of, bit_of) = (_mm512_set1_epi64(byte_of as i64), _mm512_set1_epi64(bit_of as i64));
         // SAFETY: four words read from a group of four.
         let source = _mm512_zextsi256_si512(unsafe { _mm256_loadu_si256(group.as_ptr() as *const _) });
@@ -122,7 +123,7 @@ fn nonzero_words(row: &[u64]) -> impl Iterator<Item = (usize, u8)> + '_ {
 /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
-pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
+pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, inverses: &[u8], row: &[u64], out: &mut [u64]) {
     use std::arch::x86_64::*;
     // Lanes 16k.. select within group k's 16 bits of the word.
     let at: [u8; 64] = std::array::from_fn(|l| (l / 16 * 16) as u8);
@@ -136,25 +137,23 @@ pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u
     let (spread, uniform) = unsafe {
         (
             _mm512_loadu_si512(spread.as_ptr() as *const _),
-            _mm512_broadcast_i32x4(_mm_loadu_si128(map.inverse_table.as_ptr() as *const _)),
+            _mm512_broadcast_i32x4(_mm_loadu_si128(inverses.as_ptr() as *const _)),
         )
     };
     for w in words {
         let word = row[w];
         let images = &map.base[4 * w..][..4];
         // The four groups' inverses, lane by lane: their fields are consecutive.
-        let inverses = match map.field_mask {
+        let lanes = match map.field_mask {
             0 => uniform,
             // SAFETY: 64 bytes at the first field's 16, which is at most 508 of 512.
-            _ => unsafe {
-                _mm512_loadu_si512(map.inverse_table.as_ptr().add(16 * ((4 * w) & 511)) as *const _)
-            },
+            _ => unsafe { _mm512_loadu_si512(inverses.as_ptr().add(16 * ((4 * w) & 511)) as *const _) },
         };
         // SAFETY: four images read from a slice of four.
         let base = _mm512_castsi128_si512(unsafe { _mm_loadu_si128(images.as_ptr() as *const _) });
         let c = _mm512_and_si512(_mm512_permutexvar_epi8(spread, base), _mm512_set1_epi8(15));
         // L^-1(j ^ c) = L^-1(j) ^ L^-1(c), L^-1(c) by a byte shuffle within each lane.
-        let selects = _mm512_xor_si512(inverses, _mm512_shuffle_epi8(inverses, c));
+        let selects = _mm512_xor_si512(lanes, _mm512_shuffle_epi8(lanes, c));
         let moved =
             _mm512_bitshuffle_epi64_mask(_mm512_set1_epi64(word as i64), _mm512_or_si512(selects, at));
         for (k, &image) in images.iter().enumerate() {
@@ -171,9 +170,9 @@ pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u
 /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
-pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, row: &[u64], out: &mut [u64]) {
+pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, tables: &[u8], row: &[u64], out: &mut [u64]) {
     use std::arch::x86_64::*;
-    let (byte_of, bit_of) = map.inverse_table.split_at(2048);
+    let (byte_of, bit_of) = tables.split_at(2048);
     for (g, group) in row.chunks_exact(32).enumerate() {
         let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
         if ones == 0 {
