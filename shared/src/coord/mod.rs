@@ -3,6 +3,7 @@
 
 mod blocks;
 pub mod cubepos;
+pub mod flips;
 pub mod h48;
 pub mod nxopt;
 pub mod nxopt_columns;

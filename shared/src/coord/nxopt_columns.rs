@@ -23,6 +23,7 @@
 //! The fields that hold no entry stay fields that hold no entry (the same field of another
 //! group): the search never reaches them, so where they go does not matter beyond that.
 
+use super::flips::FlipInverse;
 use super::nxopt::{edge_coord, edges_of, mid_of, search_column, table_column, NxoptKind, BLOCK};
 use super::ColumnMapper;
 use crate::cube::{Edges, Move, Symmetry, SymmetryGroup};
@@ -48,8 +49,8 @@ enum Inverse {
     Eo1(Vec<u8>),
     /// EO2: two GF(2) byte matrices, the inverse's bits 3..8 and 0..3.
     Eo2(Vec<[u64; 2]>),
-    /// EO3 (uniform): two tables of 2,048 bytes, each image's source byte, then its bit.
-    Eo3(Vec<u8>),
+    /// EO3 (uniform): the linear part's inverse ([`super::flips`]).
+    Eo3(FlipInverse),
     /// EO3 with a linear part per field: no kernel, entry by entry.
     None,
 }
@@ -96,7 +97,7 @@ impl FactoredMap {
         let inverse = match (eo_bits, uniform) {
             (4, _) => Inverse::Eo1(spans.iter().flat_map(|s| groups::inverse(s)).collect()),
             (8, _) => Inverse::Eo2(spans.iter().map(|s| groups::inverse_matrices(s)).collect()),
-            (_, true) => Inverse::Eo3(groups::inverse_table(&spans[0])),
+            (_, true) => Inverse::Eo3(FlipInverse::new(&spans[0])),
             _ => Inverse::None,
         };
         FactoredMap { base, linear: spans.concat(), per_field: !uniform, inverse }
@@ -114,7 +115,8 @@ impl FactoredMap {
 
     fn bytes(&self) -> usize {
         let inverse = match &self.inverse {
-            Inverse::Eo1(bytes) | Inverse::Eo3(bytes) => bytes.len(),
+            Inverse::Eo1(bytes) => bytes.len(),
+            Inverse::Eo3(_) => 4096,
             Inverse::Eo2(matrices) => matrices.len() * 16,
             Inverse::None => 0,
         };

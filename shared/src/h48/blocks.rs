@@ -4,6 +4,8 @@
 //! gathered in a register (docs/kernels.md, "H48 table pass").
 
 use super::levels::ColumnSet;
+#[cfg(target_arch = "x86_64")]
+use crate::coord::flips;
 use crate::coord::h48::{EoEsepMap, EO, ESEP};
 
 /// Whether a row of `entries` has enough of them in an esep block on average that looking a
@@ -100,6 +102,122 @@ impl<'a> BlockImages<'a> {
     }
 }
 
+/// Whether a row of `entries` holds enough of them per esep block on average that collecting
+/// each block for the whole-block gather pays (h11's level 11 holds about 100 a block, level
+/// 10 about 9).
+pub(super) fn whole_blocks(entries: u64) -> bool {
+    entries >= 16 * ESEP as u64
+}
+
+/// ORs into `bits` (a table row of hN) the images of `set`'s entries under `map` (which has its
+/// [`EoEsepMap::inverse`]), folded onto hN's columns: each esep block of at least
+/// [`flips::GATHER_FROM`] entries moved whole by the gather of [`crate::coord::flips`] and
+/// folded onto the block's 2^N bits, the others entry by entry.
+///
+/// # Safety
+/// The processor must have AVX-512F, BW, VBMI, BITALG and BMI2 ([`flips::available`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
+pub(super) unsafe fn mark_whole_blocks(set: &ColumnSet, map: EoEsepMap, h: u8, bits: &mut [u64]) {
+    let inverse = map.inverse().expect("a map that moves whole blocks");
+    set.for_each_block(|b, source, n| {
+        // SAFETY: the caller's processor has the features.
+        unsafe { mark_block(source, n, map.block(b), &map, inverse, h, bits) }
+    });
+}
+
+/// The marks of one source block (`source`, its `n` entries' eo bits) in image block `to`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
+#[inline]
+unsafe fn mark_block(
+    source: &[u64; 32],
+    n: u32,
+    (to, xor): (u32, u16),
+    map: &EoEsepMap,
+    inverse: &flips::FlipInverse,
+    h: u8,
+    bits: &mut [u64],
+) {
+    if n < flips::GATHER_FROM {
+        let shift = 11 - h as u32;
+        for (k, &word) in source.iter().enumerate() {
+            let mut w = word;
+            while w != 0 {
+                let o = k as u32 * 64 + w.trailing_zeros();
+                w &= w - 1;
+                let i = ((to * EO + map.eo_image(o, xor)) >> shift) as usize;
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        return;
+    }
+    let c = map.eo_image(0, xor) as u16;
+    if h == 11 {
+        let out = (&mut bits[to as usize * 32..][..32]).try_into().expect("a block of 32 words");
+        // SAFETY: the caller's processor has the features.
+        unsafe { flips::or_gathered(source, inverse, c, out) };
+    } else {
+        let mut image = [0u64; 32];
+        // SAFETY: as above.
+        unsafe { flips::or_gathered(source, inverse, c, &mut image) };
+        // SAFETY: as above.
+        unsafe { fold_block(&image, h, to, bits) };
+    }
+}
+
+/// ORs into `bits` at block `to` (2^N bits from bit `to << N`) the 2,048 eo bits `image`
+/// folded onto hN's columns: bit k is set where any of eo values k 2^(11-N) .. (k + 1)
+/// 2^(11-N) is.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+#[inline]
+unsafe fn fold_block(image: &[u64; 32], h: u8, to: u32, bits: &mut [u64]) {
+    let at = (to as usize) << h;
+    if h <= 5 {
+        // Each bit of the block covers 2^(5 - N) whole words.
+        let per = 1usize << (5 - h);
+        let v = image
+            .chunks_exact(per)
+            .enumerate()
+            .fold(0u64, |v, (k, ws)| v | ((ws.iter().any(|&w| w != 0) as u64) << k));
+        bits[at / 64] |= v << (at % 64);
+        return;
+    }
+    // Each word gives 64 / f bits, f = 2^(11 - N): its groups of f ORed, then their low bits.
+    let f = 1u32 << (11 - h);
+    let lows = u64::MAX / ((1u64 << f) - 1);
+    let out = &mut bits[at / 64..][..1 << (h - 6)];
+    for (q, word) in out.iter_mut().enumerate() {
+        let mut v = 0u64;
+        for r in 0..f as usize {
+            let mut y = image[q * f as usize + r];
+            let mut s = 1;
+            while s < f {
+                y |= y >> s;
+                s <<= 1;
+            }
+            v |= std::arch::x86_64::_pext_u64(y, lows) << (r * (64 / f as usize));
+        }
+        *word |= v;
+    }
+}
+
+/// ORs into `bits` (a table row of hN, N < 11) the row `row` of h11's columns folded onto hN's.
+///
+/// # Safety
+/// The processor must have BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi2")]
+pub(super) unsafe fn fold_row(row: &[u64], h: u8, bits: &mut [u64]) {
+    for (e, block) in row.chunks_exact(32).enumerate() {
+        if block.iter().any(|&w| w != 0) {
+            // SAFETY: the caller's processor has BMI2.
+            unsafe { fold_block(block.try_into().expect("a block of 32 words"), h, e as u32, bits) };
+        }
+    }
+}
+
 /// Calls `f` with the image under `map` of every entry of `set`, a block at a time where the
 /// row's blocks hold several entries each ([`dense_blocks`]).
 #[inline]
@@ -157,6 +275,51 @@ mod tests {
                     by_entry[i / 64] |= 1 << (i % 64);
                 }
                 assert!(by_block == by_entry, "h{h}");
+            }
+        }
+    }
+
+    /// Whole blocks (the gather, folded onto hN) against the map entry by entry: blocks of
+    /// every size around the threshold and full ones, under moves with symmetries and bare
+    /// conjugations, for h0 .. h11.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn marks_of_whole_blocks_equal_those_made_entry_by_entry() {
+        if !flips::available() {
+            eprintln!("no AVX-512 gather on this processor: the entry-by-entry marks stay");
+            return;
+        }
+        let columns = EoEsepColumns::new(&H48Coords);
+        let mut rng = SplitMix64::new(24);
+        let mut keys: Vec<u32> = Vec::new();
+        let mut eos: Vec<u32> = (0..EO).collect();
+        for e in 0..4000 {
+            let from = flips::GATHER_FROM as usize;
+            let n = [0, 1, from - 1, from, from + 1, 100, 700, 2048, rng.below(40) as usize][e % 9];
+            for k in 0..n {
+                let j = k + rng.below((EO as usize - k) as u64) as usize;
+                eos.swap(k, j);
+            }
+            keys.extend(eos[..n].iter().map(|&o| e as u32 * 7 * EO + o));
+        }
+        keys.sort_unstable();
+        let set = ColumnSet::from_sorted(&keys, H11_COLUMNS);
+        let maps = Move::all()
+            .step_by(4)
+            .zip([0u8, 5, 17, 30, 47])
+            .map(|(m, s)| columns.moved(m, Symmetry(s)))
+            .chain([1u8, 24, 40].map(|s| columns.conjugated(Symmetry(s))));
+        for map in maps {
+            for h in [0u8, 1, 4, 5, 6, 7, 8, 9, 10, 11] {
+                let words = H11Rows::table_row_words(h);
+                let (mut whole, mut by_entry) = (vec![0u64; words], vec![0u64; words]);
+                // SAFETY: the processor has the features (checked above).
+                unsafe { mark_whole_blocks(&set, map, h, &mut whole) };
+                for &c in &keys {
+                    let i = (map.apply(c) >> (11 - h)) as usize;
+                    by_entry[i / 64] |= 1 << (i % 64);
+                }
+                assert!(whole == by_entry, "h{h}");
             }
         }
     }

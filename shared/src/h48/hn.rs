@@ -18,10 +18,15 @@
 //! run of the table, so rows can be made in any order and written where they belong.
 
 use super::blocks::{dense_blocks, for_each_image, mark_blocks, BlockImages};
+#[cfg(target_arch = "x86_64")]
+use super::blocks::{fold_row, mark_whole_blocks, whole_blocks};
 use super::builder::base_for;
 use super::levels::{ColumnSet, Level};
 use super::lines::{pack_row, RowLevels, RowLines};
 use super::table::LINE_ENTRIES;
+#[cfg(target_arch = "x86_64")]
+use crate::coord::flips;
+use crate::coord::h48::EoEsepMap;
 use crate::coord::h48::{CocsepTable, EoEsepColumns, H48Coords, EO, ESEP};
 use crate::cube::Move;
 use crate::space::{close_under, RowIndex, SymProductSpace};
@@ -293,6 +298,16 @@ impl H11Rows {
     /// [`H11Rows::table_row_words`] words). Rows `level` leaves empty add nothing, so the marks
     /// of a row's sources held in different places are the OR of each place's marks.
     pub fn table_marks(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.marks_by_whole_blocks(target, h, level, bits) {
+            return;
+        }
+        self.table_marks_by_entry(target, h, level, bits)
+    }
+
+    /// [`H11Rows::table_marks`] entry by entry (a block's image looked up once where blocks are
+    /// dense), whatever the processor.
+    pub(crate) fn table_marks_by_entry(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) {
         let shift = 11 - h as u32;
         let mark = |bits: &mut [u64], c: u32| {
             let i = (c >> shift) as usize;
@@ -330,6 +345,50 @@ impl H11Rows {
                 }
             });
         }
+    }
+
+    /// [`H11Rows::table_marks`] with dense esep blocks moved whole (where the processor can,
+    /// and where the sources hold enough entries a block: false otherwise). A row with a
+    /// stabilizer has its images made in h11's columns, closed under the stabilizer by whole
+    /// blocks too, then folded.
+    #[cfg(target_arch = "x86_64")]
+    fn marks_by_whole_blocks(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) -> bool {
+        let incoming = &self.incoming[target as usize];
+        let stab = self.space.stabilizer(target);
+        let dense = whole_blocks(self.pushes(target, level) / incoming.len() as u64);
+        if !flips::available() || !(stab.is_empty() || dense) {
+            return false;
+        }
+        let mark = |row: &mut [u64], h: u8, set: &ColumnSet, map: EoEsepMap| {
+            if whole_blocks(set.len()) {
+                // SAFETY: the processor has the features (checked above).
+                unsafe { mark_whole_blocks(set, map, h, row) }
+            } else {
+                for_each_image(set, map, |c| {
+                    let i = (c >> (11 - h)) as usize;
+                    row[i / 64] |= 1 << (i % 64);
+                });
+            }
+        };
+        if stab.is_empty() {
+            for &(r, m) in incoming {
+                mark(bits, h, &level.rows[r as usize], self.space.transition(r, m).1);
+            }
+            return true;
+        }
+        // Closed apart from what `bits` holds already (a row's marks are ORed into it).
+        let mut row = vec![0u64; H11_COLUMNS as usize / 64];
+        for &(r, m) in incoming {
+            mark(&mut row, 11, &level.rows[r as usize], self.space.transition(r, m).1);
+        }
+        close_under(&mut row, &stab);
+        if h == 11 {
+            bits.iter_mut().zip(&row).for_each(|(b, r)| *b |= r);
+        } else {
+            // SAFETY: as above.
+            unsafe { fold_row(&row, h, bits) };
+        }
+        true
     }
 
     /// Table row `target` of hN from the levels 0 ..= base + 1 (`levels[d]` at depth d) and,

@@ -149,6 +149,60 @@ impl ColumnSet {
         }
     }
 
+    /// Calls `f` with every block of 2,048 columns (`c / 2048`) that holds a column: its number,
+    /// its bitmap and its number of columns, in increasing order. The Elias-Fano decoding reads
+    /// each column's low bits with one two-word shift, without a branch, and sets its bit in
+    /// the block's bitmap: the whole-block kernels' input ([`crate::coord::flips`]).
+    pub fn for_each_block(&self, mut f: impl FnMut(u32, &[u64; 32], u32)) {
+        if self.len == 0 {
+            return;
+        }
+        let mut block = [0u64; 32];
+        if self.low_bits == BITMAP {
+            for (b, words) in self.words.chunks(32).enumerate() {
+                let n: u32 = words.iter().map(|w| w.count_ones()).sum();
+                if n > 0 {
+                    block = [0; 32];
+                    block[..words.len()].copy_from_slice(words);
+                    f(b as u32, &block, n);
+                }
+            }
+            return;
+        }
+        let l = self.low_bits as u32;
+        let mask = (1u64 << l) - 1;
+        let high = &self.words[self.high_at..];
+        let (mut i, mut current, mut n) = (0usize, u32::MAX, 0u32);
+        for (w, &word) in high.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // The low part may run into the next word (with low parts, the high part
+                // follows, so that word exists).
+                let bit = i * l as usize;
+                let (k, s) = (bit / 64, bit % 64);
+                let next = self.words.get(k + 1).copied().unwrap_or(0);
+                let pair = self.words[k] as u128 | (next as u128) << 64;
+                let c = ((p - i) as u64) << l | (pair >> s) as u64 & mask;
+                let b = (c >> 11) as u32;
+                if b != current {
+                    if n > 0 {
+                        f(current, &block, n);
+                        block = [0; 32];
+                    }
+                    (current, n) = (b, 0);
+                }
+                block[(c >> 6) as usize & 31] |= 1 << (c & 63);
+                n += 1;
+                i += 1;
+            }
+        }
+        if n > 0 {
+            f(current, &block, n);
+        }
+    }
+
     /// The columns as a vector (tests and small rows).
     pub fn to_vec(&self) -> Vec<u32> {
         let mut v = Vec::with_capacity(self.len as usize);
@@ -354,6 +408,15 @@ mod tests {
                 let set = ColumnSet::from_sorted(&cols, universe);
                 assert_eq!(set.to_vec(), cols, "U {universe} density {density}");
                 assert_eq!(set.len(), cols.len() as u64);
+                // Block by block: the same columns, each block once, counted.
+                let mut by_block = Vec::new();
+                let mut last = None;
+                set.for_each_block(|b, block, n| {
+                    assert!(last < Some(b) && n == block.iter().map(|w| w.count_ones()).sum::<u32>());
+                    last = Some(b);
+                    crate::space::for_each_bit(block, |o| by_block.push(b * 2048 + o));
+                });
+                assert_eq!(by_block, cols, "U {universe} density {density}, by block");
                 let mut bits = vec![0u64; (universe as usize).div_ceil(64)];
                 for &c in &cols {
                     bits[c as usize / 64] |= 1 << (c % 64);
@@ -369,7 +432,11 @@ mod tests {
         }
         // Edge columns.
         let cols = [0, 1, 70_962_000, 70_963_199];
-        assert_eq!(ColumnSet::from_sorted(&cols, 70_963_200).to_vec(), cols);
+        let set = ColumnSet::from_sorted(&cols, 70_963_200);
+        assert_eq!(set.to_vec(), cols);
+        let mut by_block = Vec::new();
+        set.for_each_block(|b, block, _| crate::space::for_each_bit(block, |o| by_block.push(b * 2048 + o)));
+        assert_eq!(by_block, cols);
     }
 
     #[test]

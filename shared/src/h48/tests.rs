@@ -231,3 +231,46 @@ fn table_marks_of_sources_kept_in_two_places_are_the_marks_of_all_sources() {
     }
     assert!(marked_rows > 20, "only {marked_rows} rows marked");
 }
+
+/// Table marks with dense blocks moved whole (and, in rows with a stabilizer, closed by whole
+/// blocks, then folded) against the entry-by-entry marks, for sources dense enough to take
+/// that path, in rows with and without a stabilizer, for h4, h9 and h11.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn table_marks_of_whole_blocks_are_the_marks_entry_by_entry() {
+    if !crate::coord::flips::available() {
+        eprintln!("no AVX-512 gather on this processor: the entry-by-entry marks stay");
+        return;
+    }
+    let index = H11Rows::new(&H48Coords);
+    let mut rng = SplitMix64::new(4096);
+    let with_stab =
+        (1..index.rows()).find(|&r| !index.space().stabilizer(r).is_empty()).expect("a row with symmetry");
+    let without = (1..index.rows()).find(|&r| index.space().stabilizer(r).is_empty()).expect("a row without");
+    for target in [without, with_stab, 0] {
+        let sources: Vec<u32> = index.sources(target).collect();
+        let rows = (0..index.rows())
+            .map(|r| {
+                if !sources.contains(&r) {
+                    return ColumnSet::empty(H11_COLUMNS);
+                }
+                // About 24 entries a block on average: blocks on both sides of the threshold.
+                let mut columns: Vec<u32> =
+                    (0..24 * ESEP).map(|_| rng.below(H11_COLUMNS as u64) as u32).collect();
+                columns.sort_unstable();
+                columns.dedup();
+                ColumnSet::from_sorted(&columns, H11_COLUMNS)
+            })
+            .collect();
+        let level = Level { depth: 11, rows };
+        for h in [4u8, 9, 11] {
+            let words = H11Rows::table_row_words(h);
+            let before: Vec<u64> =
+                (0..words).map(|_| rng.next_u64() & rng.next_u64() & rng.next_u64()).collect();
+            let (mut whole, mut by_entry) = (before.clone(), before);
+            index.table_marks(target, h, &level, &mut whole);
+            index.table_marks_by_entry(target, h, &level, &mut by_entry);
+            assert!(whole == by_entry, "row {target}, h{h}");
+        }
+    }
+}

@@ -311,6 +311,10 @@ impl ColumnMapper for EoEsepMap<'_> {
     fn apply(&self, column: u32) -> u32 {
         EoEsepMap::apply(self, column)
     }
+
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        EoEsepMap::or_images(self, row, out)
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 pub mod solver;
 
+use super::flips::{self, FlipInverse};
 use super::{RawCoord, SymClasses};
 use crate::cube::{Cube, Move, Symmetry, SymmetryGroup, SYMMETRY_COUNT};
 use rayon::prelude::*;
@@ -228,6 +229,9 @@ pub struct EoEsepColumns {
     eo_tables: Vec<u16>,
     /// Per symmetry, per esep value: the flips.
     flips: Vec<u16>,
+    /// Per eo table, the inverse of its linear part, where the processor can move whole
+    /// blocks ([`crate::coord::flips`]).
+    inverses: Option<Vec<FlipInverse>>,
 }
 
 impl EoEsepColumns {
@@ -256,7 +260,13 @@ impl EoEsepColumns {
             }
         }
         eo_tables.extend(linear.iter().flatten());
-        EoEsepColumns { esep, eo_tables, flips }
+        let inverses = flips::available().then(|| {
+            eo_tables
+                .par_chunks(EO as usize)
+                .map(|eo| FlipInverse::new(&eo.iter().map(|&y| y ^ eo[0]).collect::<Vec<u16>>()))
+                .collect()
+        });
+        EoEsepColumns { esep, eo_tables, flips, inverses }
     }
 
     /// The esep coordinate with its tables.
@@ -275,17 +285,21 @@ impl EoEsepColumns {
     }
 
     pub fn moved(&self, m: Move, s: Symmetry) -> EoEsepMap<'_> {
+        let table = m.index() * SYMMETRY_COUNT + s.index();
         EoEsepMap {
             esep_move: Some(self.esep.move_row(m)),
-            eo: self.eo_table(m.index() * SYMMETRY_COUNT + s.index()),
+            eo: self.eo_table(table),
+            inverse: self.inverses.as_ref().map(|i| &i[table]),
             ..self.conjugated(s)
         }
     }
 
     pub fn conjugated(&self, s: Symmetry) -> EoEsepMap<'_> {
+        let table = Move::COUNT * SYMMETRY_COUNT + s.index();
         EoEsepMap {
             esep_move: None,
-            eo: self.eo_table(Move::COUNT * SYMMETRY_COUNT + s.index()),
+            eo: self.eo_table(table),
+            inverse: self.inverses.as_ref().map(|i| &i[table]),
             esep_conj: self.esep.conj_row(s),
             flips: &self.flips[s.index() * ESEP as usize..][..ESEP as usize],
         }
@@ -302,6 +316,8 @@ pub struct EoEsepMap<'a> {
     esep_move: Option<&'a [u32]>,
     /// The image of each eo value before the flips of its esep.
     eo: &'a [u16; EO as usize],
+    /// `eo`'s linear part inverted, where the processor can move whole blocks.
+    inverse: Option<&'a FlipInverse>,
     esep_conj: &'a [u32],
     flips: &'a [u16],
 }
@@ -319,6 +335,35 @@ impl EoEsepMap<'_> {
     pub fn block(&self, e: u32) -> (u32, u16) {
         let e = self.esep_move.map_or(e, |t| t[e as usize]) as usize;
         (self.esep_conj[e], self.flips[e])
+    }
+
+    /// The inverse of the eo map's linear part, where the processor can move whole blocks
+    /// ([`crate::coord::flips`]).
+    pub fn inverse(&self) -> Option<&FlipInverse> {
+        self.inverse
+    }
+
+    /// ORs into `out` (rows of h11's columns) the images of `row`'s entries: blocks of
+    /// [`flips::GATHER_FROM`] entries or more moved whole where the processor can, the others
+    /// entry by entry.
+    pub fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        let set = |out: &mut [u64], c: u32| out[c as usize / 64] |= 1 << (c % 64);
+        for (e, block) in row.chunks_exact(32).enumerate() {
+            let ones: u32 = block.iter().map(|w| w.count_ones()).sum();
+            if ones == 0 {
+                continue;
+            }
+            let (to, xor) = self.block(e as u32);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(inverse) = self.inverse.filter(|_| ones >= flips::GATHER_FROM) {
+                let source = block.try_into().expect("a block of 32 words");
+                let out = (&mut out[to as usize * 32..][..32]).try_into().expect("a block of 32 words");
+                // SAFETY: inverses are made only where the processor has the features.
+                unsafe { flips::or_gathered(source, inverse, self.eo_image(0, xor) as u16, out) };
+                continue;
+            }
+            crate::coord::for_each_bit(block, |o| set(out, to * EO + self.eo_image(o, xor)));
+        }
     }
 
     /// The image of eo value `o` in a block whose flips are `xor`.

@@ -8,10 +8,8 @@
 //! and 9 for EO3, about 25 instructions an EO1 word (four groups) (counted in the code), against
 //! one load and one random bit set per entry.
 
+use super::super::flips::{or_gathered, FlipInverse, GATHER_FROM};
 use super::NxoptMap;
-
-/// EO3 groups (32 words) of fewer entries go entry by entry.
-pub const DENSE_FROM_EO3: u32 = 32;
 
 /// The inverse of the linear part `span`: per target, its source.
 pub fn inverse(span: &[u16]) -> Vec<u8> {
@@ -20,18 +18,6 @@ pub fn inverse(span: &[u16]) -> Vec<u8> {
         inverse[y as usize] = x as u8;
     }
     inverse
-}
-
-/// The inverse of an eleven-bit linear part `span` (its 2,048 images) as two tables: per
-/// target, its source's byte, then its source's bit plus eight times the target's place in
-/// its byte of eight (what the bit shuffle selects within a word).
-pub fn inverse_table(span: &[u16]) -> Vec<u8> {
-    let mut table = vec![0u8; 2 * 2048];
-    for (x, &y) in span.iter().enumerate() {
-        table[y as usize] = (x >> 3) as u8;
-        table[2048 + y as usize] = (x & 7) as u8 | (y % 8 * 8) as u8;
-    }
-    table
 }
 
 /// The inverse of the linear part `span` (its 256 images) as two GF2P8AFFINEQB matrices:
@@ -50,17 +36,7 @@ pub fn inverse_matrices(span: &[u16]) -> [u64; 2] {
     [matrix(&|y| inverse[y as usize] >> 3), matrix(&|y| inverse[y as usize] & 7)]
 }
 
-/// Whether this processor has what the kernels here need.
-#[cfg(target_arch = "x86_64")]
-pub fn available() -> bool {
-    use std::arch::is_x86_feature_detected as has;
-    has!("avx512f")
-        && has!("avx512bw")
-        && has!("avx512vbmi")
-        && has!("avx512bitalg")
-        && has!("gfni")
-        && has!("popcnt")
-}
+pub use super::super::flips::available;
 
 /// [`super::ColumnMapper::or_images`] for EO2: every group that holds an entry moved whole
 /// (at EO2EP2's sparse levels, 0.4 and 4.5 entries a group at depths 9 and 10, this beat
@@ -170,41 +146,23 @@ pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, inverses: &[u8], row: &[u
 /// The processor must have AVX-512F, BW, VBMI, BITALG, GFNI and POPCNT.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
-pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, tables: &[u8], row: &[u64], out: &mut [u64]) {
-    use std::arch::x86_64::*;
-    let (byte_of, bit_of) = tables.split_at(2048);
+pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, inverse: &FlipInverse, row: &[u64], out: &mut [u64]) {
     for (g, group) in row.chunks_exact(32).enumerate() {
         let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
         if ones == 0 {
             continue;
         }
-        if ones < DENSE_FROM_EO3 {
+        if ones < GATHER_FROM {
             map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64));
             continue;
         }
         let image = map.base[g];
-        let flips = (image & 2047) as usize;
-        // L^-1(j ^ c) = L^-1(j) ^ L^-1(c): the byte and bit of L^-1(c).
-        let byte_xor = _mm512_set1_epi8(byte_of[flips] as i8);
-        let bit_xor = _mm512_set1_epi8((bit_of[flips] & 7) as i8);
-        // SAFETY: 256 bytes read from a group of 32 words.
-        let source: [__m512i; 4] =
-            std::array::from_fn(|q| unsafe { _mm512_loadu_si512(group.as_ptr().add(8 * q) as *const _) });
         let target = (image >> 11) as usize * 32;
-        for (k, word) in out[target..target + 32].iter_mut().enumerate() {
-            // SAFETY: 64 bytes read at 64k < 2048 from tables of 2,048.
-            let (byte, bit) = unsafe {
-                (
-                    _mm512_loadu_si512(byte_of.as_ptr().add(64 * k) as *const _),
-                    _mm512_loadu_si512(bit_of.as_ptr().add(64 * k) as *const _),
-                )
-            };
-            let (byte, bit) = (_mm512_xor_si512(byte, byte_xor), _mm512_xor_si512(bit, bit_xor));
-            // Source bytes 0..128 and 128..256 by the low seven bits, chosen by the eighth.
-            let low = _mm512_permutex2var_epi8(source[0], byte, source[1]);
-            let high = _mm512_permutex2var_epi8(source[2], byte, source[3]);
-            let bytes = _mm512_mask_blend_epi8(_mm512_movepi8_mask(byte), low, high);
-            *word |= _mm512_bitshuffle_epi64_mask(bytes, bit);
-        }
+        let (source, out) = (
+            group.try_into().expect("32 words"),
+            (&mut out[target..target + 32]).try_into().expect("32 words"),
+        );
+        // SAFETY: the caller's processor has the features.
+        unsafe { or_gathered(source, inverse, (image & 2047) as u16, out) };
     }
 }
