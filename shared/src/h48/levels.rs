@@ -151,7 +151,7 @@ impl ColumnSet {
 
     /// Calls `f` with every block of 2,048 columns (`c / 2048`) that holds a column: its number,
     /// its bitmap and its number of columns, in increasing order. The Elias-Fano decoding reads
-    /// each column's low bits with one two-word shift, without a branch, and sets its bit in
+    /// each column's low bits with one unaligned read, without a branch, and sets its bit in
     /// the block's bitmap: the whole-block kernels' input ([`crate::coord::flips`]).
     pub fn for_each_block(&self, mut f: impl FnMut(u32, &[u64; 32], u32)) {
         if self.len == 0 {
@@ -169,22 +169,36 @@ impl ColumnSet {
             }
             return;
         }
-        let l = self.low_bits as u32;
+        let l = self.low_bits as usize;
         let mask = (1u64 << l) - 1;
-        let high = &self.words[self.high_at..];
-        let (mut i, mut current, mut n) = (0usize, u32::MAX, 0u32);
-        for (w, &word) in high.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                // The low part may run into the next word (with low parts, the high part
-                // follows, so that word exists).
-                let bit = i * l as usize;
+        // SAFETY: the words' memory read as bytes (any bytes are valid u8s).
+        let bytes: &[u8] =
+            unsafe { std::slice::from_raw_parts(self.words.as_ptr() as *const u8, self.words.len() * 8) };
+        // Column i's low bits: eight bytes read from its first (a little-endian word's bits are
+        // the stream's), or two words shifted. Either read may run past the low part; the high
+        // part follows it, so the bytes exist.
+        let low_of = |bit: usize| -> u64 {
+            if cfg!(target_endian = "little") {
+                let k = bit / 8;
+                u64::from_le_bytes(bytes[k..k + 8].try_into().expect("eight bytes")) >> (bit % 8) & mask
+            } else {
                 let (k, s) = (bit / 64, bit % 64);
                 let next = self.words.get(k + 1).copied().unwrap_or(0);
-                let pair = self.words[k] as u128 | (next as u128) << 64;
-                let c = ((p - i) as u64) << l | (pair >> s) as u64 & mask;
+                ((self.words[k] as u128 | (next as u128) << 64) >> s) as u64 & mask
+            }
+        };
+        let high = &self.words[self.high_at..];
+        // Column i's high part is its 1's place in the high bitmap less i: `before` is the
+        // current word's first place less i (wrapping: it goes below 0 when a word holds many).
+        let (mut bit, mut before, mut current, mut n) = (0usize, 0usize, u32::MAX, 0u32);
+        for &word in high {
+            let mut bits = word;
+            while bits != 0 {
+                let hi = before.wrapping_add(bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+                before = before.wrapping_sub(1);
+                let c = (hi as u64) << l | low_of(bit);
+                bit += l;
                 let b = (c >> 11) as u32;
                 if b != current {
                     if n > 0 {
@@ -195,8 +209,8 @@ impl ColumnSet {
                 }
                 block[(c >> 6) as usize & 31] |= 1 << (c & 63);
                 n += 1;
-                i += 1;
             }
+            before = before.wrapping_add(64);
         }
         if n > 0 {
             f(current, &block, n);
