@@ -177,10 +177,15 @@ impl ColumnSet {
         // Column i's low bits: eight bytes read from its first (a little-endian word's bits are
         // the stream's), or two words shifted. Either read may run past the low part; the high
         // part follows it, so the bytes exist.
+        debug_assert!(self.high_at < self.words.len());
         let low_of = |bit: usize| -> u64 {
             if cfg!(target_endian = "little") {
                 let k = bit / 8;
-                u64::from_le_bytes(bytes[k..k + 8].try_into().expect("eight bytes")) >> (bit % 8) & mask
+                debug_assert!(k + 8 <= bytes.len());
+                // SAFETY: column i's low bits start at bit i l < len l <= 64 high_at, so these
+                // eight bytes end at most eight bytes into the high part, which has a word.
+                let eight = unsafe { bytes.as_ptr().add(k).cast::<[u8; 8]>().read_unaligned() };
+                u64::from_le_bytes(eight) >> (bit % 8) & mask
             } else {
                 let (k, s) = (bit / 64, bit % 64);
                 let next = self.words.get(k + 1).copied().unwrap_or(0);
@@ -190,7 +195,11 @@ impl ColumnSet {
         let high = &self.words[self.high_at..];
         // Column i's high part is its 1's place in the high bitmap less i: `before` is the
         // current word's first place less i (wrapping: it goes below 0 when a word holds many).
-        let (mut bit, mut before, mut current, mut n) = (0usize, 0usize, u32::MAX, 0u32);
+        let (mut bit, mut before, mut current) = (0usize, 0usize, u32::MAX);
+        let ones = |block: &[u64; 32]| block.iter().map(|w| w.count_ones()).sum::<u32>();
+        // The bits of the current word so far (columns come in order, so a word's come
+        // together), stored whole each time: no read of the word just written.
+        let (mut word_at, mut acc) = (u64::MAX, 0u64);
         for &word in high {
             let mut bits = word;
             while bits != 0 {
@@ -201,19 +210,20 @@ impl ColumnSet {
                 bit += l;
                 let b = (c >> 11) as u32;
                 if b != current {
-                    if n > 0 {
-                        f(current, &block, n);
+                    if current != u32::MAX {
+                        f(current, &block, ones(&block));
                         block = [0; 32];
                     }
-                    (current, n) = (b, 0);
+                    current = b;
                 }
-                block[(c >> 6) as usize & 31] |= 1 << (c & 63);
-                n += 1;
+                acc = if c >> 6 == word_at { acc } else { 0 } | 1 << (c & 63);
+                word_at = c >> 6;
+                block[word_at as usize & 31] = acc;
             }
             before = before.wrapping_add(64);
         }
-        if n > 0 {
-            f(current, &block, n);
+        if current != u32::MAX {
+            f(current, &block, ones(&block));
         }
     }
 
@@ -267,7 +277,12 @@ impl ColumnSet {
         } else {
             Self::ef_words(len, universe, l[0])
         };
-        if count != expect || high_at > count || len > universe as u64 {
+        // An Elias-Fano row's high part starts right after its low parts (the decoding reads
+        // up to eight bytes past a low part, into the high part's words).
+        let ef_shape_ok = len == 0
+            || l[0] == BITMAP
+            || (l[0] <= 32 && high_at == (len as usize * l[0] as usize).div_ceil(64));
+        if count != expect || high_at > count || len > universe as u64 || !ef_shape_ok {
             return Err(bad("a level row's sizes do not agree"));
         }
         // Read in pieces, so that a damaged size cannot ask for a huge allocation at once.
