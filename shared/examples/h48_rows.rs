@@ -45,12 +45,19 @@ fn main() {
         rows.len(),
         secs * 1e9 / images as f64
     );
-    let (mut images, t) = (0u64, Instant::now());
+    // The rows' bytes and counts hashed (FNV-1a), to compare two builds' rows.
+    let (mut images, t, mut hash) = (0u64, Instant::now(), 0xcbf2_9ce4_8422_2325u64);
     for &r in &rows {
         images += index.pushes(r, &levels[last]);
-        std::hint::black_box(index.table_row(r, h, &levels, None, &mut s));
+        let lines = index.table_row(r, h, &levels, None, &mut s);
+        let counts =
+            lines.counts.iter().chain([&lines.deeper, &lines.first_line]).flat_map(|c| c.to_le_bytes());
+        for b in lines.bytes.iter().copied().chain(counts) {
+            hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
     }
     let secs = t.elapsed().as_secs_f64();
+    println!("h48h{h} table rows' bytes and counts: FNV-1a {hash:016x}");
     println!(
         "h48h{h} table rows: {} rows, {images} images in {secs:.2} s: {:.1} ns per image; whole table (x {:.0}): {:.0} s on one thread",
         rows.len(),

@@ -347,8 +347,8 @@ impl H11Rows {
         }
     }
 
-    /// [`H11Rows::table_marks`] with dense esep blocks moved whole (where the processor can,
-    /// and where the sources hold enough entries a block: false otherwise). A row with a
+    /// [`H11Rows::table_marks`] with dense esep blocks moved whole, where the processor can and
+    /// the sources hold enough entries a block on average (false otherwise: nothing done). A row with a
     /// stabilizer has its images made in h11's columns, closed under the stabilizer by whole
     /// blocks too, then folded.
     #[cfg(target_arch = "x86_64")]
@@ -356,13 +356,15 @@ impl H11Rows {
         let incoming = &self.incoming[target as usize];
         let stab = self.space.stabilizer(target);
         let dense = whole_blocks(self.pushes(target, level) / incoming.len() as u64);
-        if !flips::available() || !(stab.is_empty() || dense) {
+        if !flips::available() || !dense {
             return false;
         }
         let mark = |row: &mut [u64], h: u8, set: &ColumnSet, map: EoEsepMap| {
             if whole_blocks(set.len()) {
                 // SAFETY: the processor has the features (checked above).
                 unsafe { mark_whole_blocks(set, map, h, row) }
+            } else if h <= 7 && dense_blocks(set.len()) {
+                mark_blocks(set, map, h, row);
             } else {
                 for_each_image(set, map, |c| {
                     let i = (c >> (11 - h)) as usize;
