@@ -1,7 +1,9 @@
 //! The images of an h11 row's entries an esep block at a time: a column map sends a whole
 //! block of 2,048 eo values to one block ([`EoEsepMap::block`]), so a block's image and flips
 //! are looked up once for all of its entries, and a table row's marks of one block are
-//! gathered in a register (docs/kernels.md, "H48 table pass").
+//! gathered in a register (docs/kernels.md, "H48 table pass"); where blocks hold dozens of
+//! entries and the processor has AVX-512, a block's 2,048 eo bits are moved whole by one
+//! gather and folded onto hN's columns (docs/kernels.md, "Level 11's blocks moved whole").
 
 use super::levels::ColumnSet;
 #[cfg(target_arch = "x86_64")]
