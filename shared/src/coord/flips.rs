@@ -30,8 +30,9 @@ impl FlipInverse {
         FlipInverse(table)
     }
 
-    /// `L^-1(j)` (tests and the scalar path's check).
-    pub fn source(&self, j: u16) -> u16 {
+    /// `L^-1(j)`.
+    #[cfg(test)]
+    fn source(&self, j: u16) -> u16 {
         (self.0[j as usize] as u16) << 3 | (self.0[2048 + j as usize] & 7) as u16
     }
 }
@@ -87,6 +88,38 @@ pub unsafe fn or_gathered(source: &[u64; 32], inverse: &FlipInverse, c: u16, out
         let high = _mm512_permutex2var_epi8(source[2], byte, source[3]);
         let bytes = _mm512_mask_blend_epi8(_mm512_movepi8_mask(byte), low, high);
         *word |= _mm512_bitshuffle_epi64_mask(bytes, bit);
+    }
+}
+
+/// ORs into `out` the images of `row`'s groups (32 words each) under maps that share one linear
+/// part: a group `g` that holds entries goes to group `image(g).0` by `j = L(i) ^ image(g).1`,
+/// gathered where it holds [`GATHER_FROM`] entries or more, else by `by_bit(out, g, group)`.
+///
+/// # Safety
+/// The processor must have AVX-512F, BW, VBMI and BITALG.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
+pub unsafe fn or_group_images(
+    row: &[u64],
+    out: &mut [u64],
+    inverse: &FlipInverse,
+    image: impl Fn(usize) -> (usize, u16),
+    mut by_bit: impl FnMut(&mut [u64], usize, &[u64]),
+) {
+    for (g, group) in row.chunks_exact(32).enumerate() {
+        let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
+        if ones == 0 {
+            continue;
+        }
+        if ones < GATHER_FROM {
+            by_bit(out, g, group);
+            continue;
+        }
+        let (to, c) = image(g);
+        let source = group.try_into().expect("a group of 32 words");
+        let target = (&mut out[to * 32..][..32]).try_into().expect("a group of 32 words");
+        // SAFETY: the caller's processor has the features.
+        unsafe { or_gathered(source, inverse, c, target) };
     }
 }
 

@@ -12,7 +12,8 @@
 //! - [`locality`]: row orders that keep together rows the moves join (fewer bytes between a
 //!   cluster's owners).
 //! - [`h48`]: the product spaces of the H48 tables (the H48 solver's documentation).
-//! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space whose columns are nxopt's with the flips innermost.
+//! - [`nxopt`]: the index of nxopt's tables (Rokicki's nxopt), a product space whose columns are
+//!   nxopt's with the flips innermost.
 
 /// The version of the spaces' row and column numbering, part of a search journal's identity: a
 /// state directory written under another numbering holds other rows or columns, and is refused,

@@ -347,22 +347,26 @@ impl EoEsepMap<'_> {
     /// [`flips::GATHER_FROM`] entries or more moved whole where the processor can, the others
     /// entry by entry.
     pub fn or_images(&self, row: &[u64], out: &mut [u64]) {
-        let set = |out: &mut [u64], c: u32| out[c as usize / 64] |= 1 << (c % 64);
-        for (e, block) in row.chunks_exact(32).enumerate() {
-            let ones: u32 = block.iter().map(|w| w.count_ones()).sum();
-            if ones == 0 {
-                continue;
-            }
+        let by_bit = |out: &mut [u64], e: usize, block: &[u64]| {
             let (to, xor) = self.block(e as u32);
-            #[cfg(target_arch = "x86_64")]
-            if let Some(inverse) = self.inverse.filter(|_| ones >= flips::GATHER_FROM) {
-                let source = block.try_into().expect("a block of 32 words");
-                let out = (&mut out[to as usize * 32..][..32]).try_into().expect("a block of 32 words");
-                // SAFETY: inverses are made only where the processor has the features.
-                unsafe { flips::or_gathered(source, inverse, self.eo_image(0, xor) as u16, out) };
-                continue;
+            crate::coord::for_each_bit(block, |o| {
+                let c = to * EO + self.eo_image(o, xor);
+                out[c as usize / 64] |= 1 << (c % 64)
+            });
+        };
+        #[cfg(target_arch = "x86_64")]
+        if let Some(inverse) = self.inverse {
+            let image = |e: usize| {
+                let (to, xor) = self.block(e as u32);
+                (to as usize, self.eo_image(0, xor) as u16)
+            };
+            // SAFETY: inverses are made only where the processor has the features.
+            return unsafe { flips::or_group_images(row, out, inverse, image, by_bit) };
+        }
+        for (e, block) in row.chunks_exact(32).enumerate() {
+            if block.iter().any(|&w| w != 0) {
+                by_bit(out, e, block);
             }
-            crate::coord::for_each_bit(block, |o| set(out, to * EO + self.eo_image(o, xor)));
         }
     }
 

@@ -62,3 +62,35 @@ fn h11_columns_act_like_cube_moves_and_symmetries() {
         }
     }
 }
+
+/// A row's images by [`EoEsepMap::or_images`] (blocks gathered whole where the processor can,
+/// the others bit by bit) against each bit's image by `apply`: blocks of 0, 1 and 31 entries,
+/// at the gather's threshold and above, and full, under moves with symmetries and conjugations.
+#[test]
+fn images_of_a_row_by_blocks_are_its_bits_images() {
+    let columns = EoEsepColumns::new(&H48Coords);
+    let mut rng = SplitMix64::new(2047);
+    let mut row = vec![0u64; (ESEP * EO / 64) as usize];
+    for e in 0..3000usize {
+        let n = [0u32, 1, 31, 32, 33, 300, 2048][e % 7];
+        for _ in 0..n {
+            let o = rng.below(EO as u64) as usize;
+            row[e * 11 * 32 + o / 64] |= 1 << (o % 64);
+        }
+        if n == 2048 {
+            row[e * 11 * 32..][..32].fill(u64::MAX);
+        }
+    }
+    let maps = [(Move::all().nth(3), 5u8), (Move::all().nth(14), 40), (None, 17), (None, 0)]
+        .map(|(m, s)| m.map_or(columns.conjugated(Symmetry(s)), |m| columns.moved(m, Symmetry(s))));
+    for (i, map) in maps.iter().enumerate() {
+        let mut expected = vec![0u64; row.len()];
+        crate::coord::for_each_bit(&row, |c| {
+            let c = map.apply(c);
+            expected[c as usize / 64] |= 1 << (c % 64);
+        });
+        let mut by_blocks = vec![0u64; row.len()];
+        map.or_images(&row, &mut by_blocks);
+        assert!(by_blocks == expected, "map {i}");
+    }
+}

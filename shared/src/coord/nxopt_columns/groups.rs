@@ -2,13 +2,14 @@
 //!
 //! Target bit `j` of the image group is source bit `L^-1(j ^ c)`, with `L` the linear part and
 //! `c` the image of no flips: a gather of the group's bits. Per 64 targets, each target's source
-//! byte and bit (for EO2 by two affine byte transforms, GFNI; for EO1 and EO3 from tables,
-//! XORed with `L^-1(c)`), a byte permutation (VBMI) that brings the source bytes into place and a
+//! byte and bit (for EO2 by two affine byte transforms, GFNI; for EO1 from tables, XORed with
+//! `L^-1(c)`; EO3 by [`crate::coord::flips`], shared with the H48 tables), a byte permutation (VBMI) that brings the source bytes into place and a
 //! bit shuffle (BITALG) that picks the bits: about 7 vector instructions per 64 targets for EO2
 //! and 9 for EO3, about 25 instructions an EO1 word (four groups) (counted in the code), against
 //! one load and one random bit set per entry.
 
-use super::super::flips::{or_gathered, FlipInverse, GATHER_FROM};
+pub use super::super::flips::available;
+use super::super::flips::{or_group_images, FlipInverse};
 use super::NxoptMap;
 
 /// The inverse of the linear part `span`: per target, its source.
@@ -35,8 +36,6 @@ pub fn inverse_matrices(span: &[u16]) -> [u64; 2] {
     };
     [matrix(&|y| inverse[y as usize] >> 3), matrix(&|y| inverse[y as usize] & 7)]
 }
-
-pub use super::super::flips::available;
 
 /// [`super::ColumnMapper::or_images`] for EO2: every group that holds an entry moved whole
 /// (at EO2EP2's sparse levels, 0.4 and 4.5 entries a group at depths 9 and 10, this beat
@@ -147,22 +146,10 @@ pub unsafe fn or_images_eo1_avx512(map: &NxoptMap<'_>, inverses: &[u8], row: &[u
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni,popcnt")]
 pub unsafe fn or_images_eo3_avx512(map: &NxoptMap<'_>, inverse: &FlipInverse, row: &[u64], out: &mut [u64]) {
-    for (g, group) in row.chunks_exact(32).enumerate() {
-        let ones: u32 = group.iter().map(|w| w.count_ones()).sum();
-        if ones == 0 {
-            continue;
-        }
-        if ones < GATHER_FROM {
-            map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64));
-            continue;
-        }
-        let image = map.base[g];
-        let target = (image >> 11) as usize * 32;
-        let (source, out) = (
-            group.try_into().expect("32 words"),
-            (&mut out[target..target + 32]).try_into().expect("32 words"),
-        );
-        // SAFETY: the caller's processor has the features.
-        unsafe { or_gathered(source, inverse, (image & 2047) as u16, out) };
-    }
+    let image = |g: usize| ((map.base[g] >> 11) as usize, (map.base[g] & 2047) as u16);
+    let by_bit = |out: &mut [u64], g: usize, group: &[u64]| {
+        map.group_by_bit(g, group, &mut |c| out[c as usize / 64] |= 1 << (c % 64))
+    };
+    // SAFETY: the caller's processor has the features.
+    unsafe { or_group_images(row, out, inverse, image, by_bit) }
 }
