@@ -3,7 +3,10 @@
 //! it, and making a table row of h48hN. Prints images (gathered entries) per second and
 //! nanoseconds per image, one thread.
 //!
-//!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS]
+//! Then the same table rows made one by one and in groups that share sources
+//! ([`H11Rows::table_rows`]), over GROUPS groups of GROUP_SIZE rows spread over the table.
+//!
+//!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS [GROUPS GROUP_SIZE]]
 
 use shared::coord::h48::H48Coords;
 use shared::h48::{base_for, H11Rows, Level, RowScratch};
@@ -15,6 +18,8 @@ fn main() {
     let dir = std::path::PathBuf::from(args.next().expect("a state directory"));
     let h: u8 = args.next().and_then(|a| a.parse().ok()).expect("N of h48hN");
     let sample: u32 = args.next().map_or(40, |a| a.parse().expect("a row count"));
+    let groups: usize = args.next().map_or(2, |a| a.parse().expect("a group count"));
+    let group_size: usize = args.next().map_or(32, |a| a.parse().expect("a group size"));
     let base = base_for(h);
     let index = H11Rows::new(&H48Coords);
     let mut levels = vec![index.first_level()];
@@ -67,11 +72,52 @@ fn main() {
     );
     // The marks alone (the images of level base + 1), into a cleared row each time.
     let mut bits = vec![0u64; H11Rows::table_row_words(h)];
-    let t = Instant::now();
+    let marks_alone_at = Instant::now();
+    let t = marks_alone_at;
     for &r in &rows {
         bits.fill(0);
         index.table_marks(r, h, &levels[last], &mut bits);
     }
     let secs = t.elapsed().as_secs_f64();
     println!("h48h{h} marks alone: {secs:.2} s: {:.1} ns per image", secs * 1e9 / images as f64);
+
+    // Groups that share sources, spread over the table: one by one, then together.
+    let all: Vec<u32> = (0..index.rows()).collect();
+    let made = index.table_groups(&all, group_size);
+    let picked: Vec<&Vec<u32>> = (0..groups).map(|k| &made[k * made.len() / groups.max(1)]).collect();
+    let images: u64 = picked.iter().flat_map(|g| g.iter()).map(|&r| index.pushes(r, &levels[last])).sum();
+    let hash_of = |mut rows: Vec<(u32, shared::h48::RowLines)>| {
+        rows.sort_by_key(|(r, _)| *r);
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        for (_, lines) in rows {
+            let counts =
+                lines.counts.iter().chain([&lines.deeper, &lines.first_line]).flat_map(|c| c.to_le_bytes());
+            for b in lines.bytes.iter().copied().chain(counts) {
+                hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        hash
+    };
+    let t = Instant::now();
+    let one_by_one: Vec<_> = picked
+        .iter()
+        .flat_map(|g| g.iter())
+        .map(|&r| (r, index.table_row(r, h, &levels, None, &mut s)))
+        .collect();
+    let alone = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut together = Vec::new();
+    for g in &picked {
+        index.table_rows(g, h, &levels, &mut s, |r, lines| together.push((r, lines)));
+    }
+    let grouped = t.elapsed().as_secs_f64();
+    let n = together.len();
+    println!(
+        "h48h{h} {n} rows in {} groups of {group_size}: one by one {alone:.2} s ({:.1} ns per image, FNV-1a {:016x}), together {grouped:.2} s ({:.1} ns per image, FNV-1a {:016x})",
+        picked.len(),
+        alone * 1e9 / images as f64,
+        hash_of(one_by_one),
+        grouped * 1e9 / images as f64,
+        hash_of(together)
+    );
 }

@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Rows made between two journal commits.
-const BATCH: usize = 48;
+const BATCH: usize = 32;
 
 /// Where the h11 levels are: made and held by this process, or kept by the workers that made
 /// them (and where table rows are made: here, or by those workers).
@@ -116,10 +116,15 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     }
 }
 
-/// Bytes of one thread's buffers in the table pass and the level search.
+/// Bytes of one thread's buffers in the table pass and the level search: a row's three
+/// bitmaps, the marks of a group of rows ([`H11Rows::table_group_size`]), its lines and a dense
+/// h11 row; and the rows of a batch with those on their way to the writer.
 fn thread_bytes(h: u8) -> u64 {
     let per_row = (ESEP as u64) << h;
-    3 * per_row / 8 + per_row / LINE_ENTRIES as u64 * LINE_BYTES as u64 + H11_COLUMNS as u64 / 8
+    let group = H11Rows::table_group_size(h, rayon::current_num_threads()) as u64;
+    let lines = per_row / LINE_ENTRIES as u64 * LINE_BYTES as u64;
+    let batch = (BATCH as u64).div_ceil(rayon::current_num_threads() as u64) + 1;
+    (3 + group) * per_row / 8 + (1 + batch) * lines + H11_COLUMNS as u64 / 8
 }
 
 /// The h11 levels 0 ..= `max`, loaded from the state directory where they were saved before.
@@ -253,6 +258,41 @@ fn journal_error(e: anyhow::Error) -> std::io::Error {
     std::io::Error::other(format!("the journal: {e:#}"))
 }
 
+/// Makes the table rows of `groups` on this process's threads, a group on a thread
+/// ([`H11Rows::table_rows`]), and hands them to `writer` in batches as they come (the rows of
+/// [`BATCH`] at most, with those on their way, are held at once).
+fn make_rows_here(
+    index: &H11Rows,
+    h: u8,
+    levels: &[Level],
+    groups: &[Vec<u32>],
+    writer: &mut RowsWriter,
+    reporter: &Reporter,
+) -> Result<()> {
+    let (send, made) = std::sync::mpsc::sync_channel::<(u32, RowLines)>(rayon::current_num_threads());
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            // Stops at the first row the writer no longer takes (it failed).
+            let _ = groups.par_iter().with_max_len(1).try_for_each_init(RowScratch::default, |s, group| {
+                let mut taken = true;
+                index.table_rows(group, h, levels, s, |row, lines| {
+                    reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
+                    taken = taken && send.send((row, lines)).is_ok();
+                });
+                taken.then_some(()).ok_or(())
+            });
+        });
+        let mut batch = Vec::with_capacity(BATCH);
+        for row in made {
+            batch.push(row);
+            if batch.len() == BATCH {
+                writer.accept(std::mem::take(&mut batch)).context("cannot write the table's rows")?;
+            }
+        }
+        writer.accept(batch).context("cannot write the table's rows")
+    })
+}
+
 /// Makes every table row of `target` not yet written, and finishes the file.
 fn write_table(
     index: &H11Rows,
@@ -303,20 +343,9 @@ fn fill_rows(
     match levels {
         Levels::Here(levels) => {
             let levels = &levels[..base as usize + 2];
-            reporter.showing(|| {
-                todo.chunks(BATCH).try_for_each(|batch| {
-                    let made: Vec<(u32, RowLines)> = batch
-                        .par_iter()
-                        .with_max_len(1)
-                        .map_init(RowScratch::default, |s, &row| {
-                            let lines = index.table_row(row, h, levels, None, s);
-                            reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
-                            (row, lines)
-                        })
-                        .collect();
-                    writer.accept(made).context("cannot write the table's rows")
-                })
-            })?;
+            let groups =
+                index.table_groups(&todo, H11Rows::table_group_size(h, rayon::current_num_threads()));
+            reporter.showing(|| make_rows_here(index, h, levels, &groups, writer, reporter))?;
         }
         Levels::Kept(kept) => loop {
             // Rows kept by workers lost meanwhile are made again first.

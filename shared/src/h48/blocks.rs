@@ -121,10 +121,32 @@ pub(super) fn whole_blocks(entries: u64) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
 pub(super) unsafe fn mark_whole_blocks(set: &ColumnSet, map: EoEsepMap, h: u8, bits: &mut [u64]) {
-    let inverse = map.inverse().expect("a map that moves whole blocks");
+    // SAFETY: the caller's processor has the features.
+    unsafe { mark_whole_blocks_into(set, &[(0, map)], h, &mut [bits]) }
+}
+
+/// [`mark_whole_blocks`] for several maps of one source row at once (`uses`: the index in
+/// `rows` of the table row each map marks): the row is decoded once, and each block it holds
+/// is moved by every map. A group of table rows that share sources decodes each source once
+/// ([`crate::h48::H11Rows::table_rows`]).
+///
+/// # Safety
+/// As [`mark_whole_blocks`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
+pub(super) unsafe fn mark_whole_blocks_into(
+    set: &ColumnSet,
+    uses: &[(usize, EoEsepMap)],
+    h: u8,
+    rows: &mut [&mut [u64]],
+) {
+    assert!(uses.iter().all(|(_, map)| map.inverse().is_some()), "maps that move whole blocks");
     set.for_each_block(|b, source, n| {
-        // SAFETY: the caller's processor has the features.
-        unsafe { mark_block(source, n, map.block(b), &map, inverse, h, bits) }
+        for (k, map) in uses {
+            let inverse = map.inverse().expect("checked above");
+            // SAFETY: the caller's processor has the features.
+            unsafe { mark_block(source, n, map.block(b), map, inverse, h, rows[*k]) }
+        }
     });
 }
 

@@ -274,3 +274,75 @@ fn table_marks_of_whole_blocks_are_the_marks_entry_by_entry() {
         }
     }
 }
+
+/// Table rows made in groups that share sources (each source decoded once for the group)
+/// against the same rows made one by one: same lines, counts and depths, for groups of rows
+/// with and without a stabilizer whose sources do and do not move whole blocks, for h4, h9
+/// and h11.
+#[test]
+fn table_rows_made_in_groups_are_the_rows_made_one_by_one() {
+    let index = H11Rows::new(&H48Coords);
+    let mut rng = SplitMix64::new(8192);
+    let all: Vec<u32> = (0..index.rows()).collect();
+    let groups = index.table_groups(&all, 6);
+    let with_stab = |g: &Vec<u32>| g.iter().any(|&r| !index.space().stabilizer(r).is_empty());
+    let picked: Vec<&Vec<u32>> =
+        [groups.iter().find(|g| with_stab(g)), groups.iter().find(|g| !with_stab(g) && g.len() == 6)]
+            .into_iter()
+            .map(|g| g.expect("a group"))
+            .collect();
+    let sources: std::collections::BTreeSet<u32> =
+        picked.iter().flat_map(|g| g.iter()).flat_map(|&t| index.sources(t)).collect();
+    // Sources of about 24 entries a block (blocks on both sides of the gather's threshold),
+    // every third one sparse; the rows' own levels a few entries each.
+    let rows = |depth: u8| Level {
+        depth,
+        rows: (0..index.rows())
+            .map(|r| {
+                let n = match (depth, sources.contains(&r)) {
+                    (11, true) if r % 3 == 0 => ESEP,
+                    (11, true) => 24 * ESEP,
+                    _ => 200,
+                };
+                let mut columns: Vec<u32> = (0..n).map(|_| rng.below(H11_COLUMNS as u64) as u32).collect();
+                columns.sort_unstable();
+                columns.dedup();
+                ColumnSet::from_sorted(&columns, H11_COLUMNS)
+            })
+            .collect(),
+    };
+    let levels: Vec<Level> = (0..=11).map(rows).collect();
+    let mut s = RowScratch::default();
+    for h in [4u8, 9, 11] {
+        let levels = &levels[12 - (base_for(h) as usize + 2)..];
+        for group in &picked {
+            let mut together = Vec::new();
+            index.table_rows(group, h, levels, &mut s, |t, lines| together.push((t, lines)));
+            together.sort_by_key(|(t, _)| *t);
+            let mut one_by_one: Vec<(u32, RowLines)> =
+                group.iter().map(|&t| (t, index.table_row(t, h, levels, None, &mut s))).collect();
+            one_by_one.sort_by_key(|(t, _)| *t);
+            assert!(together == one_by_one, "h{h}, group {group:?}");
+        }
+    }
+}
+
+/// Groups hold every row once, at most `size` each, and share sources: groups of 16 decode at
+/// most 0.6 of the sources rows one by one decode.
+#[test]
+fn table_groups_hold_every_row_once_and_share_sources() {
+    let index = H11Rows::new(&H48Coords);
+    let rows: Vec<u32> = (0..index.rows()).filter(|r| r % 5 != 2).collect();
+    let groups = index.table_groups(&rows, 16);
+    let mut seen: Vec<u32> = groups.iter().flatten().copied().collect();
+    seen.sort_unstable();
+    assert_eq!(seen, rows);
+    assert!(groups.iter().all(|g| !g.is_empty() && g.len() <= 16));
+    let alone: usize = rows.iter().map(|&t| index.sources(t).count()).sum();
+    let together: usize = groups
+        .iter()
+        .map(|g| g.iter().flat_map(|&t| index.sources(t)).collect::<std::collections::BTreeSet<u32>>().len())
+        .sum();
+    assert!(together * 10 <= alone * 6, "groups decode {together} sources, one by one {alone}");
+    assert_eq!(groups, index.table_groups(&rows, 16), "the same groups every time");
+}
