@@ -346,3 +346,76 @@ fn table_groups_hold_every_row_once_and_share_sources() {
     assert!(together * 10 <= alone * 6, "groups decode {together} sources, one by one {alone}");
     assert_eq!(groups, index.table_groups(&rows, 16), "the same groups every time");
 }
+
+/// Level rows, through the scatter (few images) and a dense row (many), with and without a
+/// stabilizer, against every source entry's image made one at a time, closed under the
+/// stabilizer, less the row's two levels before.
+#[test]
+fn level_rows_are_the_images_closed_less_the_two_levels_before() {
+    let index = H11Rows::new(&H48Coords);
+    let space = index.space();
+    let mut rng = SplitMix64::new(77);
+    let mut random_row = |n: u32| {
+        let mut columns: Vec<u32> = (0..n).map(|_| rng.below(H11_COLUMNS as u64) as u32).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        columns
+    };
+    let with_stab =
+        (1..index.rows()).find(|&r| !space.stabilizer(r).is_empty()).expect("a row with symmetry");
+    let without = (1..index.rows()).find(|&r| space.stabilizer(r).is_empty()).expect("a row without");
+    let mut s = RowScratch::default();
+    for target in [without, with_stab] {
+        // 18 incoming maps: about 36 thousand images (the scatter) and 1.4 million (dense).
+        for per_source in [2_000u32, 80_000] {
+            let mut prev = vec![Vec::new(); index.rows() as usize];
+            for r in index.sources(target) {
+                prev[r as usize] = random_row(per_source);
+            }
+            if prev[target as usize].is_empty() {
+                prev[target as usize] = random_row(per_source);
+            }
+            let mut images: Vec<u32> = Vec::new();
+            for r in 0..index.rows() {
+                for m in Move::all() {
+                    let (to, map) = space.transition(r, m);
+                    if to == target {
+                        images.extend(prev[r as usize].iter().map(|&c| map.apply(c)));
+                    }
+                }
+            }
+            let stab = space.stabilizer(target);
+            let closure: Vec<u32> =
+                images.iter().flat_map(|&c| stab.iter().map(move |m| m.apply(c))).collect();
+            images.extend(closure);
+            images.sort_unstable();
+            images.dedup();
+            // The level before holds a fifth of the images and some other columns.
+            let mut before_row: Vec<u32> =
+                images.iter().copied().step_by(5).chain(random_row(1000)).collect();
+            before_row.sort_unstable();
+            before_row.dedup();
+            let level = |rows: &[Vec<u32>], depth| Level {
+                depth,
+                rows: rows.iter().map(|r| ColumnSet::from_sorted(r, H11_COLUMNS)).collect(),
+            };
+            let mut before = vec![Vec::new(); index.rows() as usize];
+            before[target as usize] = before_row;
+            let (prev_level, before_level) = (level(&prev, 10), level(&before, 9));
+            let want: Vec<u32> = images
+                .into_iter()
+                .filter(|c| {
+                    prev[target as usize].binary_search(c).is_err()
+                        && before[target as usize].binary_search(c).is_err()
+                })
+                .collect();
+            let got = index.next_level_row(target, &prev_level, Some(&before_level), &mut s).to_vec();
+            assert!(
+                got == want,
+                "row {target}, {per_source} entries a source: {} against {}",
+                got.len(),
+                want.len()
+            );
+        }
+    }
+}
