@@ -438,6 +438,7 @@ impl H11Rows {
         for t in alone {
             emit(t, self.table_row(t, h, levels, None, s));
         }
+        debug_assert!(cfg!(target_arch = "x86_64") || together.is_empty());
         #[cfg(target_arch = "x86_64")]
         if !together.is_empty() {
             let words = Self::table_row_words(h);
@@ -493,8 +494,9 @@ impl H11Rows {
     }
 
     /// The rows of a group ([`H11Rows::table_groups`]) for `threads` threads making table rows
-    /// of hN: up to 32 (measured on h48h11: 16 decode 0.51 of the sources rows one by one
-    /// decode, 32 0.42, 64 0.35), and the marks of all threads' groups within 576 MiB.
+    /// of hN: up to 32, and the marks of all threads' groups within 576 MiB. (Groups of 16
+    /// decode 0.51 of the sources that h11's rows made one by one decode, of 32 0.42, of 64
+    /// 0.35: docs/kernels.md.)
     pub fn table_group_size(h: u8, threads: usize) -> usize {
         let row_bytes = Self::table_row_words(h) as u64 * 8;
         ((576u64 << 20) / (threads.max(1) as u64 * row_bytes)).clamp(1, 32) as usize
@@ -502,7 +504,7 @@ impl H11Rows {
 
     /// Groups of at most `size` of `rows` that share sources: each group grows from the first
     /// row not yet taken by the row that shares most sources with it (the lowest such row on
-    /// a tie). Row `t`'s sources are read by about 14 rows, so rows made together
+    /// a tie). A source row is read by about 14 table rows, so rows made together
     /// ([`H11Rows::table_rows`]) decode fewer sources the more of them they share.
     pub fn table_groups(&self, rows: &[u32], size: usize) -> Vec<Vec<u32>> {
         let n = self.rows() as usize;
