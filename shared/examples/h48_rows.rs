@@ -9,9 +9,18 @@
 //!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS [GROUPS GROUP_SIZE]]
 
 use shared::coord::h48::H48Coords;
-use shared::h48::{base_for, H11Rows, Level, RowScratch};
+use shared::h48::{base_for, H11Rows, Level, RowLines, RowScratch};
 use shared::space::RowIndex;
 use std::time::Instant;
+
+/// FNV-1a's start.
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// `hash` (FNV-1a) continued over a row's bytes, counts, deeper entries and first line.
+fn fnv(hash: u64, lines: &RowLines) -> u64 {
+    let counts = lines.counts.iter().chain([&lines.deeper, &lines.first_line]).flat_map(|c| c.to_le_bytes());
+    lines.bytes.iter().copied().chain(counts).fold(hash, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -50,16 +59,11 @@ fn main() {
         rows.len(),
         secs * 1e9 / images as f64
     );
-    // The rows' bytes and counts hashed (FNV-1a), to compare two builds' rows.
-    let (mut images, t, mut hash) = (0u64, Instant::now(), 0xcbf2_9ce4_8422_2325u64);
+    // The rows' bytes and counts hashed, to compare two builds' rows.
+    let (mut images, t, mut hash) = (0u64, Instant::now(), FNV_START);
     for &r in &rows {
         images += index.pushes(r, &levels[last]);
-        let lines = index.table_row(r, h, &levels, None, &mut s);
-        let counts =
-            lines.counts.iter().chain([&lines.deeper, &lines.first_line]).flat_map(|c| c.to_le_bytes());
-        for b in lines.bytes.iter().copied().chain(counts) {
-            hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
+        hash = fnv(hash, &index.table_row(r, h, &levels, None, &mut s));
     }
     let secs = t.elapsed().as_secs_f64();
     println!("h48h{h} table rows' bytes and counts: FNV-1a {hash:016x}");
@@ -72,8 +76,7 @@ fn main() {
     );
     // The marks alone (the images of level base + 1), into a cleared row each time.
     let mut bits = vec![0u64; H11Rows::table_row_words(h)];
-    let marks_alone_at = Instant::now();
-    let t = marks_alone_at;
+    let t = Instant::now();
     for &r in &rows {
         bits.fill(0);
         index.table_marks(r, h, &levels[last], &mut bits);
@@ -86,17 +89,9 @@ fn main() {
     let made = index.table_groups(&all, group_size);
     let picked: Vec<&Vec<u32>> = (0..groups).map(|k| &made[k * made.len() / groups.max(1)]).collect();
     let images: u64 = picked.iter().flat_map(|g| g.iter()).map(|&r| index.pushes(r, &levels[last])).sum();
-    let hash_of = |mut rows: Vec<(u32, shared::h48::RowLines)>| {
+    let hash_of = |mut rows: Vec<(u32, RowLines)>| {
         rows.sort_by_key(|(r, _)| *r);
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for (_, lines) in rows {
-            let counts =
-                lines.counts.iter().chain([&lines.deeper, &lines.first_line]).flat_map(|c| c.to_le_bytes());
-            for b in lines.bytes.iter().copied().chain(counts) {
-                hash = (hash ^ b as u64).wrapping_mul(0x100_0000_01b3);
-            }
-        }
-        hash
+        rows.iter().fold(FNV_START, |hash, (_, lines)| fnv(hash, lines))
     };
     let t = Instant::now();
     let one_by_one: Vec<_> = picked

@@ -140,10 +140,9 @@ pub(super) unsafe fn mark_whole_blocks_into(
     h: u8,
     rows: &mut [&mut [u64]],
 ) {
-    assert!(uses.iter().all(|(_, map)| map.inverse().is_some()), "maps that move whole blocks");
     set.for_each_block(|b, source, n| {
         for (k, map) in uses {
-            let inverse = map.inverse().expect("checked above");
+            let inverse = map.inverse().expect("a map that moves whole blocks");
             // SAFETY: the caller's processor has the features.
             unsafe { mark_block(source, n, map.block(b), map, inverse, h, rows[*k]) }
         }
