@@ -14,6 +14,7 @@ mod lines;
 mod resume;
 mod search;
 pub mod table;
+mod table_rows;
 mod verify;
 
 pub use builder::{

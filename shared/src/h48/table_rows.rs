@@ -1,0 +1,355 @@
+//! The table pass of an hN build: a table row's entries at base + 2 marked from the images of
+//! level base + 1 (entry by entry, a block at a time, or whole blocks by the flips gather),
+//! its exact depths up to base + 1 from the row's own levels, and its lines; rows made in
+//! groups that share sources, so that each source row is decoded once for the group
+//! (docs/h48-tables.md; docs/kernels.md, "Table rows made in groups that share sources").
+
+use super::blocks::{dense_blocks, for_each_image, mark_blocks, BlockImages};
+#[cfg(target_arch = "x86_64")]
+use super::blocks::{fold_row, mark_whole_blocks, mark_whole_blocks_into, whole_blocks};
+use super::builder::base_for;
+use super::hn::{ExactDepths, H11Rows, HugeBits, RowScratch, H11_COLUMNS};
+use super::levels::{ColumnSet, Level};
+use super::lines::{pack_row, RowLevels, RowLines};
+use super::table::LINE_ENTRIES;
+#[cfg(target_arch = "x86_64")]
+use crate::coord::flips;
+use crate::coord::h48::{EoEsepMap, ESEP};
+use crate::space::{close_under, RowIndex};
+
+impl H11Rows {
+    /// Words of a table row of hN's bits (one bit per entry of the row).
+    pub fn table_row_words(h: u8) -> usize {
+        ((ESEP as u64) << h).div_ceil(64) as usize
+    }
+
+    /// The entries of table row `target` of hN at most base + 2 away as far as the sources that
+    /// `level` (level base + 1) holds say: the images of their entries, closed under the row's
+    /// stabilizer and folded onto hN's columns, OR-ed into `bits` (bit i: entry i of the row;
+    /// [`H11Rows::table_row_words`] words). Rows `level` leaves empty add nothing, so the marks
+    /// of a row's sources held in different places are the OR of each place's marks.
+    pub fn table_marks(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.marks_by_whole_blocks(target, h, level, bits) {
+            return;
+        }
+        self.table_marks_by_entry(target, h, level, bits)
+    }
+
+    /// [`H11Rows::table_marks`] entry by entry (a block's image looked up once where blocks are
+    /// dense), whatever the processor.
+    pub(crate) fn table_marks_by_entry(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) {
+        let shift = 11 - h as u32;
+        let mark = |bits: &mut [u64], c: u32| {
+            let i = (c >> shift) as usize;
+            bits[i / 64] |= 1 << (i % 64);
+        };
+        // Bits set directly (measured: grouping them by region first was slower here, even
+        // for h11's 8.9 MB rows), or, where the stabilizer is trivial, a block at a time.
+        let stab = self.space.stabilizer(target);
+        if stab.is_empty() {
+            for &(r, m) in &self.incoming[target as usize] {
+                let set = &level.rows[r as usize];
+                let (_, map) = self.space.transition(r, m);
+                if h <= 7 && dense_blocks(set.len()) {
+                    mark_blocks(set, map, h, bits);
+                } else {
+                    for_each_image(set, map, |c| mark(bits, c));
+                }
+            }
+            return;
+        }
+        let images = self.pushes(target, level);
+        if dense_blocks(images / self.incoming[target as usize].len() as u64) {
+            let mut stab: Vec<BlockImages> = stab.into_iter().map(BlockImages::new).collect();
+            self.gather(target, level, |c| {
+                mark(bits, c);
+                for map in &mut stab {
+                    mark(bits, map.image(c));
+                }
+            });
+        } else {
+            self.gather(target, level, |c| {
+                mark(bits, c);
+                for map in &stab {
+                    mark(bits, map.apply(c));
+                }
+            });
+        }
+    }
+
+    /// [`H11Rows::table_marks`] with dense esep blocks moved whole, where the processor can and
+    /// the sources hold enough entries a block on average (false otherwise: nothing done). A row with a
+    /// stabilizer has its images made in h11's columns, closed under the stabilizer by whole
+    /// blocks too, then folded.
+    #[cfg(target_arch = "x86_64")]
+    fn marks_by_whole_blocks(&self, target: u32, h: u8, level: &Level, bits: &mut [u64]) -> bool {
+        let incoming = &self.incoming[target as usize];
+        let stab = self.space.stabilizer(target);
+        let dense = whole_blocks(self.pushes(target, level) / incoming.len() as u64);
+        if !flips::available() || !dense {
+            return false;
+        }
+        if stab.is_empty() {
+            for &(r, m) in incoming {
+                // SAFETY: the processor has the features (checked above).
+                unsafe { mark_source(bits, h, &level.rows[r as usize], self.space.transition(r, m).1) };
+            }
+            return true;
+        }
+        // Closed apart from what `bits` holds already (a row's marks are ORed into it).
+        let mut row = vec![0u64; H11_COLUMNS as usize / 64];
+        for &(r, m) in incoming {
+            // SAFETY: as above.
+            unsafe { mark_source(&mut row, 11, &level.rows[r as usize], self.space.transition(r, m).1) };
+        }
+        close_under(&mut row, &stab);
+        if h == 11 {
+            bits.iter_mut().zip(&row).for_each(|(b, r)| *b |= r);
+        } else {
+            // SAFETY: as above.
+            unsafe { fold_row(&row, h, bits) };
+        }
+        true
+    }
+
+    /// Table row `target` of hN from the levels 0 ..= base + 1 (`levels[d]` at depth d) and,
+    /// if the row's sources at level base + 1 are not all in `levels`, the marks of the others
+    /// ([`H11Rows::table_marks`], made where they are kept).
+    pub fn table_row<L: AsRef<Level>>(
+        &self,
+        target: u32,
+        h: u8,
+        levels: &[L],
+        marks: Option<&[u64]>,
+        s: &mut RowScratch,
+    ) -> RowLines {
+        let base = base_for(h);
+        assert!(levels.len() == base as usize + 2, "h48h{h} needs the h11 levels 0 ..= {}", base + 1);
+        let words = Self::table_row_words(h);
+        let b2 = s.b2.zeroed(words);
+        self.table_marks(target, h, levels[base as usize + 1].as_ref(), b2);
+        if let Some(marks) = marks {
+            assert_eq!(marks.len(), words, "marks of an h48h{h} row");
+            b2.iter_mut().zip(marks).for_each(|(b, m)| *b |= m);
+        }
+        self.lines_from_marks(target, h, levels, s.b2.words(), &mut s.exact)
+    }
+
+    /// Table rows `targets` of hN, each as [`H11Rows::table_row`] makes it (every source in
+    /// `levels`), handed to `emit` one at a time. Rows without a stabilizer whose sources move
+    /// whole blocks are made together: each source row of level base + 1 is decoded once and
+    /// its blocks moved into every row of the group it moves into, so a group whose rows share
+    /// sources ([`H11Rows::table_groups`]) decodes fewer; the other rows are made one by one.
+    pub fn table_rows<L: AsRef<Level>>(
+        &self,
+        targets: &[u32],
+        h: u8,
+        levels: &[L],
+        s: &mut RowScratch,
+        mut emit: impl FnMut(u32, RowLines),
+    ) {
+        let base = base_for(h) as usize;
+        assert!(levels.len() == base + 2, "h48h{h} needs the h11 levels 0 ..= {}", base + 1);
+        let level = levels[base + 1].as_ref();
+        let (together, alone): (Vec<u32>, Vec<u32>) =
+            targets.iter().partition(|&&t| self.marks_together(t, level));
+        for t in alone {
+            emit(t, self.table_row(t, h, levels, None, s));
+        }
+        debug_assert!(cfg!(target_arch = "x86_64") || together.is_empty());
+        #[cfg(target_arch = "x86_64")]
+        if !together.is_empty() {
+            let words = Self::table_row_words(h);
+            if s.group.len() < together.len() {
+                s.group.resize_with(together.len(), HugeBits::default);
+            }
+            let mut rows: Vec<&mut [u64]> =
+                s.group[..together.len()].iter_mut().map(|b| b.zeroed(words)).collect();
+            // (source row, group row, map), by source.
+            let mut uses: Vec<(u32, usize, EoEsepMap)> = together
+                .iter()
+                .enumerate()
+                .flat_map(|(k, &t)| {
+                    self.incoming[t as usize].iter().map(move |&(r, m)| (r, k, self.space.transition(r, m).1))
+                })
+                .collect();
+            uses.sort_by_key(|&(r, k, _)| (r, k));
+            for same in uses.chunk_by(|a, b| a.0 == b.0) {
+                let set = &level.rows[same[0].0 as usize];
+                if whole_blocks(set.len()) {
+                    let maps: Vec<(usize, EoEsepMap)> = same.iter().map(|&(_, k, map)| (k, map)).collect();
+                    // SAFETY: the processor has the features (`marks_together`).
+                    unsafe { mark_whole_blocks_into(set, &maps, h, &mut rows) };
+                } else {
+                    for &(_, k, map) in same {
+                        // SAFETY: as above.
+                        unsafe { mark_source(rows[k], h, set, map) };
+                    }
+                }
+            }
+            for (k, &t) in together.iter().enumerate() {
+                emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
+            }
+        }
+    }
+
+    /// Whether table row `target`'s marks from `level` are made in a group
+    /// ([`H11Rows::table_rows`]): no stabilizer, and sources that move whole blocks
+    /// ([`H11Rows::table_marks`]' own test).
+    fn marks_together(&self, target: u32, level: &Level) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let incoming = self.incoming[target as usize].len() as u64;
+            flips::available()
+                && self.space.stabilizer(target).is_empty()
+                && whole_blocks(self.pushes(target, level) / incoming)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (target, level);
+            false
+        }
+    }
+
+    /// The rows of a group ([`H11Rows::table_groups`]) for `threads` threads making table rows
+    /// of hN: up to 32, and the marks of all threads' groups within 576 MiB. (Groups of 16
+    /// decode 0.51 of the sources that h11's rows made one by one decode, of 32 0.42, of 64
+    /// 0.35: docs/kernels.md.)
+    pub fn table_group_size(h: u8, threads: usize) -> usize {
+        let row_bytes = Self::table_row_words(h) as u64 * 8;
+        ((576u64 << 20) / (threads.max(1) as u64 * row_bytes)).clamp(1, 32) as usize
+    }
+
+    /// Groups of at most `size` of `rows` that share sources: each group grows from the first
+    /// row not yet taken by the row that shares most sources with it (the lowest such row on
+    /// a tie). A source row is read by about 14 table rows, so rows made together
+    /// ([`H11Rows::table_rows`]) decode fewer sources the more of them they share.
+    pub fn table_groups(&self, rows: &[u32], size: usize) -> Vec<Vec<u32>> {
+        let n = self.rows() as usize;
+        let sources: Vec<Vec<u32>> = (0..self.rows()).map(|t| self.sources(t).collect()).collect();
+        let mut readers = vec![Vec::new(); n];
+        for &t in rows {
+            for &r in &sources[t as usize] {
+                readers[r as usize].push(t);
+            }
+        }
+        let mut free = vec![false; n];
+        rows.iter().for_each(|&t| free[t as usize] = true);
+        // Per free row, the sources it shares with the group growing (reset after each group).
+        let (mut shared, mut touched) = (vec![0u32; n], Vec::new());
+        let mut in_group = vec![false; n];
+        let mut groups = Vec::new();
+        for &seed in rows {
+            if !free[seed as usize] {
+                continue;
+            }
+            let mut group = Vec::with_capacity(size);
+            let mut next = Some(seed);
+            while let Some(t) = next {
+                free[t as usize] = false;
+                group.push(t);
+                for &r in &sources[t as usize] {
+                    if !std::mem::replace(&mut in_group[r as usize], true) {
+                        for &u in &readers[r as usize] {
+                            shared[u as usize] += 1;
+                            touched.push(u);
+                        }
+                    }
+                }
+                next = None;
+                if group.len() < size {
+                    let best = touched
+                        .iter()
+                        .filter(|&&u| free[u as usize])
+                        .max_by_key(|&&u| (shared[u as usize], std::cmp::Reverse(u)));
+                    next = best.copied();
+                }
+            }
+            for u in touched.drain(..) {
+                shared[u as usize] = 0;
+            }
+            for &t in &group {
+                sources[t as usize].iter().for_each(|&r| in_group[r as usize] = false);
+            }
+            groups.push(group);
+        }
+        groups
+    }
+
+    /// The lines of table row `target` from its entries at base + 2 as far as the marks say
+    /// (`b2`) and its exact depths up to base + 1 from `levels`.
+    fn lines_from_marks<L: AsRef<Level>>(
+        &self,
+        target: u32,
+        h: u8,
+        levels: &[L],
+        b2: &[u64],
+        exact: &mut ExactDepths,
+    ) -> RowLines {
+        let base = base_for(h);
+        let shift = 11 - h as u32;
+        let per_row = (ESEP as u64) << h;
+        let words = per_row.div_ceil(64) as usize;
+        for b in [&mut exact.b0, &mut exact.b1] {
+            b.zeroed(words);
+        }
+        let row_start = target as u64 * per_row;
+        let first_line = row_start / LINE_ENTRIES as u64;
+        let last_line = (row_start + per_row - 1) / LINE_ENTRIES as u64;
+        let lines = (last_line - first_line + 1) as usize;
+        exact.mins.clear();
+        exact.mins.resize(lines, 15);
+        let mut counts = vec![0u64; base as usize + 3];
+        // Exact depths up to base + 1, from the stored levels in increasing depth.
+        for (d, level) in levels.iter().enumerate() {
+            let (b0, b1, mins) = (exact.b0.words_mut(), exact.b1.words_mut(), &mut exact.mins);
+            let mut new = 0u64;
+            level.as_ref().rows[target as usize].for_each(|c| {
+                let i = (c >> shift) as usize;
+                let bit = 1u64 << (i % 64);
+                if (b0[i / 64] | b1[i / 64]) & bit == 0 {
+                    if d <= base as usize {
+                        b0[i / 64] |= bit
+                    } else {
+                        b1[i / 64] |= bit
+                    }
+                    new += 1;
+                    let line = ((row_start + i as u64) / LINE_ENTRIES as u64 - first_line) as usize;
+                    if mins[line] == 15 {
+                        mins[line] = d as u8;
+                    }
+                }
+            });
+            counts[d] = new;
+        }
+        let (b0, b1) = (exact.b0.words(), exact.b1.words());
+        counts[base as usize + 2] = (0..words).map(|k| (b2[k] & !(b0[k] | b1[k])).count_ones() as u64).sum();
+        let deeper = per_row - counts.iter().sum::<u64>();
+
+        let levels = RowLevels { b0, b1, b2, mins: &exact.mins };
+        let bytes = pack_row(&levels, row_start, per_row, super::file::main_entries(h), base);
+        RowLines { first_line, bytes, counts, deeper }
+    }
+}
+
+/// ORs into `row` (a table row of hN) the images of `set`'s entries under `map`: whole blocks
+/// where the source has enough entries a block, else a block or an entry at a time.
+///
+/// # Safety
+/// The processor must have the features of [`mark_whole_blocks`] ([`flips::available`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
+unsafe fn mark_source(row: &mut [u64], h: u8, set: &ColumnSet, map: EoEsepMap) {
+    if whole_blocks(set.len()) {
+        // SAFETY: the caller's processor has the features.
+        unsafe { mark_whole_blocks(set, map, h, row) }
+    } else if h <= 7 && dense_blocks(set.len()) {
+        mark_blocks(set, map, h, row);
+    } else {
+        for_each_image(set, map, |c| {
+            let i = (c >> (11 - h)) as usize;
+            row[i / 64] |= 1 << (i % 64);
+        });
+    }
+}
