@@ -128,7 +128,10 @@ impl Reporter {
         let period = if self.terminal { Duration::from_secs(1) } else { Duration::from_secs(30) };
         let mut last_tick = Instant::now();
         while !self.done.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::park_timeout(Duration::from_millis(100));
+            if self.done.load(Ordering::Relaxed) {
+                break;
+            }
             let pace = self.pace();
             if last_tick.elapsed() < period || pace.seconds < 2.0 {
                 continue;
@@ -164,9 +167,12 @@ impl Reporter {
     pub fn showing<T>(&self, work: impl FnOnce() -> T) -> T {
         std::thread::scope(|scope| {
             self.restart();
-            scope.spawn(|| self.display_loop());
+            let display = scope.spawn(|| self.display_loop());
             let result = work();
             self.finish();
+            // The loop waits at most its tick; woken, it sees `done` at once (a small job's
+            // step would otherwise end up to a tick late).
+            display.thread().unpark();
             result
         })
     }

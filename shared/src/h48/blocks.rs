@@ -10,6 +10,37 @@ use super::levels::ColumnSet;
 use crate::coord::flips;
 use crate::coord::h48::{EoEsepMap, EO, ESEP};
 
+/// A row's columns in increasing order: a stored row, or one decoded once into a slice so that
+/// several maps read it ([`crate::h48::H11Rows::table_rows`]).
+pub(super) trait Columns {
+    /// Number of columns.
+    fn count(&self) -> u64;
+    /// Calls `f` with every column, in increasing order.
+    fn each(&self, f: impl FnMut(u32));
+}
+
+impl Columns for ColumnSet {
+    fn count(&self) -> u64 {
+        self.len()
+    }
+
+    #[inline]
+    fn each(&self, f: impl FnMut(u32)) {
+        self.for_each(f)
+    }
+}
+
+impl Columns for [u32] {
+    fn count(&self) -> u64 {
+        self.len() as u64
+    }
+
+    #[inline]
+    fn each(&self, f: impl FnMut(u32)) {
+        self.iter().copied().for_each(f)
+    }
+}
+
 /// Whether a row of `entries` has enough of them in an esep block on average that looking a
 /// block's image up once for all of them ([`BlockImages`]) pays: where most blocks hold one
 /// entry, the test of the block costs more than the lookups it saves.
@@ -22,10 +53,10 @@ pub(super) fn dense_blocks(entries: u64) -> bool {
 /// land in one block of the row (2^N bits), so they are gathered in a register and ORed into
 /// the row once per block: one write to the row per block instead of one per entry. (For N >= 8
 /// a register does not hold a block, and a buffer in memory was slower.)
-pub(super) fn mark_blocks(set: &ColumnSet, map: EoEsepMap, h: u8, bits: &mut [u64]) {
+pub(super) fn mark_blocks<C: Columns + ?Sized>(set: &C, map: EoEsepMap, h: u8, bits: &mut [u64]) {
     match h {
-        0..=6 => mark_blocks_in::<u64>(set, map, h, bits),
-        7 => mark_blocks_in::<u128>(set, map, h, bits),
+        0..=6 => mark_blocks_in::<u64, C>(set, map, h, bits),
+        7 => mark_blocks_in::<u128, C>(set, map, h, bits),
         _ => panic!("a block of h48h{h} is wider than a register"),
     }
 }
@@ -53,7 +84,7 @@ impl BlockRegister for u128 {
 }
 
 #[inline]
-fn mark_blocks_in<R: BlockRegister>(set: &ColumnSet, map: EoEsepMap, h: u8, bits: &mut [u64]) {
+fn mark_blocks_in<R: BlockRegister, C: Columns + ?Sized>(set: &C, map: EoEsepMap, h: u8, bits: &mut [u64]) {
     let shift = 11 - h as u32;
     let (mut block, mut to, mut xor) = (u32::MAX, 0usize, 0u16);
     let mut acc = R::default();
@@ -66,7 +97,7 @@ fn mark_blocks_in<R: BlockRegister>(set: &ColumnSet, map: EoEsepMap, h: u8, bits
             bits[at / 64 + 1] |= high;
         }
     };
-    set.for_each(|c| {
+    set.each(|c| {
         if c / EO != block {
             flush(&mut acc, to);
             block = c / EO;
@@ -244,12 +275,28 @@ pub(super) unsafe fn fold_row(row: &[u64], h: u8, bits: &mut [u64]) {
 /// Calls `f` with the image under `map` of every entry of `set`, a block at a time where the
 /// row's blocks hold several entries each ([`dense_blocks`]).
 #[inline]
-pub(super) fn for_each_image(set: &ColumnSet, map: EoEsepMap, mut f: impl FnMut(u32)) {
-    if dense_blocks(set.len()) {
+pub(super) fn for_each_image<C: Columns + ?Sized>(set: &C, map: EoEsepMap, mut f: impl FnMut(u32)) {
+    if dense_blocks(set.count()) {
         let mut blocks = BlockImages::new(map);
-        set.for_each(|c| f(blocks.image(c)));
+        set.each(|c| f(blocks.image(c)));
     } else {
-        set.for_each(|c| f(map.apply(c)));
+        set.each(|c| f(map.apply(c)));
+    }
+}
+
+/// ORs into `bits` (a table row of hN) the images of `set`'s entries under `map`, folded onto
+/// hN's columns: a block at a time in a register for N <= 7 where blocks hold several entries
+/// ([`mark_blocks`]), else an entry at a time.
+#[inline]
+pub(super) fn mark_images<C: Columns + ?Sized>(set: &C, map: EoEsepMap, h: u8, bits: &mut [u64]) {
+    if h <= 7 && dense_blocks(set.count()) {
+        mark_blocks(set, map, h, bits);
+    } else {
+        let shift = 11 - h as u32;
+        for_each_image(set, map, |c| {
+            let i = (c >> shift) as usize;
+            bits[i / 64] |= 1 << (i % 64);
+        });
     }
 }
 

@@ -127,6 +127,8 @@ pub struct RowScratch {
     pub(super) exact: ExactDepths,
     /// The marks of a group's rows ([`H11Rows::table_rows`]).
     pub(super) group: Vec<HugeBits>,
+    /// A source row of a group decoded once for the maps that read it.
+    pub(super) columns: Vec<u32>,
 }
 
 /// A table row's entries at depths up to base + 1 (`b0`: up to base, `b1`: base + 1) and

@@ -4,7 +4,7 @@
 //! groups that share sources, so that each source row is decoded once for the group
 //! (docs/h48-tables.md; docs/kernels.md, "Table rows made in groups that share sources").
 
-use super::blocks::{dense_blocks, for_each_image, mark_blocks, BlockImages};
+use super::blocks::{dense_blocks, mark_images, BlockImages};
 #[cfg(target_arch = "x86_64")]
 use super::blocks::{fold_row, mark_whole_blocks, mark_whole_blocks_into, whole_blocks};
 use super::builder::base_for;
@@ -49,13 +49,7 @@ impl H11Rows {
         let stab = self.space.stabilizer(target);
         if stab.is_empty() {
             for &(r, m) in &self.incoming[target as usize] {
-                let set = &level.rows[r as usize];
-                let (_, map) = self.space.transition(r, m);
-                if h <= 7 && dense_blocks(set.len()) {
-                    mark_blocks(set, map, h, bits);
-                } else {
-                    for_each_image(set, map, |c| mark(bits, c));
-                }
+                mark_images(&level.rows[r as usize], self.space.transition(r, m).1, h, bits);
             }
             return;
         }
@@ -137,10 +131,11 @@ impl H11Rows {
     }
 
     /// Table rows `targets` of hN, each as [`H11Rows::table_row`] makes it (every source in
-    /// `levels`), handed to `emit` one at a time. Rows without a stabilizer whose sources move
-    /// whole blocks are made together: each source row of level base + 1 is decoded once and
-    /// its blocks moved into every row of the group it moves into, so a group whose rows share
-    /// sources ([`H11Rows::table_groups`]) decodes fewer; the other rows are made one by one.
+    /// `levels`), handed to `emit` one at a time. Rows without a stabilizer are made together:
+    /// each source row of level base + 1 is read once for the group and its entries moved into
+    /// every row of the group it moves into (whole blocks where they are dense enough and the
+    /// processor can, else from the row decoded once), so a group whose rows share sources
+    /// ([`H11Rows::table_groups`]) decodes fewer; the other rows are made one by one.
     pub fn table_rows<L: AsRef<Level>>(
         &self,
         targets: &[u32],
@@ -153,62 +148,52 @@ impl H11Rows {
         assert!(levels.len() == base + 2, "h48h{h} needs the h11 levels 0 ..= {}", base + 1);
         let level = levels[base + 1].as_ref();
         let (together, alone): (Vec<u32>, Vec<u32>) =
-            targets.iter().partition(|&&t| self.marks_together(t, level));
+            targets.iter().partition(|&&t| self.space.stabilizer(t).is_empty());
         for t in alone {
             emit(t, self.table_row(t, h, levels, None, s));
         }
-        debug_assert!(cfg!(target_arch = "x86_64") || together.is_empty());
-        #[cfg(target_arch = "x86_64")]
-        if !together.is_empty() {
-            let words = Self::table_row_words(h);
-            if s.group.len() < together.len() {
-                s.group.resize_with(together.len(), HugeBits::default);
+        if together.is_empty() {
+            return;
+        }
+        let words = Self::table_row_words(h);
+        if s.group.len() < together.len() {
+            s.group.resize_with(together.len(), HugeBits::default);
+        }
+        let (group, columns) = (&mut s.group, &mut s.columns);
+        let mut rows: Vec<&mut [u64]> = group[..together.len()].iter_mut().map(|b| b.zeroed(words)).collect();
+        // (source row, group row, map), by source.
+        let mut uses: Vec<(u32, usize, EoEsepMap)> = together
+            .iter()
+            .enumerate()
+            .flat_map(|(k, &t)| {
+                self.incoming[t as usize].iter().map(move |&(r, m)| (r, k, self.space.transition(r, m).1))
+            })
+            .collect();
+        uses.sort_by_key(|&(r, k, _)| (r, k));
+        for same in uses.chunk_by(|a, b| a.0 == b.0) {
+            let set = &level.rows[same[0].0 as usize];
+            if set.is_empty() {
+                continue;
             }
-            let mut rows: Vec<&mut [u64]> =
-                s.group[..together.len()].iter_mut().map(|b| b.zeroed(words)).collect();
-            // (source row, group row, map), by source.
-            let mut uses: Vec<(u32, usize, EoEsepMap)> = together
-                .iter()
-                .enumerate()
-                .flat_map(|(k, &t)| {
-                    self.incoming[t as usize].iter().map(move |&(r, m)| (r, k, self.space.transition(r, m).1))
-                })
-                .collect();
-            uses.sort_by_key(|&(r, k, _)| (r, k));
-            for same in uses.chunk_by(|a, b| a.0 == b.0) {
-                let set = &level.rows[same[0].0 as usize];
-                if whole_blocks(set.len()) {
-                    let maps: Vec<(usize, EoEsepMap)> = same.iter().map(|&(_, k, map)| (k, map)).collect();
-                    // SAFETY: the processor has the features (`marks_together`).
-                    unsafe { mark_whole_blocks_into(set, &maps, h, &mut rows) };
-                } else {
-                    for &(_, k, map) in same {
-                        // SAFETY: as above.
-                        unsafe { mark_source(rows[k], h, set, map) };
-                    }
-                }
+            #[cfg(target_arch = "x86_64")]
+            if flips::available() && whole_blocks(set.len()) {
+                let maps: Vec<(usize, EoEsepMap)> = same.iter().map(|&(_, k, map)| (k, map)).collect();
+                // SAFETY: the processor has the features (checked above).
+                unsafe { mark_whole_blocks_into(set, &maps, h, &mut rows) };
+                continue;
             }
-            for (k, &t) in together.iter().enumerate() {
-                emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
+            if let [(_, k, map)] = same {
+                mark_images(set, *map, h, rows[*k]);
+                continue;
+            }
+            columns.clear();
+            set.for_each(|c| columns.push(c));
+            for &(_, k, map) in same {
+                mark_images(&columns[..], map, h, rows[k]);
             }
         }
-    }
-
-    /// Whether table row `target`'s marks from `level` are made in a group
-    /// ([`H11Rows::table_rows`]): no stabilizer, and sources that move whole blocks
-    /// ([`H11Rows::table_marks`]' own test).
-    fn marks_together(&self, target: u32, level: &Level) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let incoming = self.incoming[target as usize].len() as u64;
-            flips::available()
-                && self.space.stabilizer(target).is_empty()
-                && whole_blocks(self.pushes(target, level) / incoming)
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (target, level);
-            false
+        for (k, &t) in together.iter().enumerate() {
+            emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
         }
     }
 
@@ -344,12 +329,7 @@ unsafe fn mark_source(row: &mut [u64], h: u8, set: &ColumnSet, map: EoEsepMap) {
     if whole_blocks(set.len()) {
         // SAFETY: the caller's processor has the features.
         unsafe { mark_whole_blocks(set, map, h, row) }
-    } else if h <= 7 && dense_blocks(set.len()) {
-        mark_blocks(set, map, h, row);
     } else {
-        for_each_image(set, map, |c| {
-            let i = (c >> (11 - h)) as usize;
-            row[i / 64] |= 1 << (i % 64);
-        });
+        mark_images(set, map, h, row);
     }
 }
