@@ -182,10 +182,6 @@ impl H11Rows {
                 unsafe { mark_whole_blocks_into(set, &maps, h, &mut rows) };
                 continue;
             }
-            if let [(_, k, map)] = same {
-                mark_images(set, *map, h, rows[*k]);
-                continue;
-            }
             columns.clear();
             set.for_each(|c| columns.push(c));
             for &(_, k, map) in same {

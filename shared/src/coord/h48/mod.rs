@@ -227,8 +227,9 @@ pub struct EoEsepColumns {
     /// Per (move, symmetry), per eo value: the move's eo image, then the linear part of the
     /// conjugation; then per symmetry, per eo value: the linear part alone.
     eo_tables: Vec<u16>,
-    /// Per symmetry, per esep value: the flips.
-    flips: Vec<u16>,
+    /// Per symmetry, per esep value e: the conjugated esep times 2,048, plus the flips (below
+    /// 2,048), so that a column's image is one lookup here XOR one in an eo table.
+    blocks: Vec<u32>,
     /// Per eo table, the inverse of its linear part, where the processor can move whole
     /// blocks ([`crate::coord::flips`]).
     inverses: Option<Vec<FlipInverse>>,
@@ -266,7 +267,12 @@ impl EoEsepColumns {
                 .map(|eo| FlipInverse::new(&eo.iter().map(|&y| y ^ eo[0]).collect::<Vec<u16>>()))
                 .collect()
         });
-        EoEsepColumns { esep, eo_tables, flips, inverses }
+        let blocks = (0..SYMMETRY_COUNT as u32 * ESEP)
+            .map(|k| {
+                esep.conj_row(Symmetry((k / ESEP) as u8))[(k % ESEP) as usize] * EO + flips[k as usize] as u32
+            })
+            .collect();
+        EoEsepColumns { esep, eo_tables, blocks, inverses }
     }
 
     /// The esep coordinate with its tables.
@@ -300,8 +306,7 @@ impl EoEsepColumns {
             esep_move: None,
             eo: self.eo_table(table),
             inverse: self.inverses.as_ref().map(|i| &i[table]),
-            esep_conj: self.esep.conj_row(s),
-            flips: &self.flips[s.index() * ESEP as usize..][..ESEP as usize],
+            blocks: &self.blocks[s.index() * ESEP as usize..][..ESEP as usize],
         }
     }
 
@@ -318,23 +323,29 @@ pub struct EoEsepMap<'a> {
     eo: &'a [u16; EO as usize],
     /// `eo`'s linear part inverted, where the processor can move whole blocks.
     inverse: Option<&'a FlipInverse>,
-    esep_conj: &'a [u32],
-    flips: &'a [u16],
+    /// Per esep value after the move: the image block's first column plus its flips.
+    blocks: &'a [u32],
 }
 
 impl EoEsepMap<'_> {
     #[inline]
     pub fn apply(&self, column: u32) -> u32 {
-        let (block, xor) = self.block(column / EO);
-        block * EO + self.eo_image(column % EO, xor)
+        // The flips are below EO, so XOR-ing the eo image into the block's word gives both.
+        self.block_word(column / EO) ^ self.eo[(column % EO) as usize] as u32
+    }
+
+    /// The image block's first column plus its flips, for esep block `e`.
+    #[inline]
+    fn block_word(&self, e: u32) -> u32 {
+        self.blocks[self.esep_move.map_or(e, |t| t[e as usize]) as usize]
     }
 
     /// Where the esep block `e` goes: the image block's esep, and the flips every eo value of
     /// the block takes there (see [`Self::eo_image`]).
     #[inline]
     pub fn block(&self, e: u32) -> (u32, u16) {
-        let e = self.esep_move.map_or(e, |t| t[e as usize]) as usize;
-        (self.esep_conj[e], self.flips[e])
+        let word = self.block_word(e);
+        (word / EO, (word % EO) as u16)
     }
 
     /// The inverse of the eo map's linear part, where the processor can move whole blocks
