@@ -17,8 +17,6 @@ pub(super) trait Columns {
     fn count(&self) -> u64;
     /// Calls `f` with every column, in increasing order.
     fn each(&self, f: impl FnMut(u32));
-    /// Calls `f` with every column's image under `map`, in the columns' order.
-    fn each_image(&self, map: &EoEsepMap, f: impl FnMut(u32));
 }
 
 impl Columns for ColumnSet {
@@ -30,11 +28,6 @@ impl Columns for ColumnSet {
     fn each(&self, f: impl FnMut(u32)) {
         self.for_each(f)
     }
-
-    #[inline]
-    fn each_image(&self, map: &EoEsepMap, mut f: impl FnMut(u32)) {
-        self.for_each(|c| f(map.apply(c)))
-    }
 }
 
 impl Columns for [u32] {
@@ -45,11 +38,6 @@ impl Columns for [u32] {
     #[inline]
     fn each(&self, f: impl FnMut(u32)) {
         self.iter().copied().for_each(f)
-    }
-
-    #[inline]
-    fn each_image(&self, map: &EoEsepMap, mut f: impl FnMut(u32)) {
-        self.iter().for_each(|&c| f(map.apply(c)))
     }
 }
 
@@ -292,7 +280,7 @@ pub(super) fn for_each_image<C: Columns + ?Sized>(set: &C, map: EoEsepMap, mut f
         let mut blocks = BlockImages::new(map);
         set.each(|c| f(blocks.image(c)));
     } else {
-        set.each_image(&map, f);
+        set.each(|c| f(map.apply(c)));
     }
 }
 
