@@ -9,10 +9,11 @@
 //!    new entries are the images of the previous level's entries of the rows that move into
 //!    it, closed under the row's stabilizer, minus the row's two previous levels), and kept in
 //!    the level store ([`Level`]: they are sparse, below 6 % of the h11 entries);
-//! 2. each table row is then made on its own: the stored levels of the row, folded onto hN's
-//!    columns, give every entry at most base + 1 its exact depth; the images of level base + 1
-//!    (every one of them is at most base + 2 away) give the entries at base + 2; the rest read
-//!    3. The row's lines go straight to the output file (the table pass: [`super::table_rows`]).
+//! 2. then each table row (in groups of rows that share sources, each source read once for the
+//!    group): the stored levels of the row, folded onto hN's columns, give every entry at most
+//!    base + 1 its exact depth; the images of level base + 1 (every one of them is at most
+//!    base + 2 away) give the entries at base + 2; the rest read 3. The row's lines go straight
+//!    to the output file (the table pass: [`super::table_rows`]).
 //!
 //! Rows are the cocsep classes in the solver's order, and a row's entries are one contiguous
 //! run of the table, so rows can be made in any order and written where they belong.

@@ -294,13 +294,15 @@ fn table_rows_made_in_groups_are_the_rows_made_one_by_one() {
     let sources: std::collections::BTreeSet<u32> =
         picked.iter().flat_map(|g| g.iter()).flat_map(|&t| index.sources(t)).collect();
     // Sources of about 24 entries a block (blocks on both sides of the gather's threshold),
-    // every third one sparse; the rows' own levels a few entries each.
+    // about 8 (a source decoded once and read by the register path or block by block) and
+    // about 1 (entry by entry), a third each; the rows' own levels a few entries each.
     let rows = |depth: u8| Level {
         depth,
         rows: (0..index.rows())
             .map(|r| {
                 let n = match (depth, sources.contains(&r)) {
                     (11, true) if r % 3 == 0 => ESEP,
+                    (11, true) if r % 3 == 1 => 8 * ESEP,
                     (11, true) => 24 * ESEP,
                     _ => 200,
                 };
