@@ -7,6 +7,8 @@
 //! ([`H11Rows::table_rows`]), over GROUPS groups of GROUP_SIZE rows spread over the table.
 //!
 //!     cargo run --release -p shared --example h48_rows -- STATE_DIR N [ROWS [GROUPS GROUP_SIZE]]
+//!
+//! (GROUPS `all`: every row of the table.)
 
 use shared::coord::h48::H48Coords;
 use shared::h48::{base_for, H11Rows, Level, RowLines, RowScratch};
@@ -27,7 +29,9 @@ fn main() {
     let dir = std::path::PathBuf::from(args.next().expect("a state directory"));
     let h: u8 = args.next().and_then(|a| a.parse().ok()).expect("N of h48hN");
     let sample: u32 = args.next().map_or(40, |a| a.parse().expect("a row count"));
-    let groups: usize = args.next().map_or(2, |a| a.parse().expect("a group count"));
+    // GROUPS may be `all`: every row of the table, in its groups.
+    let groups: Option<usize> =
+        args.next().map_or(Some(2), |a| (a != "all").then(|| a.parse().expect("a group count")));
     let group_size: usize = args.next().map_or(32, |a| a.parse().expect("a group size"));
     let base = base_for(h);
     let index = H11Rows::new(&H48Coords);
@@ -87,6 +91,7 @@ fn main() {
     // Groups that share sources, spread over the table: one by one, then together.
     let all: Vec<u32> = (0..index.rows()).collect();
     let made = index.table_groups(&all, group_size);
+    let groups = groups.unwrap_or(made.len());
     let picked: Vec<&Vec<u32>> = (0..groups).map(|k| &made[k * made.len() / groups.max(1)]).collect();
     let images: u64 = picked.iter().flat_map(|g| g.iter()).map(|&r| index.pushes(r, &levels[last])).sum();
     let hash_of = |mut rows: Vec<(u32, RowLines)>| {

@@ -131,11 +131,13 @@ impl H11Rows {
     }
 
     /// Table rows `targets` of hN, each as [`H11Rows::table_row`] makes it (every source in
-    /// `levels`), handed to `emit` one at a time. Rows without a stabilizer are made together:
-    /// each source row of level base + 1 is read once for the group and its entries moved into
-    /// every row of the group it moves into (whole blocks where they are dense enough and the
-    /// processor can, else from the row decoded once), so a group whose rows share sources
-    /// ([`H11Rows::table_groups`]) decodes fewer; the other rows are made one by one.
+    /// `levels`), handed to `emit` one at a time. The rows are made together: each source row
+    /// of level base + 1 is read once for the group and its entries moved into every row of
+    /// the group it moves into (whole blocks where they are dense enough and the processor
+    /// can, else from the row decoded once; into a row with a stabilizer once more per member),
+    /// so a group whose rows share sources ([`H11Rows::table_groups`]) decodes fewer. Rows
+    /// closed under their stabilizer by whole blocks ([`H11Rows::closes_by_blocks`]) are made
+    /// one by one.
     pub fn table_rows<L: AsRef<Level>>(
         &self,
         targets: &[u32],
@@ -147,8 +149,8 @@ impl H11Rows {
         let base = base_for(h) as usize;
         assert!(levels.len() == base + 2, "h48h{h} needs the h11 levels 0 ..= {}", base + 1);
         let level = levels[base + 1].as_ref();
-        let (together, alone): (Vec<u32>, Vec<u32>) =
-            targets.iter().partition(|&&t| self.space.stabilizer(t).is_empty());
+        let (alone, together): (Vec<u32>, Vec<u32>) =
+            targets.iter().partition(|&&t| self.closes_by_blocks(t, level));
         for t in alone {
             emit(t, self.table_row(t, h, levels, None, s));
         }
@@ -161,12 +163,15 @@ impl H11Rows {
         }
         let (group, columns) = (&mut s.group, &mut s.columns);
         let mut rows: Vec<&mut [u64]> = group[..together.len()].iter_mut().map(|b| b.zeroed(words)).collect();
-        // (source row, group row, map), by source.
+        // (source row, group row, map), by source; a row with a stabilizer reads each source
+        // once more per member, through the move followed by the member.
         let mut uses: Vec<(u32, usize, EoEsepMap)> = together
             .iter()
             .enumerate()
             .flat_map(|(k, &t)| {
-                self.incoming[t as usize].iter().map(move |&(r, m)| (r, k, self.space.transition(r, m).1))
+                self.incoming[t as usize]
+                    .iter()
+                    .flat_map(move |&(r, m)| self.space.closed_transition(r, m).map(move |map| (r, k, map)))
             })
             .collect();
         uses.sort_by_key(|&(r, k, _)| (r, k));
@@ -191,6 +196,19 @@ impl H11Rows {
         for (k, &t) in together.iter().enumerate() {
             emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
         }
+    }
+
+    /// Whether table row `target` is made on its own, closed under its stabilizer by whole
+    /// blocks after its sources' images are made ([`H11Rows::table_marks`]): where the
+    /// processor can and its sources are dense enough, one pass over the row per member costs
+    /// less than each source block moved once per member. Every other row is made in a group.
+    fn closes_by_blocks(&self, target: u32, level: &Level) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if flips::available() && !self.space.stabilizer(target).is_empty() {
+            let incoming = self.incoming[target as usize].len() as u64;
+            return whole_blocks(self.pushes(target, level) / incoming);
+        }
+        false
     }
 
     /// The rows of a group ([`H11Rows::table_groups`]) for `threads` threads making table rows
@@ -283,24 +301,25 @@ impl H11Rows {
         exact.mins.resize(lines, 15);
         let mut counts = vec![0u64; base as usize + 3];
         // Exact depths up to base + 1, from the stored levels in increasing depth.
+        // Without a branch on whether an entry is new (many of level base + 1's are not, and
+        // which ones cannot be predicted): a line's least depth only falls, and an entry seen
+        // before was seen at a depth no greater, in the same line.
         for (d, level) in levels.iter().enumerate() {
             let (b0, b1, mins) = (exact.b0.words_mut(), exact.b1.words_mut(), &mut exact.mins);
+            let (depth, up_to_base) = (d as u8, d <= base as usize);
             let mut new = 0u64;
             level.as_ref().rows[target as usize].for_each(|c| {
                 let i = (c >> shift) as usize;
-                let bit = 1u64 << (i % 64);
-                if (b0[i / 64] | b1[i / 64]) & bit == 0 {
-                    if d <= base as usize {
-                        b0[i / 64] |= bit
-                    } else {
-                        b1[i / 64] |= bit
-                    }
-                    new += 1;
-                    let line = ((row_start + i as u64) / LINE_ENTRIES as u64 - first_line) as usize;
-                    if mins[line] == 15 {
-                        mins[line] = d as u8;
-                    }
+                let (w, bit) = (i / 64, 1u64 << (i % 64));
+                let (x0, x1) = (b0[w], b1[w]);
+                new += ((x0 | x1) & bit == 0) as u64;
+                if up_to_base {
+                    b0[w] = x0 | bit
+                } else {
+                    b1[w] = x1 | (bit & !x0)
                 }
+                let line = ((row_start + i as u64) / LINE_ENTRIES as u64 - first_line) as usize;
+                mins[line] = mins[line].min(depth);
             });
             counts[d] = new;
         }

@@ -277,7 +277,8 @@ fn table_marks_of_whole_blocks_are_the_marks_entry_by_entry() {
 
 /// Table rows made in groups that share sources (each source decoded once for the group)
 /// against the same rows made one by one: same lines, counts and depths, for groups of rows
-/// with and without a stabilizer whose sources do and do not move whole blocks, for h4, h9
+/// with and without a stabilizer (made in the group through the move and each member) whose
+/// sources do and do not move whole blocks, for h1, h4, h9
 /// and h11.
 #[test]
 fn table_rows_made_in_groups_are_the_rows_made_one_by_one() {

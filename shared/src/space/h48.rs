@@ -104,6 +104,16 @@ impl<C: Columns> SymProductSpace<C> {
         (self.moves.classes.rep(row), column)
     }
 
+    /// The column maps of a move from `row` followed by each member of the target row's
+    /// stabilizer, the identity first: their images together are the move's images closed
+    /// under that stabilizer, so a target row's marks need no pass of closure afterwards.
+    pub fn closed_transition(&self, row: u32, m: Move) -> impl Iterator<Item = C::Map<'_>> + '_ {
+        let (target, s) = self.moves.target(row, m.index());
+        std::iter::once(s)
+            .chain(self.moves.stabilizer(target).iter().map(move |&t| t.then(s)))
+            .map(move |u| self.columns.moved(m, u))
+    }
+
     /// Every column of `row` that stands for the same position class as `column`.
     pub fn variants(&self, row: u32, column: u32) -> Vec<u32> {
         let mut v: Vec<u32> =
@@ -345,5 +355,36 @@ mod tests {
                 assert!(h11.variants(want_row, want_column).contains(&map.apply(column)), "move {m:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_transition_closed_under_the_stabilizer_maps_as_the_move_then_each_member() {
+        let h11 = SymProductSpace::h11(&H48Coords);
+        let mut rng = SplitMix64::new(373);
+        let mut checked = 0;
+        for row in 0..h11.row_count() {
+            for m in Move::all() {
+                let (target, map) = h11.transition(row, m);
+                let stab = h11.stabilizer(target);
+                if stab.is_empty() {
+                    continue;
+                }
+                let closed: Vec<_> = h11.closed_transition(row, m).collect();
+                assert_eq!(closed.len(), stab.len() + 1);
+                for _ in 0..8 {
+                    let c = rng.below(h11.column_count() as u64) as u32;
+                    let mut want: Vec<u32> = std::iter::once(map.apply(c))
+                        .chain(stab.iter().map(|t| t.apply(map.apply(c))))
+                        .collect();
+                    let mut got: Vec<u32> = closed.iter().map(|u| u.apply(c)).collect();
+                    assert_eq!(got[0], want[0], "the move itself first");
+                    want.sort_unstable();
+                    got.sort_unstable();
+                    assert_eq!(got, want, "row {row}, move {m:?}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked} transitions into rows with a stabilizer");
     }
 }
