@@ -58,9 +58,12 @@ impl Scatter {
         self.buckets[b].push(c);
     }
 
-    /// Appends the queued columns to `out` in increasing order, without repeats, and empties
-    /// the queue.
-    fn drain_sorted(&mut self, out: &mut Vec<u32>) {
+    /// Appends the queued columns that are not in `olds` (each sorted) to `out` in increasing
+    /// order, without repeats, and empties the queue. A region's old columns are cleared from
+    /// its bitmap before it is read back, so they cost their number, not a pass over `out`.
+    fn drain_sorted(&mut self, out: &mut Vec<u32>, olds: &[&[u32]]) {
+        let mut next_old = [0usize; 2];
+        assert!(olds.len() <= next_old.len(), "at most two levels before");
         let words = 1usize << (Self::REGION_BITS - 6);
         self.local.resize(words, 0);
         self.summary.resize(words / 64, 0);
@@ -75,6 +78,16 @@ impl Scatter {
                 self.summary[w / 64] |= 1 << (w % 64);
             }
             let base = (b as u32) << Self::REGION_BITS;
+            for (old, k) in olds.iter().zip(&mut next_old) {
+                // Words outside the summary are zero and stay so.
+                while *k < old.len() && old[*k] >> Self::REGION_BITS <= b as u32 {
+                    let c = old[*k];
+                    if c >= base {
+                        self.local[((c & mask) / 64) as usize] &= !(1 << (c % 64));
+                    }
+                    *k += 1;
+                }
+            }
             for (s, used) in self.summary.iter_mut().enumerate() {
                 let mut used_words = std::mem::take(used);
                 while used_words != 0 {
@@ -122,7 +135,8 @@ pub struct RowScratch {
     scatter: Scatter,
     keys: Vec<u32>,
     dense: HugeBits,
-    old: Vec<u32>,
+    /// A level row's two levels before, decoded.
+    old: [Vec<u32>; 2],
     /// A table row's entries at base + 2 as far as its marks say.
     pub(super) b2: HugeBits,
     pub(super) exact: ExactDepths,
@@ -242,31 +256,30 @@ impl H11Rows {
         let stab = self.space.stabilizer(target);
         s.keys.clear();
         // Images go through the scatter where they are few, else into a dense row: from one
-        // image in 64 columns without a stabilizer (measured on h11's levels 10 and 11: level
+        // image in 64 columns, closure included (measured on h11's levels 10 and 11: level
         // 11's rows, about 6 images in 64 columns, 12.6 ns an image dense against 16 to 21
-        // through the scatter), from one in 256 with one (the closure takes the dense row).
+        // through the scatter). Through the scatter, a row with a stabilizer reads each source
+        // through the move followed by each member; a dense row is closed afterwards.
         let olds = [Some(&prev.rows[t]), before.map(|b| &b.rows[t])];
         let images = pushes * (1 + stab.len() as u64);
-        if images < (H11_COLUMNS as u64) >> if stab.is_empty() { 6 } else { 8 } {
+        if images < (H11_COLUMNS as u64) >> 6 {
             let scatter = &mut s.scatter;
-            self.gather(target, prev, |c| {
-                scatter.queue(c);
-                for map in &stab {
-                    scatter.queue(map.apply(c));
+            for &(r, m) in &self.incoming[t] {
+                let set = &prev.rows[r as usize];
+                if !set.is_empty() {
+                    self.space
+                        .closed_transition(r, m)
+                        .for_each(|map| for_each_image(set, map, |c| scatter.queue(c)));
                 }
-            });
-            scatter.drain_sorted(&mut s.keys);
-            for old in olds.into_iter().flatten().filter(|o| !o.is_empty()) {
-                s.old.clear();
-                old.for_each(|c| s.old.push(c));
-                let mut k = 0;
-                s.keys.retain(|c| {
-                    while k < s.old.len() && s.old[k] < *c {
-                        k += 1;
-                    }
-                    !(k < s.old.len() && s.old[k] == *c)
-                });
             }
+            for (old, buffer) in olds.iter().zip(&mut s.old) {
+                buffer.clear();
+                if let Some(old) = old {
+                    old.for_each(|c| buffer.push(c));
+                }
+            }
+            let [a, b] = &s.old;
+            scatter.drain_sorted(&mut s.keys, &[a, b]);
         } else {
             let bits = s.dense.zeroed(H11_COLUMNS.div_ceil(64) as usize);
             self.gather(target, prev, |c| bits[c as usize / 64] |= 1 << (c % 64));
@@ -302,7 +315,8 @@ mod tests {
     use crate::cube::SplitMix64;
 
     /// Columns with repeats, in empty, sparse and dense regions and at both ends of a region,
-    /// come out as a sort and dedup puts them; twice over the same scatter (it is left empty).
+    /// come out as a sort and dedup puts them, less the old columns; twice over the same
+    /// scatter (it is left empty).
     #[test]
     fn a_scatter_drains_its_columns_sorted_without_repeats() {
         let mut rng = SplitMix64::new(9);
@@ -319,9 +333,19 @@ mod tests {
             for &c in &columns {
                 scatter.queue(c);
             }
-            scatter.drain_sorted(&mut out);
+            // Old columns: some queued (every third, and a region's first and last), some not,
+            // some in regions that queue nothing.
+            let mut olds: [Vec<u32>; 2] = [vec![0, region - 1, 40 * region + 3], vec![region]];
+            olds[0].extend(columns.iter().step_by(3));
+            olds[1].extend((0..400).map(|_| rng.below(70_963_200) as u32));
+            for old in &mut olds {
+                old.sort_unstable();
+                old.dedup();
+            }
+            scatter.drain_sorted(&mut out, &[&olds[0], &olds[1]]);
             columns.sort_unstable();
             columns.dedup();
+            columns.retain(|c| olds.iter().all(|old| old.binary_search(c).is_err()));
             assert_eq!(out[0], 7, "appended to what `out` held");
             assert_eq!(out[1..], columns[..], "round {round}");
         }
