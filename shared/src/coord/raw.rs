@@ -88,10 +88,7 @@ impl RawCoord {
         let moves = Move::all()
             .flat_map(|m| (0..size).into_par_iter().map(|v| apply_move(m, v)).collect::<Vec<_>>())
             .collect();
-        let conj = group
-            .members()
-            .flat_map(|s| (0..size).into_par_iter().map(|v| conjugate(s, v)).collect::<Vec<_>>())
-            .collect();
+        let conj = conj_tables(size, group, conjugate);
         RawCoord { size, moves, conj }
     }
 
@@ -116,6 +113,36 @@ impl RawCoord {
     pub fn conj_row(&self, s: Symmetry) -> &[u32] {
         &self.conj[s.index() * self.size as usize..][..self.size as usize]
     }
+}
+
+/// The conjugation tables of `group`'s members, one after another: those of a few generators
+/// from `conjugate` (a position a value), every other member's as a generator's table read
+/// through a table made already, one lookup a value (conjugating by w and then by g is
+/// conjugating by `g.then(w)`).
+fn conj_tables(size: u32, group: SymmetryGroup, conjugate: impl Fn(Symmetry, u32) -> u32 + Sync) -> Vec<u32> {
+    let mut tables: Vec<Option<Vec<u32>>> = group.members().map(|_| None).collect();
+    let mut generators: Vec<usize> = Vec::new();
+    while let Some(s) = tables.iter().position(|t| t.is_none()) {
+        let sym = Symmetry(s as u8);
+        tables[s] = Some((0..size).into_par_iter().map(|v| conjugate(sym, v)).collect());
+        generators.push(s);
+        // Close what is made under the generators.
+        let mut grown = true;
+        while grown {
+            grown = false;
+            for w in 0..tables.len() {
+                for &g in &generators {
+                    let u = Symmetry(g as u8).then(Symmetry(w as u8)).index();
+                    if let (None, Some(by_g), Some(by_w)) = (&tables[u], &tables[g], &tables[w]) {
+                        let table = by_w.par_iter().map(|&v| by_g[v as usize]).collect();
+                        tables[u] = Some(table);
+                        grown = true;
+                    }
+                }
+            }
+        }
+    }
+    tables.into_iter().flat_map(|t| t.expect("every member's table")).collect()
 }
 
 impl RawCoord {

@@ -83,3 +83,19 @@ fn move_tables_agree_with_cube_moves() {
     let solved = coord.encode(&crate::cube::Cube::SOLVED);
     assert!(Symmetry::all().all(|s| coord.encode(&s.conjugate(&crate::cube::Cube::SOLVED)) == solved));
 }
+
+/// Conjugation tables made from a few generators' tables equal those made from positions, for
+/// every value and member, in the full group and in the 16 symmetries of the UD axis.
+#[test]
+fn conjugation_tables_composed_from_generators_are_those_of_positions() {
+    let coord = CornerPermutation;
+    let on = |s: Symmetry, v: u32| coord.encode(&s.conjugate(&coord.decode(v)));
+    for group in [SymmetryGroup::Full, SymmetryGroup::UdAxis] {
+        let tables =
+            RawCoord::build(coord.size(), group, |m, v| coord.encode(&coord.decode(v).compose(m.cube())), on);
+        for s in group.members() {
+            let differ = (0..coord.size()).filter(|&v| tables.conjugate(s, v) != on(s, v)).count();
+            assert_eq!(differ, 0, "{group:?}, {s:?}");
+        }
+    }
+}
