@@ -117,32 +117,12 @@ impl RawCoord {
 
 /// The conjugation tables of `group`'s members, one after another: those of a few generators
 /// from `conjugate` (a position a value), every other member's as a generator's table read
-/// through a table made already, one lookup a value (conjugating by w and then by g is
-/// conjugating by `g.then(w)`).
+/// through a table made already, one lookup a value.
 fn conj_tables(size: u32, group: SymmetryGroup, conjugate: impl Fn(Symmetry, u32) -> u32 + Sync) -> Vec<u32> {
-    let mut tables: Vec<Option<Vec<u32>>> = group.members().map(|_| None).collect();
-    let mut generators: Vec<usize> = Vec::new();
-    while let Some(s) = tables.iter().position(|t| t.is_none()) {
-        let sym = Symmetry(s as u8);
-        tables[s] = Some((0..size).into_par_iter().map(|v| conjugate(sym, v)).collect());
-        generators.push(s);
-        // Close what is made under the generators.
-        let mut grown = true;
-        while grown {
-            grown = false;
-            for w in 0..tables.len() {
-                for &g in &generators {
-                    let u = Symmetry(g as u8).then(Symmetry(w as u8)).index();
-                    if let (None, Some(by_g), Some(by_w)) = (&tables[u], &tables[g], &tables[w]) {
-                        let table = by_w.par_iter().map(|&v| by_g[v as usize]).collect();
-                        tables[u] = Some(table);
-                        grown = true;
-                    }
-                }
-            }
-        }
-    }
-    tables.into_iter().flat_map(|t| t.expect("every member's table")).collect()
+    let make = |s: Symmetry| (0..size).into_par_iter().map(|v| conjugate(s, v)).collect::<Vec<u32>>();
+    let compose =
+        |_, by_g: &Vec<u32>, _, by_w: &Vec<u32>| by_w.par_iter().map(|&v| by_g[v as usize]).collect();
+    group.tables_by_generators(make, compose).concat()
 }
 
 impl RawCoord {

@@ -49,6 +49,40 @@ impl SymmetryGroup {
     pub fn members(self) -> impl Iterator<Item = Symmetry> {
         (0..self.len() as u8).map(Symmetry)
     }
+
+    /// A table per member of the group (its action on some coordinate), in member order, most
+    /// of them composed rather than made: `make` is called for a few generators only, and
+    /// every other member `g.then(w)` gets `compose(g, &table of g, w, &table of w)`: for an
+    /// action where acting by w and then by g is acting by `g.then(w)`, as conjugation is.
+    pub fn tables_by_generators<T>(
+        self,
+        make: impl Fn(Symmetry) -> T,
+        compose: impl Fn(Symmetry, &T, Symmetry, &T) -> T,
+    ) -> Vec<T> {
+        let mut tables: Vec<Option<T>> = self.members().map(|_| None).collect();
+        let mut generators: Vec<Symmetry> = Vec::new();
+        while let Some(s) = tables.iter().position(|t| t.is_none()) {
+            tables[s] = Some(make(Symmetry(s as u8)));
+            generators.push(Symmetry(s as u8));
+            // Close what is made under the generators.
+            let mut grown = true;
+            while grown {
+                grown = false;
+                for w in self.members() {
+                    for &g in &generators {
+                        let u = g.then(w).index();
+                        if let (None, Some(by_g), Some(by_w)) =
+                            (&tables[u], &tables[g.index()], &tables[w.index()])
+                        {
+                            tables[u] = Some(compose(g, by_g, w, by_w));
+                            grown = true;
+                        }
+                    }
+                }
+            }
+        }
+        tables.into_iter().map(|t| t.expect("every member's table")).collect()
+    }
 }
 
 struct SymmetryData {

@@ -240,20 +240,29 @@ impl EoEsepColumns {
         let esep = coords.esep_coord();
         let eo_moves = coords.eo_moves();
         let conj_eo = |s: Symmetry, e: u32, o: u32| (coords.conjugate_eoesep(s, e * EO + o) % EO) as u16;
-        let flips: Vec<u16> = (0..SYMMETRY_COUNT as u32 * ESEP)
-            .into_par_iter()
-            .map(|k| conj_eo(Symmetry((k / ESEP) as u8), k % ESEP, 0))
-            .collect();
         // The linear part of each conjugation, from the images of the eleven unit vectors.
         let linear: Vec<Vec<u16>> = Symmetry::all()
             .map(|s| {
-                let units: Vec<u16> =
-                    (0..11).map(|k| conj_eo(s, 0, 1 << k) ^ flips[s.index() * ESEP as usize]).collect();
+                let units: Vec<u16> = (0..11).map(|k| conj_eo(s, 0, 1 << k) ^ conj_eo(s, 0, 0)).collect();
                 (0..EO)
                     .map(|o| (0..11).filter(|k| o >> k & 1 == 1).fold(0, |acc, k| acc ^ units[k]))
                     .collect()
             })
             .collect();
+        // Each symmetry's flips per esep value: a few generators' from positions, the others'
+        // composed (w then g: the flips of g at w's image block, XOR w's flips through g's
+        // linear part).
+        let flips: Vec<u16> = SymmetryGroup::Full
+            .tables_by_generators(
+                |s| (0..ESEP).into_par_iter().map(|e| conj_eo(s, e, 0)).collect::<Vec<u16>>(),
+                |g, by_g, w, by_w| {
+                    let (esep_w, linear_g) = (esep.conj_row(w), &linear[g.index()]);
+                    (0..ESEP as usize)
+                        .map(|e| by_g[esep_w[e] as usize] ^ linear_g[by_w[e] as usize])
+                        .collect()
+                },
+            )
+            .concat();
         let mut eo_tables = Vec::with_capacity((Move::COUNT + 1) * SYMMETRY_COUNT * EO as usize);
         for m in Move::all() {
             for l in &linear {
