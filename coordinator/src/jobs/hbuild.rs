@@ -14,7 +14,7 @@ use crate::resources::{check_memory, disk_available};
 use anyhow::{ensure, Context, Result};
 use rayon::prelude::*;
 use shared::container::{Section, TableFormat};
-use shared::coord::h48::{EoEsepColumns, H48Coords, ESEP};
+use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
     base_for, small_sections_from, H11Rows, Level, RowLines, RowLog, RowScratch, RowsWriter, H11_COLUMNS,
@@ -57,8 +57,8 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     let start = Instant::now();
     // The index and the file's small sections share the cocsep and column tables.
     let coords = H48Coords;
-    let cocsep_table = coords.cocsep_table();
-    let index = H11Rows::from_tables(&coords, &cocsep_table, EoEsepColumns::new(&coords));
+    let (cocsep_table, columns) = coords.h11_tables();
+    let index = H11Rows::from_tables(&coords, &cocsep_table, columns);
     let [cocsep, eoesep] = small_sections_from(&coords, &cocsep_table, index.space().columns())?;
     drop(cocsep_table);
     tracing::info!(

@@ -141,7 +141,8 @@ pub fn eoesep_section(coords: &H48Coords, space: &EoEsepSpace, depths: &Depths) 
 
 /// The cocsep and edge fallback sections, which every table set carries.
 pub fn small_sections(coords: &H48Coords) -> Result<[Section; 2], BfsError> {
-    small_sections_from(coords, &coords.cocsep_table(), &EoEsepColumns::new(coords))
+    let (cocsep, columns) = coords.h11_tables();
+    small_sections_from(coords, &cocsep, &columns)
 }
 
 /// The same from the cocsep table and h11's column tables, when an hN build has made them for

@@ -152,7 +152,8 @@ impl SymProductSpace {
 impl SymProductSpace<EoEsepColumns> {
     /// h11: cocsep classes (3393 rows) x eoesep (esep x 2048 + eo: 70,963,200 columns).
     pub fn h11(coords: &H48Coords) -> Self {
-        Self::h11_from(coords, &coords.cocsep_table(), EoEsepColumns::new(coords))
+        let (cocsep, columns) = coords.h11_tables();
+        Self::h11_from(coords, &cocsep, columns)
     }
 
     /// h11 from tables made already (a table build also writes them into its file).

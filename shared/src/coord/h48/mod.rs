@@ -111,6 +111,12 @@ impl H48Coords {
         CocsepTable { coord, classes, words }
     }
 
+    /// cocsep's table and h11's column tables, made side by side (the cocsep words are made
+    /// on one thread).
+    pub fn h11_tables(&self) -> (CocsepTable, EoEsepColumns) {
+        rayon::join(|| self.cocsep_table(), || EoEsepColumns::new(self))
+    }
+
     /// esep with its tables.
     pub fn esep_coord(&self) -> RawCoord {
         let on = |e: u32, f: &dyn Fn(Cube) -> Cube| solver::esep(&f(solver::edge_position(e, 0)));
