@@ -79,15 +79,24 @@ pub struct RawCoord {
 impl RawCoord {
     /// The tables of a coordinate of `size` values: all 18 face turns, and conjugation by the
     /// members of `group` (a coordinate need not be a function of its conjugates under others).
+    /// `apply_move` is called for the quarter turns and `conjugate` for a few generators; the
+    /// other tables are composed from theirs.
     pub fn build(
         size: u32,
         group: SymmetryGroup,
         apply_move: impl Fn(Move, u32) -> u32 + Sync,
         conjugate: impl Fn(Symmetry, u32) -> u32 + Sync,
     ) -> Self {
-        let moves = Move::all()
-            .flat_map(|m| (0..size).into_par_iter().map(|v| apply_move(m, v)).collect::<Vec<_>>())
-            .collect();
+        // A face's quarter turn from positions, its half and inverse turns by repeating it.
+        let mut moves: Vec<u32> = Vec::with_capacity(Move::COUNT * size as usize);
+        for face in 0..6 {
+            let quarter: Vec<u32> =
+                (0..size).into_par_iter().map(|v| apply_move(Move::new(face, 1), v)).collect();
+            let half: Vec<u32> = quarter.par_iter().map(|&v| quarter[v as usize]).collect();
+            let inverse: Vec<u32> = half.par_iter().map(|&v| quarter[v as usize]).collect();
+            moves.extend([quarter, half, inverse].concat());
+        }
+        debug_assert!((0..Move::COUNT).all(|m| Move::from_index(m).face() == m / 3), "moves face by face");
         let conj = conj_tables(size, group, conjugate);
         RawCoord { size, moves, conj }
     }

@@ -85,9 +85,10 @@ fn move_tables_agree_with_cube_moves() {
 }
 
 /// Conjugation tables made from a few generators' tables equal those made from positions, for
-/// every value and member, in the full group and in the 16 symmetries of the UD axis.
+/// every value and member, in the full group and in the 16 symmetries of the UD axis; so do
+/// the half and inverse turns made from the quarter turns.
 #[test]
-fn conjugation_tables_composed_from_generators_are_those_of_positions() {
+fn tables_composed_from_generators_and_quarter_turns_are_those_of_positions() {
     let coord = CornerPermutation;
     let on = |s: Symmetry, v: u32| coord.encode(&s.conjugate(&coord.decode(v)));
     for group in [SymmetryGroup::Full, SymmetryGroup::UdAxis] {
@@ -96,6 +97,11 @@ fn conjugation_tables_composed_from_generators_are_those_of_positions() {
         for s in group.members() {
             let differ = (0..coord.size()).filter(|&v| tables.conjugate(s, v) != on(s, v)).count();
             assert_eq!(differ, 0, "{group:?}, {s:?}");
+        }
+        for m in Move::all() {
+            let by_position = |v| coord.encode(&coord.decode(v).compose(m.cube()));
+            let differ = (0..coord.size()).filter(|&v| tables.apply(m, v) != by_position(v)).count();
+            assert_eq!(differ, 0, "{m:?}");
         }
     }
 }
