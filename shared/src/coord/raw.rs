@@ -94,7 +94,9 @@ impl RawCoord {
                 (0..size).into_par_iter().map(|v| apply_move(Move::new(face, 1), v)).collect();
             let half: Vec<u32> = quarter.par_iter().map(|&v| quarter[v as usize]).collect();
             let inverse: Vec<u32> = half.par_iter().map(|&v| quarter[v as usize]).collect();
-            moves.extend([quarter, half, inverse].concat());
+            for table in [quarter, half, inverse] {
+                moves.extend_from_slice(&table);
+            }
         }
         debug_assert!((0..Move::COUNT).all(|m| Move::from_index(m).face() == m / 3), "moves face by face");
         let conj = conj_tables(size, group, conjugate);

@@ -20,7 +20,7 @@
 
 use super::blocks::for_each_image;
 use super::levels::{ColumnSet, Level};
-use crate::coord::h48::{CocsepTable, EoEsepColumns, H48Coords, EO, ESEP};
+use crate::coord::h48::{CocsepTable, EoEsepColumns, EoEsepMap, H48Coords, EO, ESEP};
 use crate::cube::Move;
 use crate::space::{close_under, RowIndex, SymProductSpace};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -221,14 +221,32 @@ impl H11Rows {
     /// each esep block's image block and flips are looked up once, and each entry costs one eo
     /// table lookup ([`EoEsepMap::block`]).
     #[inline]
-    pub(super) fn gather(&self, target: u32, level: &Level, mut f: impl FnMut(u32)) {
+    pub(super) fn gather(&self, target: u32, level: &Level, f: impl FnMut(u32)) {
+        self.gather_through(target, level, |r, m| std::iter::once(self.space.transition(r, m).1), f)
+    }
+
+    /// [`H11Rows::gather`] closed under the target row's stabilizer: each source read through
+    /// the move and then through each member ([`SymProductSpace::closed_transition`]).
+    #[inline]
+    fn gather_closed(&self, target: u32, level: &Level, f: impl FnMut(u32)) {
+        self.gather_through(target, level, |r, m| self.space.closed_transition(r, m), f)
+    }
+
+    /// Calls `f` with the image of every entry of `level` in the rows that move into `target`
+    /// under each of the maps `maps(source row, move)` gives.
+    #[inline]
+    fn gather_through<'a, I: Iterator<Item = EoEsepMap<'a>>>(
+        &'a self,
+        target: u32,
+        level: &Level,
+        maps: impl Fn(u32, Move) -> I,
+        mut f: impl FnMut(u32),
+    ) {
         for &(r, m) in &self.incoming[target as usize] {
             let set = &level.rows[r as usize];
-            if set.is_empty() {
-                continue;
+            if !set.is_empty() {
+                maps(r, m).for_each(|map| for_each_image(set, map, &mut f));
             }
-            let (_, map) = self.space.transition(r, m);
-            for_each_image(set, map, &mut f);
         }
     }
 
@@ -264,14 +282,7 @@ impl H11Rows {
         let images = pushes * (1 + stab.len() as u64);
         if images < (H11_COLUMNS as u64) >> 6 {
             let scatter = &mut s.scatter;
-            for &(r, m) in &self.incoming[t] {
-                let set = &prev.rows[r as usize];
-                if !set.is_empty() {
-                    self.space
-                        .closed_transition(r, m)
-                        .for_each(|map| for_each_image(set, map, |c| scatter.queue(c)));
-                }
-            }
+            self.gather_closed(target, prev, |c| scatter.queue(c));
             for (old, buffer) in olds.iter().zip(&mut s.old) {
                 buffer.clear();
                 if let Some(old) = old {
