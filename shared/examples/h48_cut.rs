@@ -8,7 +8,7 @@
 //!     cargo run --release -p shared --example h48_cut
 
 use shared::coord::h48::{H48Coords, COCSEP_CLASSES};
-use shared::cube::Move;
+use shared::cube::{Cube, Move};
 use shared::space::locality::row_order;
 
 fn main() {
@@ -17,7 +17,8 @@ fn main() {
     let class = |raw: u32| table.words[raw as usize] >> 16;
     let rows = COCSEP_CLASSES;
     let target = |r: u32, i: usize| class(table.coord.apply(moves[i], table.classes.rep(r)));
-    let order = row_order(rows, moves.len(), target, |_| false);
+    let start = class(H48Coords.cocsep(&Cube::SOLVED));
+    let order = row_order(rows, start, moves.len(), target, |_| false);
     let mut place = vec![0u32; rows as usize];
     for (i, &r) in order.iter().enumerate() {
         place[r as usize] = i as u32;

@@ -230,6 +230,7 @@ where
         let transitions = &self.transitions;
         let order = locality::row_order(
             self.row_count(),
+            self.start().0,
             n,
             |r, i| transitions[r as usize * n + i].target,
             |i| Move::from_index(i).turns() == 2,

@@ -100,6 +100,7 @@ impl KociembaSpace {
         let by_rep = ClassRows::build(classes.clone(), &moves, apply);
         let order = locality::row_order(
             by_rep.row_count(),
+            by_rep.classes.class_of(perm_rank(&Cube::SOLVED.corners.perm)),
             moves.len(),
             |r, i| by_rep.target(r, i).0,
             |i| moves[i].face().is_multiple_of(3),

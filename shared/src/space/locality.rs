@@ -39,9 +39,11 @@ pub enum RowOrder {
 /// The rows `0..rows` in locality order, for a space with `moves` moves where `target(r, i)` is
 /// the row move `i` takes row `r` to: the moves for which `home(i)` holds join the rows into
 /// orbits (the orbits of the subgroup those moves generate, up to symmetry), which are never
-/// cut; the orbits come in the bisection order of the graph the other moves make between them.
+/// cut; the orbits come in the bisection order of the graph the other moves make between them,
+/// each split keeping even the rows nearer the `start` row than the median.
 pub fn row_order(
     rows: u32,
+    start: u32,
     moves: usize,
     target: impl Fn(u32, usize) -> u32 + Sync,
     home: impl Fn(usize) -> bool,
@@ -95,7 +97,32 @@ pub fn row_order(
         list.sort_unstable();
         *list = counted(list.drain(..));
     }
-    let graph = GroupGraph { sizes: orbits.iter().map(|o| o.len() as u64).collect(), edges };
+    // Each row's distance from the start row over all the moves; rows nearer than the median
+    // are the inner ones.
+    let mut dist = vec![u32::MAX; n];
+    dist[start as usize] = 0;
+    let mut queue = VecDeque::from([start]);
+    while let Some(r) = queue.pop_front() {
+        for t in (0..moves).map(|m| target(r, m)) {
+            if dist[t as usize] == u32::MAX {
+                dist[t as usize] = dist[r as usize] + 1;
+                queue.push_back(t);
+            }
+        }
+    }
+    let median = {
+        let mut sorted = dist.clone();
+        sorted.sort_unstable();
+        sorted[n / 2]
+    };
+    let graph = GroupGraph {
+        sizes: orbits.iter().map(|o| o.len() as u64).collect(),
+        inner: orbits
+            .iter()
+            .map(|o| o.iter().filter(|&&r| dist[r as usize] < median).count() as u64)
+            .collect(),
+        edges,
+    };
     graph.bisection_order().into_iter().flat_map(|o| orbits[o].iter().copied()).collect()
 }
 
@@ -114,6 +141,10 @@ fn counted(pairs: impl Iterator<Item = (usize, u64)>) -> Vec<(usize, u64)> {
 /// A graph of row groups: per node its size (rows) and its neighbours with edge weights.
 pub struct GroupGraph {
     pub sizes: Vec<u64>,
+    /// Per node, its rows nearer the search's start than the median row: each split keeps
+    /// them even too, so that every run holds rows of every depth and the owners of two runs
+    /// have work at the same levels (all zero: no such bound).
+    pub inner: Vec<u64>,
     pub edges: Vec<Vec<(usize, u64)>>,
 }
 
@@ -144,7 +175,7 @@ impl GroupGraph {
             }
             starts.push(next);
         }
-        let splits: Vec<(u64, Vec<usize>, Vec<bool>)> = starts
+        let splits: Vec<Split> = starts
             .par_iter()
             .map(|&start| {
                 let sweep = self.sweep(start, &nodes, member);
@@ -156,8 +187,9 @@ impl GroupGraph {
                         first_size += self.sizes[x];
                     }
                 }
-                self.refine(&sweep, member, &mut first, first_size, total / 50);
-                (self.cut(&nodes, member, &first), sweep, first)
+                self.refine(&sweep, member, &mut first);
+                let off = !Balance::of(self, &nodes, &first).within();
+                ((off, self.cut(&nodes, member, &first)), sweep, first)
             })
             .collect();
         let (_, sweep, first) = splits.into_iter().min_by_key(|(cut, _, _)| *cut).expect("a split");
@@ -189,15 +221,15 @@ impl GroupGraph {
     /// then undoes the moves after the point where the cut was smallest. A pass may thus cross
     /// a ridge that moving only nodes of positive gain would not. Passes repeat while they
     /// shrink the cut. Ties go to the node earlier in `nodes`.
-    fn refine(&self, nodes: &[usize], member: &[bool], first: &mut [bool], mut first_size: u64, slack: u64) {
+    fn refine(&self, nodes: &[usize], member: &[bool], first: &mut [bool]) {
         const PASSES: usize = 12;
         const WAITING: usize = 128;
-        let total: u64 = nodes.iter().map(|&x| self.sizes[x]).sum();
         // Per node of the set, by its place in `nodes`: its gain and whether it moved this pass.
         let mut place = vec![0; self.sizes.len()];
         for (i, &x) in nodes.iter().enumerate() {
             place[x] = i;
         }
+        let mut balance = Balance::of(self, nodes, first);
         let mut gain = vec![0i64; nodes.len()];
         let mut locked = vec![false; nodes.len()];
         for _ in 0..PASSES {
@@ -214,7 +246,8 @@ impl GroupGraph {
             for (i, &x) in nodes.iter().enumerate() {
                 heaps[usize::from(!first[x])].push((gain[i], Reverse(i)));
             }
-            let (mut sum, mut best, mut best_len) = (0i64, 0i64, 0usize);
+            // The best point of the pass: balanced first, then the most cut removed.
+            let (mut sum, mut best, mut best_len) = (0i64, (balance.within(), 0i64), 0usize);
             let mut moved: Vec<usize> = Vec::new();
             // Nodes too large to move at the balance of the moment wait for the next move; a
             // side whose best few all wait has no move this time.
@@ -234,10 +267,7 @@ impl GroupGraph {
                             heap.push((gain[i], Reverse(i)));
                             continue;
                         }
-                        let after =
-                            if side == 0 { first_size - self.sizes[x] } else { first_size + self.sizes[x] };
-                        let (now, then) = ((2 * first_size).abs_diff(total), (2 * after).abs_diff(total));
-                        if then > 2 * slack && then >= now {
+                        if !balance.allows(&balance.moving(self, x, side == 0)) {
                             wait.extend(heap.pop());
                             continue;
                         }
@@ -253,13 +283,13 @@ impl GroupGraph {
                 for (heap, wait) in heaps.iter_mut().zip(&mut waiting) {
                     heap.extend(wait.drain(..));
                 }
+                balance = balance.moving(self, x, first[x]);
                 first[x] = !first[x];
-                first_size = if first[x] { first_size + self.sizes[x] } else { first_size - self.sizes[x] };
                 locked[i] = true;
                 moved.push(x);
                 sum += g;
-                if sum > best {
-                    (best, best_len) = (sum, moved.len());
+                if (balance.within(), sum) > best {
+                    (best, best_len) = ((balance.within(), sum), moved.len());
                 }
                 for &(y, w) in self.edges[x].iter().filter(|&&(y, _)| member[y]) {
                     let j = place[y];
@@ -273,11 +303,11 @@ impl GroupGraph {
                     }
                 }
             }
-            for &x in &moved[best_len..] {
+            for &x in moved[best_len..].iter().rev() {
+                balance = balance.moving(self, x, first[x]);
                 first[x] = !first[x];
-                first_size = if first[x] { first_size + self.sizes[x] } else { first_size - self.sizes[x] };
             }
-            if best == 0 {
+            if best_len == 0 {
                 break;
             }
         }
@@ -308,6 +338,59 @@ impl GroupGraph {
     }
 }
 
+/// A split of a set: (out of balance, cut), the sweep's order of the set, and the first half.
+type Split = ((bool, u64), Vec<usize>, Vec<bool>);
+
+/// How even a split is: the first half's rows and inner rows against the set's. A split is
+/// within bounds when both differ from half by at most 2 % of the set's rows and 5 % of its
+/// inner rows ([`GroupGraph::inner`]).
+#[derive(Clone, Copy)]
+struct Balance {
+    size: u64,
+    inner: u64,
+    total: u64,
+    inner_total: u64,
+}
+
+impl Balance {
+    fn of(graph: &GroupGraph, nodes: &[usize], first: &[bool]) -> Self {
+        let sum = |f: &dyn Fn(usize) -> bool, w: &[u64]| {
+            nodes.iter().filter(|&&x| f(x)).map(|&x| w[x]).sum::<u64>()
+        };
+        Balance {
+            size: sum(&|x| first[x], &graph.sizes),
+            inner: sum(&|x| first[x], &graph.inner),
+            total: sum(&|_| true, &graph.sizes),
+            inner_total: sum(&|_| true, &graph.inner),
+        }
+    }
+
+    /// The balance once `x` leaves the first half (`from_first`) or joins it.
+    fn moving(&self, graph: &GroupGraph, x: usize, from_first: bool) -> Self {
+        let (s, i) = (graph.sizes[x], graph.inner[x]);
+        let (size, inner) =
+            if from_first { (self.size - s, self.inner - i) } else { (self.size + s, self.inner + i) };
+        Balance { size, inner, ..*self }
+    }
+
+    /// Twice the distances from half, in rows and in inner rows.
+    fn off(&self) -> (u64, u64) {
+        ((2 * self.size).abs_diff(self.total), (2 * self.inner).abs_diff(self.inner_total))
+    }
+
+    fn within(&self) -> bool {
+        let (rows, inner) = self.off();
+        rows <= 2 * (self.total / 50) && inner <= 2 * (self.inner_total / 20)
+    }
+
+    /// Whether a move to `next` keeps each measure within bounds or no further from them.
+    fn allows(&self, next: &Balance) -> bool {
+        let ((rows, inner), (now_rows, now_inner)) = (next.off(), self.off());
+        (rows <= 2 * (self.total / 50) || rows < now_rows)
+            && (inner <= 2 * (self.inner_total / 20) || inner <= now_inner)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,7 +401,7 @@ mod tests {
     fn a_ring_is_cut_into_arcs() {
         let n = 256;
         let edges = (0..n).map(|i| vec![((i + 1) % n, 1), ((i + n - 1) % n, 1)]).collect();
-        let graph = GroupGraph { sizes: vec![1; n], edges };
+        let graph = GroupGraph { sizes: vec![1; n], inner: vec![0; n], edges };
         let order = graph.bisection_order();
         let mut sorted = order.clone();
         sorted.sort();
@@ -364,7 +447,7 @@ mod tests {
                 list.sort_unstable();
                 *list = counted(list.drain(..));
             }
-            let graph = GroupGraph { sizes, edges };
+            let graph = GroupGraph { sizes, inner: vec![0; n], edges };
             let nodes: Vec<usize> = (0..n).collect();
             let member = vec![true; n];
             let total: u64 = graph.sizes.iter().sum();
@@ -379,21 +462,46 @@ mod tests {
             }
             let (before, off) = (graph.cut(&nodes, &member, &first), (2 * first_size).abs_diff(total));
             let slack = total / 50;
-            graph.refine(&sweep, &member, &mut first, first_size, slack);
+            graph.refine(&sweep, &member, &mut first);
             let size: u64 = (0..n).filter(|&x| first[x]).map(|x| graph.sizes[x]).sum();
             let after = graph.cut(&nodes, &member, &first);
-            assert!(after <= before, "{after} > {before}");
-            assert!((2 * size).abs_diff(total) <= (2 * slack).max(off), "halves {size} of {total}");
+            let now = (2 * size).abs_diff(total);
+            if off <= 2 * slack {
+                assert!(after <= before, "{after} > {before}");
+                assert!(now <= 2 * slack, "halves {size} of {total}");
+            } else {
+                // Out of balance to begin with: balance comes first.
+                assert!(now <= 2 * slack || now <= off, "halves {size} of {total}, {off} off before");
+            }
             smaller += usize::from(after < before);
         }
         assert!(smaller >= 30, "a smaller cut on only {smaller} of 40 graphs");
+    }
+
+    /// A ring whose inner nodes make the arc a sweep takes first: the cheapest halves (two cut
+    /// edges) would be the inner arc and the rest, but each half must hold half the inner
+    /// nodes; halves that do can still be two arcs (here at most four cut edges).
+    #[test]
+    fn every_half_holds_half_the_inner_nodes() {
+        let n = 64;
+        let edges = (0..n).map(|i| vec![((i + 1) % n, 1), ((i + n - 1) % n, 1)]).collect();
+        // The arc a sweep from node 32 (the node farthest from node 0) takes first.
+        let is_inner = |i: usize| (n / 4..3 * n / 4).contains(&i);
+        let inner = (0..n).map(|i| u64::from(is_inner(i))).collect();
+        let graph = GroupGraph { sizes: vec![1; n], inner, edges };
+        let order = graph.bisection_order();
+        let half = &order[..n / 2];
+        let inside = half.iter().filter(|&&x| is_inner(x)).count();
+        assert!(inside.abs_diff(n / 4) <= 1, "{inside} inner nodes in the first half: {order:?}");
+        let cut = (0..n).filter(|&i| half.contains(&i) != half.contains(&((i + 1) % n))).count();
+        assert!(cut <= 4, "{cut} edges cut: {order:?}");
     }
 
     /// A node heavier than all the others together goes alone, and the order is still whole.
     #[test]
     fn a_heavy_node_is_split_off() {
         let edges = vec![vec![(1, 1), (2, 1)], vec![(0, 1), (2, 1)], vec![(0, 1), (1, 1)]];
-        let mut order = GroupGraph { sizes: vec![1, 100, 1], edges }.bisection_order();
+        let mut order = GroupGraph { sizes: vec![1, 100, 1], inner: vec![0; 3], edges }.bisection_order();
         order.sort();
         assert_eq!(order, [0, 1, 2]);
     }
@@ -409,7 +517,7 @@ mod tests {
         let (a, b) = ((0..n).find(|&x| side(x)).unwrap(), (0..n).find(|&x| !side(x)).unwrap());
         edges[a].push((b, 1));
         edges[b].push((a, 1));
-        let order = GroupGraph { sizes: vec![1; n], edges }.bisection_order();
+        let order = GroupGraph { sizes: vec![1; n], inner: vec![0; n], edges }.bisection_order();
         assert!(order[..n / 2].iter().all(|&x| side(x) == side(order[0])), "{order:?}");
     }
 }
