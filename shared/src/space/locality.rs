@@ -8,9 +8,10 @@
 //! between two groups. Each set is split into two halves of equal size by a breadth-first
 //! sweep from a node far from the others (three such nodes, each far from the one before, the
 //! smallest cut kept), each split refined by Fiduccia-Mattheyses passes that keep the halves
-//! within 2 % of each other; each half is then ordered the same way. Any run of the order at
-//! any scale (a half, a quarter, an eighth) is then a set that few edges leave. Deterministic:
-//! ties go to the node met first, whatever the threads.
+//! within 2 % of each other in rows and within 5 % in rows nearer the start than the median
+//! (so that every run has work at every level); each half is then ordered the same way. Any
+//! run of the order at any scale (a half, a quarter, an eighth) is then a set that few edges
+//! leave. Deterministic: ties go to the node met first, whatever the threads.
 
 use rayon::prelude::*;
 use std::cmp::Reverse;
@@ -214,13 +215,13 @@ impl GroupGraph {
         twice / 2
     }
 
-    /// Fiduccia-Mattheyses passes over a split of `nodes` (`first` marks one half, of
-    /// `first_size`): each pass moves every node at most once, the best gain first (a node's
-    /// gain is the weight of its edges across the cut less those on its side, so it may be
-    /// negative), while the halves stay within `slack` of equal (or come closer to it), and
-    /// then undoes the moves after the point where the cut was smallest. A pass may thus cross
-    /// a ridge that moving only nodes of positive gain would not. Passes repeat while they
-    /// shrink the cut. Ties go to the node earlier in `nodes`.
+    /// Fiduccia-Mattheyses passes over a split of `nodes` (`first` marks one half): each pass
+    /// moves every node at most once, the best gain first (a node's gain is the weight of its
+    /// edges across the cut less those on its side, so it may be negative), each move one that
+    /// [`Balance::allows`], and then undoes the moves after its best point: balanced if any
+    /// point was, with the smallest cut among those. A pass may thus cross a ridge that moving
+    /// only nodes of positive gain would not. Passes repeat while they improve the split.
+    /// Ties go to the node earlier in `nodes`.
     fn refine(&self, nodes: &[usize], member: &[bool], first: &mut [bool]) {
         const PASSES: usize = 12;
         const WAITING: usize = 128;
@@ -383,7 +384,8 @@ impl Balance {
         rows <= 2 * (self.total / 50) && inner <= 2 * (self.inner_total / 20)
     }
 
-    /// Whether a move to `next` keeps each measure within bounds or no further from them.
+    /// Whether a move to `next` keeps each measure within its bound, or else brings the rows
+    /// closer to theirs and the inner rows no further from theirs.
     fn allows(&self, next: &Balance) -> bool {
         let ((rows, inner), (now_rows, now_inner)) = (next.off(), self.off());
         (rows <= 2 * (self.total / 50) || rows < now_rows)
@@ -416,9 +418,9 @@ mod tests {
         }
     }
 
-    /// On random graphs of uneven nodes: refining a sweep's split never leaves a larger cut,
-    /// keeps the halves within the slack (or no further from it than they were), and on most
-    /// graphs finds a smaller cut.
+    /// On random graphs of uneven nodes: refining a balanced split never leaves a larger cut
+    /// and keeps it balanced, refining one out of balance brings it no further from balance,
+    /// and on most graphs the cut shrinks.
     #[test]
     fn refining_never_grows_the_cut_and_keeps_the_balance() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
