@@ -164,30 +164,21 @@ impl GroupGraph {
         let mut member = vec![false; self.sizes.len()];
         nodes.iter().for_each(|&x| member[x] = true);
         let member = &member;
-        let total: u64 = nodes.iter().map(|&x| self.sizes[x]).sum();
         // Splits grown from a few nodes far from the others, each refined; the smallest cut wins
-        // (the first tried among equals).
+        // (the first tried among equals). A sweep starts at its start node.
         let far = *self.sweep(nodes[0], &nodes, member).last().expect("nodes");
-        let mut starts = vec![far];
-        for _ in 1..STARTS {
-            let next = *self.sweep(*starts.last().expect("a start"), &nodes, member).last().expect("nodes");
-            if starts.contains(&next) {
+        let mut sweeps = vec![self.sweep(far, &nodes, member)];
+        while sweeps.len() < STARTS {
+            let next = *sweeps.last().and_then(|s| s.last()).expect("nodes");
+            if sweeps.iter().any(|s| s[0] == next) {
                 break;
             }
-            starts.push(next);
+            sweeps.push(self.sweep(next, &nodes, member));
         }
-        let splits: Vec<Split> = starts
-            .par_iter()
-            .map(|&start| {
-                let sweep = self.sweep(start, &nodes, member);
-                let mut first = vec![false; self.sizes.len()];
-                let mut first_size = 0;
-                for &x in &sweep {
-                    if 2 * first_size < total {
-                        first[x] = true;
-                        first_size += self.sizes[x];
-                    }
-                }
+        let splits: Vec<Split> = sweeps
+            .into_par_iter()
+            .map(|sweep| {
+                let mut first = self.first_half(&sweep);
                 self.refine(&sweep, member, &mut first);
                 let off = !Balance::of(self, &nodes, &first).within();
                 ((off, self.cut(&nodes, member, &first)), sweep, first)
@@ -203,6 +194,20 @@ impl GroupGraph {
         let (mut a, b) = rayon::join(|| self.bisect(a), || self.bisect(b));
         a.extend(b);
         a
+    }
+
+    /// The split a sweep makes: its first nodes, up to half the set's rows, are the first half.
+    fn first_half(&self, sweep: &[usize]) -> Vec<bool> {
+        let total: u64 = sweep.iter().map(|&x| self.sizes[x]).sum();
+        let mut first = vec![false; self.sizes.len()];
+        let mut size = 0;
+        for &x in sweep {
+            if 2 * size < total {
+                first[x] = true;
+                size += self.sizes[x];
+            }
+        }
+        first
     }
 
     /// The weight of the edges between the two halves of `nodes`.
@@ -355,14 +360,14 @@ struct Balance {
 
 impl Balance {
     fn of(graph: &GroupGraph, nodes: &[usize], first: &[bool]) -> Self {
-        let sum = |f: &dyn Fn(usize) -> bool, w: &[u64]| {
-            nodes.iter().filter(|&&x| f(x)).map(|&x| w[x]).sum::<u64>()
+        let sum = |w: &[u64], first_only: bool| -> u64 {
+            nodes.iter().filter(|&&x| !first_only || first[x]).map(|&x| w[x]).sum()
         };
         Balance {
-            size: sum(&|x| first[x], &graph.sizes),
-            inner: sum(&|x| first[x], &graph.inner),
-            total: sum(&|_| true, &graph.sizes),
-            inner_total: sum(&|_| true, &graph.inner),
+            size: sum(&graph.sizes, true),
+            inner: sum(&graph.inner, true),
+            total: sum(&graph.sizes, false),
+            inner_total: sum(&graph.inner, false),
         }
     }
 
@@ -379,17 +384,22 @@ impl Balance {
         ((2 * self.size).abs_diff(self.total), (2 * self.inner).abs_diff(self.inner_total))
     }
 
+    /// The bounds of [`Balance::off`]: 2 % of the rows, 5 % of the inner rows.
+    fn bounds(&self) -> (u64, u64) {
+        (2 * (self.total / 50), 2 * (self.inner_total / 20))
+    }
+
     fn within(&self) -> bool {
-        let (rows, inner) = self.off();
-        rows <= 2 * (self.total / 50) && inner <= 2 * (self.inner_total / 20)
+        let ((rows, inner), (max_rows, max_inner)) = (self.off(), self.bounds());
+        rows <= max_rows && inner <= max_inner
     }
 
     /// Whether a move to `next` keeps each measure within its bound, or else brings the rows
     /// closer to theirs and the inner rows no further from theirs.
     fn allows(&self, next: &Balance) -> bool {
-        let ((rows, inner), (now_rows, now_inner)) = (next.off(), self.off());
-        (rows <= 2 * (self.total / 50) || rows < now_rows)
-            && (inner <= 2 * (self.inner_total / 20) || inner <= now_inner)
+        let ((rows, inner), (now_rows, now_inner), (max_rows, max_inner)) =
+            (next.off(), self.off(), self.bounds());
+        (rows <= max_rows || rows < now_rows) && (inner <= max_inner || inner <= now_inner)
     }
 }
 
@@ -454,14 +464,8 @@ mod tests {
             let member = vec![true; n];
             let total: u64 = graph.sizes.iter().sum();
             let sweep = graph.sweep(0, &nodes, &member);
-            let mut first = vec![false; n];
-            let mut first_size = 0;
-            for &x in &sweep {
-                if 2 * first_size < total {
-                    first[x] = true;
-                    first_size += graph.sizes[x];
-                }
-            }
+            let mut first = graph.first_half(&sweep);
+            let first_size: u64 = (0..n).filter(|&x| first[x]).map(|x| graph.sizes[x]).sum();
             let (before, off) = (graph.cut(&nodes, &member, &first), (2 * first_size).abs_diff(total));
             let slack = total / 50;
             graph.refine(&sweep, &member, &mut first);
