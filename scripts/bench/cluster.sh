@@ -18,6 +18,9 @@
 #   STAGGER=0.3 WORKERS=8 scripts/bench/cluster.sh h                 (as ssh and Slurm launches do:
 #       the search starts with the first worker, the others register one after another, this
 #       many seconds apart, and take their share of parts at the next level)
+#   BIN=/tmp/old/release BENCH_COMMIT=8692fe8 scripts/bench/cluster.sh h
+#       (binaries built elsewhere, for instance from an older commit run alternately with this
+#       one; nothing is built, and the rows name BENCH_COMMIT)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 space=${1:-h}
@@ -31,8 +34,12 @@ command -v /usr/bin/time > /dev/null || { echo "cluster.sh needs /usr/bin/time (
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive whole number, not '$runs'" >&2; exit 1; }
 [[ $workers =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive whole number, not '$workers'" >&2; exit 1; }
 [[ -z $stagger || $stagger =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "STAGGER must be seconds, not '$stagger'" >&2; exit 1; }
-cargo build --release --locked -p coordinator -p worker
-out=target/bench-cluster
+bin=${BIN:-target/release}
+if [ -z "${BIN:-}" ]; then
+    cargo build --release --locked -p coordinator -p worker
+fi
+[ -x "$bin/coordinator" ] && [ -x "$bin/worker" ] || { echo "no coordinator and worker in $bin" >&2; exit 1; }
+export BENCH_COMMITout=target/bench-cluster
 mkdir -p results/logs "$out"
 rm -f "$out"/ratios "$out"/worker-*.time
 token=$out/token
@@ -46,13 +53,13 @@ if [ -n "$stagger" ]; then start=(); else start=(--min-workers "$workers"); fi
 for run in $(seq 1 "$runs"); do
     if [ "$embedded" = 1 ]; then
         python3 scripts/bench/measure.py "enumerate $space $* embedded" -- \
-            target/release/coordinator enumerate "$space" "$@" --json "$out/$space-embedded.json" \
+            "$bin/coordinator" enumerate "$space" "$@" --json "$out/$space-embedded.json" \
             2> "results/logs/$space-embedded.log" | tee "$out/$space-embedded.row"
     fi
     (sleep 1
      for i in $(seq 1 "$workers"); do
          /usr/bin/time -f "%e %U %S %M" -o "$out/worker-$i.time" \
-             target/release/worker --coordinator "http://127.0.0.1:$port" --token-file "$token" \
+             "$bin/worker" --coordinator "http://127.0.0.1:$port" --token-file "$token" \
              ${WORKER_THREADS:+--threads "$WORKER_THREADS"} ${WORKER_MEM:+--mem-limit "$WORKER_MEM"} \
              ${COMPRESS:+--compress "$COMPRESS"} \
              2> "$out/worker-$i.log" &
@@ -60,7 +67,7 @@ for run in $(seq 1 "$runs"); do
      done
      wait) &
     python3 scripts/bench/measure.py "$label" -- \
-        target/release/coordinator enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
+        "$bin/coordinator" enumerate "$space" "$@" --listen "127.0.0.1:$port" --token-file "$token" \
         "${start[@]}" --json "$out/$space-cluster.json" 2> "results/logs/$space-cluster-$workers.log" \
         | tee "$out/$space-cluster.row"
     wait
@@ -71,7 +78,7 @@ import measure
 space, out, workers, embedded, threads, mem = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5], sys.argv[6]
 job = " ".join([space] + sys.argv[7].split()) + sys.argv[8]
 compress = sys.argv[9]
-worker_command = "target/release/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "") + (f" --compress {compress}" if compress else "")
+worker_command = os.environ.get("BIN", "target/release") + "/worker" + (f" --threads {threads}" if threads else "") + (f" --mem-limit {mem}" if mem else "") + (f" --compress {compress}" if compress else "")
 b = json.load(open(f"{out}/{space}-cluster.json"))
 reference = f"{out}/{space}-embedded.json" if embedded else f"results/{space}-{b['metric']}.json"
 if not os.path.exists(reference):
@@ -85,7 +92,7 @@ def cells(path):
     c = open(path).read().split("|")
     return float(c[5]), float(c[6])
 cluster_wall, coordinator_cpu = cells(f"{out}/{space}-cluster.row")
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+commit = os.environ.get("BENCH_COMMIT") or subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 day = datetime.date.today().isoformat()
 worker_cpu, peaks = 0.0, []
 for i in range(1, workers + 1):

@@ -76,8 +76,9 @@ def main():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if code != 0 and not stopped:
         sys.exit(f"measure.py: command failed with status {code}: {' '.join(cmd)}")
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
+    # BENCH_COMMIT: the commit the binaries were built from, when not this tree's HEAD.
+    commit = os.environ.get("BENCH_COMMIT") or subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     row = "| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.1f} | `{}` |\n".format(
         datetime.date.today().isoformat(), commit, machine(), label, wall,
         usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, shlex.join(cmd))
