@@ -39,7 +39,8 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release --locked -p coordinator -p worker
 fi
 [ -x "$bin/coordinator" ] && [ -x "$bin/worker" ] || { echo "no coordinator and worker in $bin" >&2; exit 1; }
-export BENCH_COMMITout=target/bench-cluster
+export BENCH_COMMIT
+out=target/bench-cluster
 mkdir -p results/logs "$out"
 rm -f "$out"/ratios "$out"/worker-*.time
 token=$out/token
