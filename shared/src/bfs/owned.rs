@@ -22,9 +22,9 @@
 //! engine's for any number of workers.
 
 use super::task::{row_bits, tail_mask, Counting, RowBits};
-use crate::coord::{for_each_bit, ColumnMapper};
+use crate::coord::for_each_bit;
 use crate::cube::Move;
-use crate::space::{test_bit, RowCounts, RowIndex};
+use crate::space::{RowCounts, RowIndex};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -270,6 +270,7 @@ pub fn pull_hits<I: RowIndex>(
     assert!(moves.len() <= Move::COUNT, "a pull looks through at most {} moves", Move::COUNT);
     let words = (space.column_count() as usize).div_ceil(64);
     super::task::by_row_chunks(out, words, rows.start, None, |sub, out| {
+        let mut left = vec![0u64; words];
         for (r, out) in sub.zip(out.chunks_mut(words)) {
             let Some(own) = open.row(r) else { continue };
             let mut neighbours: [Option<(&[u64], I::Mapper<'_>)>; Move::COUNT] =
@@ -285,20 +286,8 @@ pub fn pull_hits<I: RowIndex>(
             if !any {
                 continue;
             }
-            for (w, (o, &word)) in out.iter_mut().zip(own).enumerate() {
-                let mut bits = word;
-                while bits != 0 {
-                    let c = w as u32 * 64 + bits.trailing_zeros();
-                    bits &= bits - 1;
-                    if neighbours[..moves.len()]
-                        .iter()
-                        .flatten()
-                        .any(|(row, map)| test_bit(row, map.apply(c)))
-                    {
-                        *o |= 1 << (c % 64);
-                    }
-                }
-            }
+            left.copy_from_slice(own);
+            super::task::reach(&mut left, &neighbours[..moves.len()], false, out);
         }
         RowCounts::default()
     });

@@ -148,6 +148,7 @@ fn pull_rows<I: RowIndex, V: VisitedRows>(
     assert!(moves.len() <= MAX_MOVES, "a pull looks through at most {MAX_MOVES} moves");
     let words = (space.column_count() as usize).div_ceil(64);
     let tail = tail_mask(space.column_count());
+    let mut left = vec![0u64; words];
     for (r, out) in rows.zip(out.chunks_mut(words)) {
         let Some(own) = visited.row(r) else { continue };
         // The row's unvisited entries, word by word.
@@ -178,18 +179,43 @@ fn pull_rows<I: RowIndex, V: VisitedRows>(
             }
             continue;
         }
-        for (w, o) in out.iter_mut().enumerate() {
-            let mut bits = open(w);
-            while bits != 0 {
-                let c = w as u32 * 64 + bits.trailing_zeros();
-                bits &= bits - 1;
-                let reached = neighbours[..moves.len()]
-                    .iter()
-                    .flatten()
-                    .any(|(row, map)| test_bit(row, map.apply(c)) != V::HOLDS_UNVISITED);
-                if reached {
-                    *o |= 1 << (c % 64);
-                }
+        for (w, l) in left.iter_mut().enumerate() {
+            *l = open(w);
+        }
+        reach(&mut left, &neighbours[..moves.len()], V::HOLDS_UNVISITED, out);
+    }
+}
+
+/// A row's pull: moves from `open` (its entries not reached yet) to `out` those with a
+/// neighbour set in the neighbour's row (clear, where `unset`: rows of unvisited entries).
+/// Maps that move whole groups go first ([`ColumnMapper::pull_groups`]), each until nothing is
+/// left open; the entries they leave are tested one at a time through the others.
+pub(crate) fn reach<M: ColumnMapper>(
+    open: &mut [u64],
+    neighbours: &[Option<(&[u64], M)>],
+    unset: bool,
+    out: &mut [u64],
+) {
+    let mut singles: [Option<(&[u64], &M)>; MAX_MOVES] = [None; MAX_MOVES];
+    let mut n = 0;
+    for (row, map) in neighbours.iter().flatten() {
+        if !map.pull_groups(row, unset, open, out) {
+            singles[n] = Some((row, map));
+            n += 1;
+        } else if open.iter().all(|&w| w == 0) {
+            return;
+        }
+    }
+    if n == 0 {
+        return;
+    }
+    for (w, o) in out.iter_mut().enumerate() {
+        let mut bits = open[w];
+        while bits != 0 {
+            let c = w as u32 * 64 + bits.trailing_zeros();
+            bits &= bits - 1;
+            if singles[..n].iter().flatten().any(|(row, map)| test_bit(row, map.apply(c)) != unset) {
+                *o |= 1 << (c % 64);
             }
         }
     }

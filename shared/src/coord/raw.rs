@@ -172,6 +172,18 @@ pub trait ColumnMapper {
     {
         self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
     }
+
+    /// A pull through the map: moves from `open` (entries of a row not reached yet) to `out`
+    /// those whose image is set in `target` (clear, where `unset`: a row of unvisited
+    /// entries), a group of entries at a time. False, and nothing changed, where the map moves
+    /// entries only one at a time: the caller then tests them one by one.
+    #[inline]
+    fn pull_groups(&self, _target: &[u64], _unset: bool, _open: &mut [u64], _out: &mut [u64]) -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
 }
 
 /// Calls `f` for every set bit of a row.

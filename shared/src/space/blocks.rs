@@ -483,6 +483,10 @@ impl ColumnMapper for Contributions {
     fn or_images(&self, row: &[u64], out: &mut [u64]) {
         groups::or_images(self, row, out);
     }
+
+    fn pull_groups(&self, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) -> bool {
+        groups::pull_groups(self, target, unset, open, out)
+    }
 }
 
 impl ColumnMapper for ColumnMap {

@@ -85,6 +85,81 @@ fn or_groups(add: &[[u32; GROUP]; 3], row: &[u8], out: &mut [u64]) {
     }
 }
 
+/// Moves from `open` (a row's entries not reached yet) to `out` those whose image under `map`
+/// is set in `target` (clear, where `unset` says the target row holds the unvisited entries):
+/// a pull, a group at a time. Where the innermost source block stays innermost, a group's
+/// images are one target group, so its 24 bits come back through the inverse permutation by
+/// three byte lookups. False (nothing changed) for any other map, or a row of more than three
+/// blocks or not of whole chunks of eight groups (three words); the caller then tests entry
+/// by entry.
+pub fn pull_groups(
+    map: &Contributions,
+    target: &[u64],
+    unset: bool,
+    open: &mut [u64],
+    out: &mut [u64],
+) -> bool {
+    let groups = open.len() * 64 / GROUP;
+    if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) || innermost_source(map) != Some(2) {
+        return false;
+    }
+    let mut back = [0u32; GROUP];
+    for (i, &to) in map.add[2].iter().enumerate() {
+        back[to as usize] = i as u32;
+    }
+    let table = ByteTable::new(&back);
+    let flip = if unset { GROUP_MASK } else { 0 };
+    // Eight groups are three words: most are empty once a few moves have reached their
+    // entries (a row stays open while it holds one entry of the next depth), so a chunk of
+    // three zero words is passed over whole.
+    for chunk in 0..groups / 8 {
+        if open[3 * chunk..3 * chunk + 3].iter().all(|&w| w == 0) {
+            continue;
+        }
+        // Group g = 8 chunk + j has digits (g / 24, g % 24): 24 is three chunks.
+        let (high, low) = (map.add[0][chunk / 3 % GROUP], &map.add[1][chunk % 3 * 8..][..8]);
+        for (j, &add) in low.iter().enumerate() {
+            let at = (8 * chunk + j) * GROUP;
+            let want = group_bits(open, at);
+            if want == 0 {
+                continue;
+            }
+            let there = (group_bits(target, (high + add) as usize) ^ flip).to_le_bytes();
+            let hit = table.permute(&there[..3]) & want;
+            if hit != 0 {
+                xor_group(open, at, hit);
+                xor_group(out, at, hit);
+            }
+        }
+    }
+    true
+}
+
+/// The bits of a group.
+const GROUP_MASK: u32 = (1 << GROUP) - 1;
+
+/// The 24 bits of `row` from bit `at`.
+#[inline]
+fn group_bits(row: &[u64], at: usize) -> u32 {
+    let (w, s) = (at / 64, at % 64);
+    let mut v = row[w] >> s;
+    if s > 64 - GROUP {
+        v |= row[w + 1] << (64 - s);
+    }
+    v as u32 & GROUP_MASK
+}
+
+/// XORs `bits` (24) into `row` from bit `at`: clears them in `open`, where they are set, and
+/// sets them in `out`, where they are clear (an entry is reached once).
+#[inline]
+fn xor_group(row: &mut [u64], at: usize, bits: u32) {
+    let (w, s) = (at / 64, at % 64);
+    row[w] ^= (bits as u64) << s;
+    if s > 64 - GROUP {
+        row[w + 1] ^= bits as u64 >> (64 - s);
+    }
+}
+
 /// A permutation of 24 bits as three tables of 256 entries, one per byte.
 struct ByteTable([[u32; 256]; 3]);
 
@@ -152,6 +227,7 @@ fn transpose8(mut x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coord::for_each_bit;
     use crate::space::s4;
 
     fn naive_transpose(x: u64) -> u64 {
@@ -224,6 +300,35 @@ mod tests {
                     let mut chosen = vec![0u64; words];
                     or_images(&map, &row, &mut chosen);
                     assert_eq!(chosen, slow);
+                    // The pull: the entries of an open row whose image is set in `row` (or
+                    // clear in its complement), against one entry at a time.
+                    let wanted: Vec<u64> =
+                        (0..words).map(|_| (next() as u64) << 32 | next() as u64).collect();
+                    let reached = |c: u32| row[c as usize / 64] >> (c % 64) & 1 == 1;
+                    let mut slow = vec![0u64; words];
+                    for_each_bit(&wanted, |c| {
+                        if reached(map.apply(c)) {
+                            set_bit(&mut slow, c)
+                        }
+                    });
+                    let unvisited: Vec<u64> = row.iter().map(|w| !w).collect();
+                    for (target, unset) in [(&row, false), (&unvisited, true)] {
+                        let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                        if pull_groups(&map, target, unset, &mut open, &mut out) {
+                            assert_eq!(
+                                out, slow,
+                                "pull: blocks {blocks}, digits from {src:?}, density {density}"
+                            );
+                            let left: Vec<u64> = wanted.iter().zip(&slow).map(|(w, s)| w & !s).collect();
+                            assert_eq!(open, left);
+                        } else {
+                            assert!(
+                                open == wanted && out.iter().all(|&w| w == 0),
+                                "a refused pull changes nothing"
+                            );
+                            assert_ne!(src[2], 2, "a map whose innermost stays innermost pulls by groups");
+                        }
+                    }
                 }
             }
         }
