@@ -99,10 +99,22 @@ pub fn pull_groups(
     open: &mut [u64],
     out: &mut [u64],
 ) -> bool {
-    let groups = open.len() * 64 / GROUP;
     if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) || innermost_source(map) != Some(2) {
         return false;
     }
+    #[cfg(target_arch = "x86_64")]
+    if crate::coord::flips::available() {
+        // SAFETY: the processor has the features (checked above).
+        unsafe { pull_chunks_avx512(map, target, unset, open, out) };
+        return true;
+    }
+    pull_chunks(map, target, unset, open, out);
+    true
+}
+
+/// [`pull_groups`] on any processor: a group's 24 bits through three byte lookups.
+fn pull_chunks(map: &Contributions, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) {
+    let groups = open.len() * 64 / GROUP;
     let mut back = [0u32; GROUP];
     for (i, &to) in map.add[2].iter().enumerate() {
         back[to as usize] = i as u32;
@@ -132,7 +144,78 @@ pub fn pull_groups(
             }
         }
     }
-    true
+}
+
+/// [`pull_groups`] eight groups (three words) at a time: the eight target groups' words
+/// gathered, each lane's 24 bits picked in the source order by three bit shuffles (one per
+/// byte of a group) and the three masks interleaved back into three words.
+///
+/// # Safety
+/// The processor must have AVX-512F, BW, VBMI and BITALG ([`crate::coord::flips::available`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
+unsafe fn pull_chunks_avx512(
+    map: &Contributions,
+    target: &[u64],
+    unset: bool,
+    open: &mut [u64],
+    out: &mut [u64],
+) {
+    use std::arch::x86_64::*;
+    // Byte p of a chunk's three words is byte p / 3 of the mask of group byte p % 3.
+    const INTERLEAVE: [u8; 64] = {
+        let mut t = [0u8; 64];
+        let mut p = 0;
+        while p < 24 {
+            t[p] = (p % 3 * 8 + p / 3) as u8;
+            p += 1;
+        }
+        t
+    };
+    let picks: [__m512i; 3] = std::array::from_fn(|k| {
+        _mm512_set1_epi64(i64::from_le_bytes(std::array::from_fn(|i| map.add[2][8 * k + i] as u8)))
+    });
+    let lows: [__m256i; 3] = std::array::from_fn(|q| {
+        // SAFETY: eight u32 from 8 q of a row of 24.
+        unsafe { _mm256_loadu_si256(map.add[1][8 * q..].as_ptr().cast()) }
+    });
+    // SAFETY: 64 bytes.
+    let interleave = unsafe { _mm512_loadu_si512(INTERLEAVE.as_ptr().cast()) };
+    let flip = _mm512_set1_epi64(if unset { -1 } else { 0 });
+    let last = _mm256_set1_epi32(target.len() as i32 - 1);
+    for chunk in 0..open.len() / 3 {
+        let words = &mut open[3 * chunk..3 * chunk + 3];
+        if words.iter().all(|&w| w == 0) {
+            continue;
+        }
+        // Each group's first bit in the target row, its word and the next (the last group
+        // ends with the row: its next word is clamped, and only bits above 24 come from it).
+        let bases =
+            _mm256_add_epi32(_mm256_set1_epi32(map.add[0][chunk / 3 % GROUP] as i32), lows[chunk % 3]);
+        let at = _mm256_srli_epi32::<6>(bases);
+        let next = _mm256_min_epi32(_mm256_add_epi32(at, _mm256_set1_epi32(1)), last);
+        let shift = _mm512_cvtepu32_epi64(_mm256_and_si256(bases, _mm256_set1_epi32(63)));
+        // SAFETY: every index is a word of `target` (bases are columns of the row).
+        let (lo, hi) = unsafe {
+            (
+                _mm512_i32gather_epi64::<8>(at, target.as_ptr().cast()),
+                _mm512_i32gather_epi64::<8>(next, target.as_ptr().cast()),
+            )
+        };
+        let up = _mm512_sub_epi64(_mm512_set1_epi64(64), shift);
+        let there =
+            _mm512_xor_si512(_mm512_or_si512(_mm512_srlv_epi64(lo, shift), _mm512_sllv_epi64(hi, up)), flip);
+        let [m0, m1, m2] = picks.map(|p| _mm512_bitshuffle_epi64_mask(there, p) as i64);
+        let packed = _mm512_permutexvar_epi8(interleave, _mm512_set_epi64(0, 0, 0, 0, 0, m2, m1, m0));
+        let mut reached = [0u64; 8];
+        // SAFETY: 64 bytes.
+        unsafe { _mm512_storeu_si512(reached.as_mut_ptr().cast(), packed) };
+        for (k, w) in words.iter_mut().enumerate() {
+            let hit = reached[k] & *w;
+            *w ^= hit;
+            out[3 * chunk + k] |= hit;
+        }
+    }
 }
 
 /// The bits of a group.
@@ -321,6 +404,17 @@ mod tests {
                             );
                             let left: Vec<u64> = wanted.iter().zip(&slow).map(|(w, s)| w & !s).collect();
                             assert_eq!(open, left);
+                            // Both kernels, whichever the processor chose.
+                            let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                            pull_chunks(&map, target, unset, &mut open, &mut out);
+                            assert_eq!((&out, &open), (&slow, &left), "portable pull");
+                            #[cfg(target_arch = "x86_64")]
+                            if crate::coord::flips::available() {
+                                let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                                // SAFETY: the processor has the features (checked above).
+                                unsafe { pull_chunks_avx512(&map, target, unset, &mut open, &mut out) };
+                                assert_eq!((&out, &open), (&slow, &left), "AVX-512 pull");
+                            }
                         } else {
                             assert!(
                                 open == wanted && out.iter().all(|&w| w == 0),
