@@ -179,7 +179,7 @@ pub fn run<I: RowIndex>(
         made: slot,
         on_level,
     };
-    run_levels(&mut levels, space.entry_count(), standing, options.max_depth, progress)
+    run_levels(&mut levels, space.entry_count(), space.pull_weight(), standing, options.max_depth, progress)
 }
 
 /// The levels of [`run`]: the frontier in one slot, the level being made in the other.

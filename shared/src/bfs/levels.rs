@@ -10,9 +10,11 @@ use std::time::Instant;
 
 impl Direction {
     /// The direction of a level after depth 0: pull once fewer entries are unvisited than in
-    /// the frontier (a pull costs at most unvisited x moves, a push frontier x moves).
-    pub fn choose(unvisited: u64, frontier: u64) -> Direction {
-        if unvisited < frontier {
+    /// the frontier times `pull_weight` (a pull costs at most unvisited x moves, a push frontier
+    /// x moves, each entry's cost divided by the weight in a pull:
+    /// [`crate::space::RowIndex::pull_weight`]).
+    pub fn choose(unvisited: u64, frontier: u64, pull_weight: u64) -> Direction {
+        if unvisited < frontier.saturating_mul(pull_weight) {
             Direction::Backward
         } else {
             Direction::Forward
@@ -48,14 +50,14 @@ pub trait LevelMaker {
 impl Standing {
     /// The level to make next and its direction, or `None` when the search is over: after the
     /// last kept level had no successor (its frontier is empty) or `max_depth` is kept. `total`
-    /// is the index's entry count.
-    pub fn next(&self, total: u64, max_depth: Option<u32>) -> Option<(u32, Direction)> {
+    /// is the index's entry count, `pull_weight` as in [`Direction::choose`].
+    pub fn next(&self, total: u64, max_depth: Option<u32>, pull_weight: u64) -> Option<(u32, Direction)> {
         let depth = self.depths.len() as u32;
         if depth == 0 {
             return Some((0, Direction::Start));
         }
         (self.frontier > 0 && max_depth.is_none_or(|m| depth <= m))
-            .then(|| (depth, Direction::choose(total - self.visited, self.frontier)))
+            .then(|| (depth, Direction::choose(total - self.visited, self.frontier, pull_weight)))
     }
 
     /// Takes a level just made with entries; returns the entries of every depth to it.
@@ -68,16 +70,17 @@ impl Standing {
 }
 
 /// Makes and keeps levels after `standing` (from depth 0 when it is empty) until a level has
-/// no entries or `max_depth` is kept; `total` is the index's entry count. Returns the counts
-/// of every depth.
+/// no entries or `max_depth` is kept; `total` is the index's entry count, `pull_weight` as in
+/// [`Direction::choose`]. Returns the counts of every depth.
 pub fn run_levels<M: LevelMaker>(
     maker: &mut M,
     total: u64,
+    pull_weight: u64,
     mut standing: Standing,
     max_depth: Option<u32>,
     progress: &Progress,
 ) -> Result<Vec<DepthCounts>, M::Error> {
-    while let Some((depth, direction)) = standing.next(total, max_depth) {
+    while let Some((depth, direction)) = standing.next(total, max_depth, pull_weight) {
         let start = Instant::now();
         progress.depth.store(depth, Ordering::Relaxed);
         progress.rows_done.store(0, Ordering::Relaxed);

@@ -15,7 +15,7 @@
 
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
-use crate::space::{count_positions, count_rows, test_bit, RowCounts, RowIndex};
+use crate::space::{count_positions, count_rows, RowCounts, RowIndex};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -187,37 +187,19 @@ fn pull_rows<I: RowIndex, V: VisitedRows>(
 }
 
 /// A row's pull: moves from `open` (its entries not reached yet) to `out` those with a
-/// neighbour set in the neighbour's row (clear, where `unset`: rows of unvisited entries).
-/// Maps that move whole groups go first ([`ColumnMapper::pull_groups`]), each until nothing is
-/// left open; the entries they leave are tested one at a time through the others.
+/// neighbour set in the neighbour's row (clear, where `unset`: rows of unvisited entries), by
+/// whole groups where the maps can ([`ColumnMapper::pull_row`]), else one entry at a time.
 pub(crate) fn reach<M: ColumnMapper>(
     open: &mut [u64],
     neighbours: &[Option<(&[u64], M)>],
     unset: bool,
     out: &mut [u64],
 ) {
-    let mut singles: [Option<(&[u64], &M)>; MAX_MOVES] = [None; MAX_MOVES];
-    let mut n = 0;
-    for (row, map) in neighbours.iter().flatten() {
-        if !map.pull_groups(row, unset, open, out) {
-            singles[n] = Some((row, map));
-            n += 1;
-        } else if open.iter().all(|&w| w == 0) {
-            return;
-        }
-    }
-    if n == 0 {
+    if M::pull_row(neighbours, unset, open, out) {
         return;
     }
-    for (w, o) in out.iter_mut().enumerate() {
-        let mut bits = open[w];
-        while bits != 0 {
-            let c = w as u32 * 64 + bits.trailing_zeros();
-            bits &= bits - 1;
-            if singles[..n].iter().flatten().any(|(row, map)| test_bit(row, map.apply(c)) != unset) {
-                *o |= 1 << (c % 64);
-            }
-        }
+    for (row, map) in neighbours.iter().flatten() {
+        crate::coord::pull_entries(map, row, unset, open, out);
     }
 }
 

@@ -13,8 +13,8 @@ mod symclass;
 
 pub use blocks::{corner_layers, corner_tetrads, edge_slices, BlockLayout, Part, RowConjugation};
 pub use raw::{
-    cocsep, corner_layer_rows, for_each_bit, BlockRowCoord, ColumnMapper, Coordinate, CornerPermutation,
-    RawCoord,
+    cocsep, corner_layer_rows, for_each_bit, pull_entries, BlockRowCoord, ColumnMapper, Coordinate,
+    CornerPermutation, RawCoord,
 };
 pub use symclass::{burnside_class_count, SymClasses};
 

@@ -173,16 +173,39 @@ pub trait ColumnMapper {
         self.for_each_image(row, |c| out[c as usize / 64] |= 1 << (c % 64));
     }
 
-    /// A pull through the map: moves from `open` (entries of a row not reached yet) to `out`
-    /// those whose image is set in `target` (clear, where `unset`: a row of unvisited
-    /// entries), a group of entries at a time. False, and nothing changed, where the map moves
-    /// entries only one at a time: the caller then tests them one by one.
+    /// A row's pull through its neighbours' maps: moves from `open` (the row's entries not
+    /// reached yet) to `out` those whose image under a neighbour's map is set in that
+    /// neighbour's row (clear, where `unset`: rows of unvisited entries), whole groups of
+    /// entries at a time. False, and nothing changed, where the maps move entries only one at
+    /// a time: the caller then tests them one by one ([`pull_entries`]).
     #[inline]
-    fn pull_groups(&self, _target: &[u64], _unset: bool, _open: &mut [u64], _out: &mut [u64]) -> bool
+    fn pull_row(
+        _neighbours: &[Option<(&[u64], Self)>],
+        _unset: bool,
+        _open: &mut [u64],
+        _out: &mut [u64],
+    ) -> bool
     where
         Self: Sized,
     {
         false
+    }
+}
+
+/// A pull through one map, an entry at a time: moves from `open` to `out` the entries whose
+/// image under `map` is set in `target` (clear, where `unset`).
+pub fn pull_entries(map: &impl ColumnMapper, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) {
+    for (w, (o, x)) in open.iter_mut().zip(out.iter_mut()).enumerate() {
+        let mut bits = *o;
+        while bits != 0 {
+            let c = w as u32 * 64 + bits.trailing_zeros();
+            bits &= bits - 1;
+            let image = map.apply(c);
+            if (target[image as usize / 64] >> (image % 64) & 1 == 1) != unset {
+                *o &= !(1 << (c % 64));
+                *x |= 1 << (c % 64);
+            }
+        }
     }
 }
 

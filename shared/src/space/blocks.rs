@@ -34,6 +34,10 @@ pub struct ColumnMap {
     right: [u8; 3],
 }
 
+/// The pull weight of a row space whose maps pull eight groups at a time (see
+/// [`RowIndex::pull_weight`]).
+const PULL_WEIGHT: u64 = 16;
+
 /// A [`ColumnMap`] expanded for the inner loop: column' = sum over source blocks of
 /// `add[k][digit]`, where `k` counts blocks from the most significant of three (with two
 /// blocks, `add[0]` is all zero), so the digits come out of one fixed division chain.
@@ -484,8 +488,13 @@ impl ColumnMapper for Contributions {
         groups::or_images(self, row, out);
     }
 
-    fn pull_groups(&self, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) -> bool {
-        groups::pull_groups(self, target, unset, open, out)
+    fn pull_row(
+        neighbours: &[Option<(&[u64], Self)>],
+        unset: bool,
+        open: &mut [u64],
+        out: &mut [u64],
+    ) -> bool {
+        groups::pull_row(neighbours, unset, open, out)
     }
 }
 
@@ -528,6 +537,17 @@ where
 
     fn row_weight(&self, row: u32) -> u64 {
         self.class_size(row) as u64
+    }
+
+    /// Where the processor pulls eight groups at a time, a pull costs about a microsecond per
+    /// (row, move) whatever the density, so it pays once the frontier holds a sixteenth of the
+    /// unvisited entries (edges, HTM: from depth 11; docs/kernels.md, "Edges: pulled by groups").
+    fn pull_weight(&self) -> u64 {
+        if crate::coord::flips::available() {
+            PULL_WEIGHT
+        } else {
+            1
+        }
     }
 
     fn stabilizer(&self, row: u32) -> Vec<ColumnMap> {

@@ -97,6 +97,12 @@ pub trait RowIndex: Sync {
     fn transition(&self, row: u32, m: Move) -> (u32, Self::Mapper<'_>);
     /// Positions one entry of the row stands for (the size of the row's class).
     fn row_weight(&self, row: u32) -> u64;
+    /// How much cheaper an unvisited entry is to pull than a frontier entry to push, as the
+    /// one-process search weighs directions ([`crate::bfs::Direction::choose`]): 1 where both
+    /// go entry by entry; more where the maps pull whole groups of entries.
+    fn pull_weight(&self) -> u64 {
+        1
+    }
     /// Column maps of the non-identity members of the row's stabilizer: the columns of one
     /// position class within the row.
     fn stabilizer(&self, row: u32) -> Vec<Self::Symmetric<'_>>;

@@ -64,7 +64,7 @@ fn owned_search<I: RowIndex>(
         let unvisited: u64 = parts.iter().flatten().map(|p| p.unvisited_entries()).sum();
         let frontier: u64 = parts.iter().flatten().map(|p| p.frontier.entries()).sum();
         assert_eq!(frontier, counts.entries);
-        let direction = Direction::choose(unvisited, frontier);
+        let direction = Direction::choose(unvisited, frontier, 1);
         // Messages: (to worker, part, bytes).
         let mut mail: Vec<(usize, u32, Vec<u8>)> = Vec::new();
         match direction {

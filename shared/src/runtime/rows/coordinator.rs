@@ -484,7 +484,9 @@ impl RowsCoordinator {
             };
             LevelOrder { depth: d, direction, upload: false }
         } else {
-            match self.standing.next(self.settings.total, self.settings.max_depth) {
+            // The entries rule: a backward level sends each part's unvisited entries to its
+            // neighbours' owners, so a cluster pulls only once they are fewer than the frontier.
+            match self.standing.next(self.settings.total, self.settings.max_depth, 1) {
                 Some((depth, direction)) => LevelOrder { depth, direction, upload: self.settings.upload },
                 None => {
                     self.over = true;

@@ -85,34 +85,98 @@ fn or_groups(add: &[[u32; GROUP]; 3], row: &[u8], out: &mut [u64]) {
     }
 }
 
-/// Moves from `open` (a row's entries not reached yet) to `out` those whose image under `map`
-/// is set in `target` (clear, where `unset` says the target row holds the unvisited entries):
-/// a pull, a group at a time. Where the innermost source block stays innermost, a group's
-/// images are one target group, so its 24 bits come back through the inverse permutation by
-/// three byte lookups. False (nothing changed) for any other map, or a row of more than three
-/// blocks or not of whole chunks of eight groups (three words); the caller then tests entry
-/// by entry.
-pub fn pull_groups(
-    map: &Contributions,
-    target: &[u64],
+/// A row's pull: moves from `open` (its entries not reached yet) to `out` those with a
+/// neighbour set in the neighbour's row (clear, where `unset`: rows of unvisited entries),
+/// through every neighbour's map, a group at a time. Where the innermost source block stays
+/// innermost, a group's images are one target group, so its 24 bits come back through the
+/// inverse of the innermost block's permutation. The maps that move the innermost block
+/// outward go after those, by the block they make innermost: the open row is transposed once
+/// for all of them (as a push transposes its source) and their hits transposed back, or,
+/// with fewer than [`TRANSPOSE_FROM`] entries left open, tested one at a time. False
+/// (nothing changed) for a row of more than three blocks or not of whole chunks of eight
+/// groups (three words).
+pub fn pull_row(
+    neighbours: &[Option<(&[u64], Contributions)>],
     unset: bool,
     open: &mut [u64],
     out: &mut [u64],
 ) -> bool {
-    if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) || innermost_source(map) != Some(2) {
+    if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) {
         return false;
     }
+    let maps = || neighbours.iter().flatten();
+    if maps().any(|(_, map)| innermost_source(map).is_none()) {
+        return false;
+    }
+    for (row, map) in maps().filter(|(_, map)| innermost_source(map) == Some(2)) {
+        pull_innermost(map, row, unset, open, out);
+    }
+    for k in 0..2 {
+        let mut moved = maps().filter(|(_, map)| innermost_source(map) == Some(k)).peekable();
+        if moved.peek().is_none() {
+            continue;
+        }
+        let left = crate::ones::ones(open);
+        if left == 0 {
+            return true;
+        }
+        if left < TRANSPOSE_FROM {
+            for (row, map) in moved {
+                crate::coord::pull_entries(map, row, unset, open, out);
+            }
+            continue;
+        }
+        let mut swapped = [0u64; MAX_WORDS];
+        let swapped = &mut swapped[..open.len()];
+        swap_words(open, k, swapped);
+        let mut hits = [0u64; MAX_WORDS];
+        let hits = &mut hits[..open.len()];
+        for (row, map) in moved {
+            let mut add = map.add;
+            add.swap(k, 2);
+            pull_innermost(&Contributions { add }, row, unset, swapped, hits);
+        }
+        swap_words(hits, k, swapped);
+        for ((o, x), h) in open.iter_mut().zip(out.iter_mut()).zip(swapped.iter()) {
+            *o ^= h;
+            *x |= h;
+        }
+    }
+    true
+}
+
+/// Open entries below which the maps that move the innermost block outward test them one at
+/// a time: two transpositions of the row cost about as much as a hundred single tests.
+const TRANSPOSE_FROM: u64 = 128;
+
+/// [`pull_row`] through a map whose innermost source block stays innermost.
+fn pull_innermost(map: &Contributions, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if crate::coord::flips::available() {
         // SAFETY: the processor has the features (checked above).
         unsafe { pull_chunks_avx512(map, target, unset, open, out) };
-        return true;
+        return;
     }
     pull_chunks(map, target, unset, open, out);
-    true
 }
 
-/// [`pull_groups`] on any processor: a group's 24 bits through three byte lookups.
+/// Writes into `moved` the row `row` with digit `k` (0 or 1) and the innermost exchanged
+/// ([`swap_with_innermost`] on words).
+fn swap_words(row: &[u64], k: usize, moved: &mut [u64]) {
+    let mut bytes = [0u8; MAX_BYTES];
+    let bytes = &mut bytes[..row.len() * 8];
+    for (b, w) in bytes.chunks_exact_mut(8).zip(row) {
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+    let mut out = [0u8; MAX_BYTES];
+    let out = &mut out[..row.len() * 8];
+    swap_with_innermost(bytes, k, out);
+    for (w, b) in moved.iter_mut().zip(out.chunks_exact(8)) {
+        *w = u64::from_le_bytes(b.try_into().expect("eight bytes"));
+    }
+}
+
+/// [`pull_innermost`] on any processor: a group's 24 bits through three byte lookups.
 fn pull_chunks(map: &Contributions, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) {
     let groups = open.len() * 64 / GROUP;
     let mut back = [0u32; GROUP];
@@ -146,7 +210,7 @@ fn pull_chunks(map: &Contributions, target: &[u64], unset: bool, open: &mut [u64
     }
 }
 
-/// [`pull_groups`] eight groups (three words) at a time: the eight target groups' words
+/// [`pull_innermost`] eight groups (three words) at a time: the eight target groups' words
 /// gathered, each lane's 24 bits picked in the source order by three bit shuffles (one per
 /// byte of a group) and the three masks interleaved back into three words.
 ///
@@ -397,32 +461,82 @@ mod tests {
                     let unvisited: Vec<u64> = row.iter().map(|w| !w).collect();
                     for (target, unset) in [(&row, false), (&unvisited, true)] {
                         let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
-                        if pull_groups(&map, target, unset, &mut open, &mut out) {
-                            assert_eq!(
-                                out, slow,
-                                "pull: blocks {blocks}, digits from {src:?}, density {density}"
-                            );
-                            let left: Vec<u64> = wanted.iter().zip(&slow).map(|(w, s)| w & !s).collect();
-                            assert_eq!(open, left);
-                            // Both kernels, whichever the processor chose.
+                        let neighbours = [Some((&target[..], map))];
+                        assert!(pull_row(&neighbours, unset, &mut open, &mut out), "every map pulls");
+                        let left: Vec<u64> = wanted.iter().zip(&slow).map(|(w, s)| w & !s).collect();
+                        let what = format!("pull: blocks {blocks}, digits from {src:?}, density {density}");
+                        assert_eq!((&out, &open), (&slow, &left), "{what}");
+                        if src[2] != 2 {
+                            continue;
+                        }
+                        // Both kernels, whichever the processor chose.
+                        let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                        pull_chunks(&map, target, unset, &mut open, &mut out);
+                        assert_eq!((&out, &open), (&slow, &left), "portable {what}");
+                        #[cfg(target_arch = "x86_64")]
+                        if crate::coord::flips::available() {
                             let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
-                            pull_chunks(&map, target, unset, &mut open, &mut out);
-                            assert_eq!((&out, &open), (&slow, &left), "portable pull");
-                            #[cfg(target_arch = "x86_64")]
-                            if crate::coord::flips::available() {
-                                let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
-                                // SAFETY: the processor has the features (checked above).
-                                unsafe { pull_chunks_avx512(&map, target, unset, &mut open, &mut out) };
-                                assert_eq!((&out, &open), (&slow, &left), "AVX-512 pull");
-                            }
-                        } else {
-                            assert!(
-                                open == wanted && out.iter().all(|&w| w == 0),
-                                "a refused pull changes nothing"
-                            );
-                            assert_ne!(src[2], 2, "a map whose innermost stays innermost pulls by groups");
+                            // SAFETY: the processor has the features (checked above).
+                            unsafe { pull_chunks_avx512(&map, target, unset, &mut open, &mut out) };
+                            assert_eq!((&out, &open), (&slow, &left), "AVX-512 {what}");
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// A row pulled through many maps at once (maps of every digit order, so some transpose the
+    /// row and some do not; open rows sparse enough to be tested one at a time and dense)
+    /// equals the pull made one entry at a time.
+    #[test]
+    fn a_row_pulled_through_many_maps_equals_one_entry_at_a_time() {
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let words = 24usize.pow(3) / 64;
+        let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
+        for trial in 0..8 {
+            let mut rows: Vec<Vec<u64>> = Vec::new();
+            let mut maps = Vec::new();
+            for n in 0..12 {
+                let src = orders[(n + trial) % orders.len()];
+                let mut add = [[0u32; 24]; 3];
+                for j in 0..3 {
+                    let (l, r) = ((next() % 24) as u8, (next() % 24) as u8);
+                    for o in 0..24u8 {
+                        add[src[j]][o as usize] = s4::mul(s4::mul(l, o), r) as u32 * STRIDE[j] as u32;
+                    }
+                }
+                maps.push(Contributions { add });
+                // Neighbour rows from nearly empty to nearly full.
+                let p = [2, 30, 128, 250][n % 4];
+                rows.push(
+                    (0..words)
+                        .map(|_| (0..64).fold(0u64, |a, b| a | ((next() % 256 < p) as u64) << b))
+                        .collect(),
+                );
+            }
+            for open_density in [1u32, 20, 128] {
+                let wanted: Vec<u64> = (0..words)
+                    .map(|_| (0..64).fold(0u64, |a, b| a | ((next() % 256 < open_density) as u64) << b))
+                    .collect();
+                for unset in [false, true] {
+                    let (mut slow_open, mut slow) = (wanted.clone(), vec![0u64; words]);
+                    for (row, map) in rows.iter().zip(&maps) {
+                        crate::coord::pull_entries(map, row, unset, &mut slow_open, &mut slow);
+                    }
+                    let neighbours: Vec<Option<(&[u64], Contributions)>> =
+                        rows.iter().zip(&maps).map(|(r, m)| Some((&r[..], *m))).collect();
+                    let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                    assert!(pull_row(&neighbours, unset, &mut open, &mut out));
+                    assert_eq!(
+                        (out, open),
+                        (slow, slow_open),
+                        "trial {trial}, open {open_density}, unset {unset}"
+                    );
                 }
             }
         }
