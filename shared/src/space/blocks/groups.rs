@@ -147,7 +147,7 @@ pub fn pull_row(
 
 /// Open entries below which the maps that move the innermost block outward test them one at
 /// a time: two transpositions of the row cost about as much as a hundred single tests.
-const TRANSPOSE_FROM: u64 = 128;
+const TRANSPOSE_FROM: u64 = 1024;
 
 /// [`pull_row`] through a map whose innermost source block stays innermost.
 fn pull_innermost(map: &Contributions, target: &[u64], unset: bool, open: &mut [u64], out: &mut [u64]) {
