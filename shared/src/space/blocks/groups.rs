@@ -14,6 +14,7 @@
 
 use super::Contributions;
 use crate::coord::ColumnMapper;
+use crate::cube::Move;
 use crate::space::set_bit;
 
 /// Columns of a group: the orderings of one block.
@@ -101,18 +102,23 @@ pub fn pull_row(
     open: &mut [u64],
     out: &mut [u64],
 ) -> bool {
-    if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) {
+    if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) || neighbours.len() > Move::COUNT {
         return false;
     }
-    let maps = || neighbours.iter().flatten();
-    if maps().any(|(_, map)| innermost_source(map).is_none()) {
-        return false;
+    // Each map's source of the innermost block, found once.
+    let mut inner = [0usize; Move::COUNT];
+    for (slot, (_, map)) in inner.iter_mut().zip(neighbours.iter().flatten()) {
+        match innermost_source(map) {
+            Some(k) => *slot = k,
+            None => return false,
+        }
     }
-    for (row, map) in maps().filter(|(_, map)| innermost_source(map) == Some(2)) {
+    let maps = || neighbours.iter().flatten().zip(inner);
+    for ((row, map), _) in maps().filter(|&(_, k)| k == 2) {
         pull_innermost(map, row, unset, open, out);
     }
     for k in 0..2 {
-        let mut moved = maps().filter(|(_, map)| innermost_source(map) == Some(k)).peekable();
+        let mut moved = maps().filter(|&(_, source)| source == k).map(|(n, _)| n).peekable();
         if moved.peek().is_none() {
             continue;
         }
