@@ -405,13 +405,17 @@ mod tests {
     /// Every block map of three blocks (block permutation, left and right factors drawn from a
     /// seeded sequence) gives the same images group by group as column by column, on dense,
     /// structured and sparse rows.
-    #[test]
-    fn groups_agree_with_single_columns() {
-        let mut seed = 7u64;
-        let mut next = move || {
+    /// A seeded sequence of 31-bit numbers.
+    fn sequence(mut seed: u64) -> impl FnMut() -> u32 {
+        move || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 33) as u32
-        };
+        }
+    }
+
+    #[test]
+    fn groups_agree_with_single_columns() {
+        let mut next = sequence(7);
         // Which source digit feeds each target digit: all orders of three digits, or of the
         // last two for two blocks (digit 0 then stays unused and zero).
         let orders: Vec<(usize, [usize; 3])> =
@@ -497,11 +501,7 @@ mod tests {
     /// equals the pull made one entry at a time.
     #[test]
     fn a_row_pulled_through_many_maps_equals_one_entry_at_a_time() {
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
+        let mut next = sequence(11);
         let words = 24usize.pow(3) / 64;
         let orders = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
         for trial in 0..8 {
