@@ -64,7 +64,8 @@ fn owned_search<I: RowIndex>(
         let unvisited: u64 = parts.iter().flatten().map(|p| p.unvisited_entries()).sum();
         let frontier: u64 = parts.iter().flatten().map(|p| p.frontier.entries()).sum();
         assert_eq!(frontier, counts.entries);
-        let direction = Direction::choose(unvisited, frontier, 1);
+        // The engine's weight, so that each level goes the engine's way (both ways are checked).
+        let direction = Direction::choose(unvisited, frontier, space.pull_weight());
         // Messages: (to worker, part, bytes).
         let mut mail: Vec<(usize, u32, Vec<u8>)> = Vec::new();
         match direction {
