@@ -14,97 +14,20 @@
 
 mod bytes;
 mod groups;
+mod maps;
 
 pub use bytes::IndexBytesError;
+pub use maps::{ColumnMap, Contributions};
 
 use super::index::{InverseFilter, Inverses, RowIndex};
 use super::locality::{self, RowOrder};
-use super::s4;
-use crate::coord::{BlockLayout, ColumnMapper, Part, RowConjugation, SymClasses};
+use crate::coord::{BlockLayout, Part, RowConjugation, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
-
-/// A block-wise bijection of columns: target block `j` takes source block `src[j]`'s ordering
-/// `o` to `left[j] . o . right[j]`. Block 0 is the most significant base-24 digit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct ColumnMap {
-    blocks: u8,
-    src: [u8; 3],
-    left: [u8; 3],
-    right: [u8; 3],
-}
 
 /// The pull weight of a row space whose maps pull eight groups at a time (see
 /// [`RowIndex::pull_weight`]).
 const PULL_WEIGHT: u64 = 16;
-
-/// A [`ColumnMap`] expanded for the inner loop: column' = sum over source blocks of
-/// `add[k][digit]`, where `k` counts blocks from the most significant of three (with two
-/// blocks, `add[0]` is all zero), so the digits come out of one fixed division chain.
-#[derive(Clone, Copy, Debug)]
-pub struct Contributions {
-    pub add: [[u32; 24]; 3],
-}
-
-impl ColumnMap {
-    /// Splits a column into its base-24 digits, block 0 first.
-    #[inline]
-    pub fn digits(blocks: usize, column: u32) -> [u8; 3] {
-        let mut d = [0u8; 3];
-        let mut c = column;
-        for b in (0..blocks).rev() {
-            d[b] = (c % 24) as u8;
-            c /= 24;
-        }
-        d
-    }
-
-    pub fn contributions(&self) -> Contributions {
-        let nb = self.blocks as usize;
-        let mut add = [[0u32; 24]; 3];
-        for j in 0..nb {
-            let weight = 24u32.pow((nb - 1 - j) as u32);
-            let b = self.src[j] as usize + (3 - nb);
-            for (slot, &image) in add[b].iter_mut().zip(s4::sandwich(self.left[j], self.right[j])) {
-                *slot = image as u32 * weight;
-            }
-        }
-        Contributions { add }
-    }
-
-    #[inline]
-    pub fn apply(&self, column: u32) -> u32 {
-        let nb = self.blocks as usize;
-        let d = Self::digits(nb, column);
-        (0..nb).fold(0, |acc, j| {
-            acc * 24 + s4::mul(s4::mul(self.left[j], d[self.src[j] as usize]), self.right[j]) as u32
-        })
-    }
-
-    /// The three columns a block-wise map is probed at: every block at the identity, then every
-    /// block at each S4 generator.
-    pub fn probe_columns(blocks: usize) -> [u32; 3] {
-        let uniform = |o: u8| (0..blocks).fold(0u32, |acc, _| acc * 24 + o as u32);
-        [uniform(0), uniform(s4::GENERATORS[0]), uniform(s4::GENERATORS[1])]
-    }
-
-    /// Recovers a block-wise map whose block `b` feeds target block `blocks_to[b]` from its
-    /// images of the [`Self::probe_columns`]. Panics if the images do not fit that form: a bug
-    /// in the space, not bad input.
-    fn from_probes(blocks: usize, blocks_to: [u8; 3], images: [u32; 3]) -> ColumnMap {
-        let [t_id, g0, g1] = images.map(|c| Self::digits(blocks, c));
-        let mut map = ColumnMap { blocks: blocks as u8, ..ColumnMap::default() };
-        for (b, &to) in blocks_to.iter().enumerate().take(blocks) {
-            let j = to as usize;
-            let (left, right) = s4::solve_left_right(t_id[j], [g0[j], g1[j]])
-                .expect("a block's column map is o -> left . o . right");
-            map.src[j] = b as u8;
-            map.left[j] = left;
-            map.right[j] = right;
-        }
-        map
-    }
-}
 
 /// Where a row goes under one move.
 #[derive(Clone, Copy, Debug)]
@@ -475,36 +398,6 @@ fn group_by_class(classes: &SymClasses) -> (Vec<u32>, Vec<u32>) {
     (members, start)
 }
 
-impl ColumnMapper for Contributions {
-    #[inline]
-    fn apply(&self, column: u32) -> u32 {
-        // Digits by constant division; block count 2 leaves digit 2 at zero (add[2][0] = 0).
-        let low = column % 24;
-        let lane = column / 24;
-        self.add[0][(lane / 24) as usize % 24] + self.add[1][(lane % 24) as usize] + self.add[2][low as usize]
-    }
-
-    fn or_images(&self, row: &[u64], out: &mut [u64]) {
-        groups::or_images(self, row, out);
-    }
-
-    fn pull_row(
-        neighbours: &[Option<(&[u64], Self)>],
-        unset: bool,
-        open: &mut [u64],
-        out: &mut [u64],
-    ) -> bool {
-        groups::pull_row(neighbours, unset, open, out)
-    }
-}
-
-impl ColumnMapper for ColumnMap {
-    #[inline]
-    fn apply(&self, column: u32) -> u32 {
-        ColumnMap::apply(self, column)
-    }
-}
-
 impl<const N: usize, const O: u8> RowIndex for RowSpace<N, O>
 where
     Pieces<N, O>: Part,
@@ -539,9 +432,10 @@ where
         self.class_size(row) as u64
     }
 
-    /// Where the processor pulls eight groups at a time, a pull costs about a microsecond per
-    /// (row, move) whatever the density, so it pays once the frontier holds a sixteenth of the
-    /// unvisited entries (edges, HTM: from depth 11; docs/kernels.md, "Edges: pulled by groups").
+    /// Where the processor pulls eight groups at a time, a pull's cost per (row, move) hardly
+    /// depends on the density, and it pays once the frontier holds a sixteenth of the
+    /// unvisited entries (edges, HTM: from depth 11, where it measured 33.6 s against 57.6
+    /// pushed; docs/kernels.md, "Edges: pulled by groups").
     fn pull_weight(&self) -> u64 {
         if crate::coord::flips::available() {
             PULL_WEIGHT

@@ -12,7 +12,7 @@
 //! Below [`DENSE_ENTRIES`] set bits a row is cheaper to map entry by entry, as
 //! [`ColumnMapper::for_each_image`] does.
 
-use super::Contributions;
+use super::maps::Contributions;
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
 use crate::space::set_bit;
@@ -28,6 +28,31 @@ const DENSE_ENTRIES: u32 = 256;
 /// The most words of a row the group kernel handles: three blocks, 24^3 columns.
 const MAX_WORDS: usize = GROUP * GROUP * GROUP / 64;
 const MAX_BYTES: usize = MAX_WORDS * 8;
+
+/// The expanded map of the inner loops: one column by digit lookups, or images and pulls by
+/// whole groups through this module's kernels.
+impl ColumnMapper for Contributions {
+    #[inline]
+    fn apply(&self, column: u32) -> u32 {
+        // Digits by constant division; block count 2 leaves digit 2 at zero (add[2][0] = 0).
+        let low = column % 24;
+        let lane = column / 24;
+        self.add[0][(lane / 24) as usize % 24] + self.add[1][(lane % 24) as usize] + self.add[2][low as usize]
+    }
+
+    fn or_images(&self, row: &[u64], out: &mut [u64]) {
+        or_images(self, row, out);
+    }
+
+    fn pull_row(
+        neighbours: &[Option<(&[u64], Self)>],
+        unset: bool,
+        open: &mut [u64],
+        out: &mut [u64],
+    ) -> bool {
+        pull_row(neighbours, unset, open, out)
+    }
+}
 
 /// ORs into `out` the image under `map` of every set bit of `row`.
 pub fn or_images(map: &Contributions, row: &[u64], out: &mut [u64]) {
@@ -95,7 +120,7 @@ fn or_groups(add: &[[u32; GROUP]; 3], row: &[u8], out: &mut [u64]) {
 /// for all of them (as a push transposes its source) and their hits transposed back, or,
 /// with fewer than [`TRANSPOSE_FROM`] entries left open, tested one at a time. False
 /// (nothing changed) for a row of more than three blocks or not of whole chunks of eight
-/// groups (three words).
+/// groups (three words), or a neighbour row or map that does not fit the row's columns.
 pub fn pull_row(
     neighbours: &[Option<(&[u64], Contributions)>],
     unset: bool,
@@ -105,12 +130,15 @@ pub fn pull_row(
     if open.len() > MAX_WORDS || !open.len().is_multiple_of(3) || neighbours.len() > Move::COUNT {
         return false;
     }
-    // Each map's source of the innermost block, found once.
+    // Each map's source of the innermost block, found once; every group a map reaches lies
+    // in its neighbour row (the gathers below read the words it names).
+    let columns = open.len() * 64;
     let mut inner = [0usize; Move::COUNT];
-    for (slot, (_, map)) in inner.iter_mut().zip(neighbours.iter().flatten()) {
+    for (slot, (row, map)) in inner.iter_mut().zip(neighbours.iter().flatten()) {
+        let reach = map.add.iter().map(|a| a.iter().max().copied().unwrap_or(0) as usize).sum::<usize>();
         match innermost_source(map) {
-            Some(k) => *slot = k,
-            None => return false,
+            Some(k) if row.len() == open.len() && reach < columns => *slot = k,
+            _ => return false,
         }
     }
     let maps = || neighbours.iter().flatten().zip(inner);
@@ -152,7 +180,8 @@ pub fn pull_row(
 }
 
 /// Open entries below which the maps that move the innermost block outward test them one at
-/// a time: two transpositions of the row cost about as much as a hundred single tests.
+/// a time instead of transposing the row: of 128, 1,024 and 4,096, the fastest whole edges
+/// search (docs/kernels.md, "Edges: pulled by groups").
 const TRANSPOSE_FROM: u64 = 1024;
 
 /// [`pull_row`] through a map whose innermost source block stays innermost.
@@ -537,6 +566,10 @@ mod tests {
                     let neighbours: Vec<Option<(&[u64], Contributions)>> =
                         rows.iter().zip(&maps).map(|(r, m)| Some((&r[..], *m))).collect();
                     let (mut open, mut out) = (wanted.clone(), vec![0u64; words]);
+                    // A neighbour row shorter than the row is refused, nothing changed.
+                    let short = [Some((&rows[0][..words - 3], maps[0]))];
+                    assert!(!pull_row(&short, unset, &mut open, &mut out));
+                    assert_eq!((&open, out.iter().all(|&w| w == 0)), (&wanted, true));
                     assert!(pull_row(&neighbours, unset, &mut open, &mut out));
                     assert_eq!(
                         (out, open),
