@@ -20,6 +20,9 @@ pub struct BlockLayout<const N: usize, const O: u8> {
     blocks: Vec<[u8; 4]>,
     block_of: [u8; N],
     member_of: [u8; N],
+    /// Each assignment's positions per block (see [`Self::masks_of_assignment`]), made once:
+    /// decoding a row and keying a class's members look them up for every row of every level.
+    assignment_masks: Vec<[u32; 3]>,
 }
 
 impl<const N: usize, const O: u8> BlockLayout<N, O> {
@@ -37,7 +40,10 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
                 member_of[p as usize] = k as u8;
             }
         }
-        BlockLayout { blocks: sorted, block_of, member_of }
+        let mut layout = BlockLayout { blocks: sorted, block_of, member_of, assignment_masks: Vec::new() };
+        layout.assignment_masks =
+            (0..layout.assignment_count()).map(|a| layout.unrank_assignment(a)).collect();
+        layout
     }
 
     pub fn block_count(&self) -> usize {
@@ -97,7 +103,13 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
         rank
     }
 
-    fn masks_of_assignment(&self, mut rank: u32) -> [u32; 3] {
+    /// The positions of each block's pieces under assignment `rank`, one mask per block.
+    #[inline]
+    fn masks_of_assignment(&self, rank: u32) -> [u32; 3] {
+        self.assignment_masks[rank as usize]
+    }
+
+    fn unrank_assignment(&self, mut rank: u32) -> [u32; 3] {
         let nb = self.blocks.len();
         let mut digits = [0u32; 3];
         for b in (0..nb - 1).rev() {
@@ -285,20 +297,31 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
         let masks = self.masks_of_assignment(row / self.ori_count());
         let mut ori = [0u8; N];
         ori_unrank(row % self.ori_count(), O, &mut ori);
-        let positions: Vec<usize> = (0..N).filter(|&i| masks[b] >> i & 1 == 1).collect();
+        // x^-1 holds, at piece q's home, the piece whose home is where q sits in x: the
+        // nibble of the block's idx-th position goes to the nibble of its piece's member.
+        let mut nibbles = [0u16; 4];
+        let mut positions = (0..N).filter(|&i| masks[b] >> i & 1 == 1);
+        for nibble in &mut nibbles {
+            let i = positions.next().expect("four positions per block");
+            *nibble = (self.block_of[i] as u16) << 2 | ((O - ori[i]) % O) as u16;
+        }
+        let orders = s4_orders();
         std::array::from_fn(|o| {
-            let mut order = [0u8; 4];
-            perm_unrank(o as u32, &mut order);
-            // x^-1 holds, at piece q's home, the piece whose home is where q sits in x.
-            let mut key = 0u16;
-            for (idx, &member) in order.iter().enumerate() {
-                let i = positions[idx];
-                let inv_ori = (O - ori[i]) % O;
-                key |= ((self.block_of[i] as u16) << 2 | inv_ori as u16) << (4 * member as usize);
-            }
-            key
+            (0..4).fold(0u16, |key, idx| key | nibbles[idx] << (4 * orders[o][idx] as usize))
         })
     }
+}
+
+/// The 24 orderings of a block's four pieces, by rank.
+fn s4_orders() -> &'static [[u8; 4]; 24] {
+    static ORDERS: std::sync::OnceLock<[[u8; 4]; 24]> = std::sync::OnceLock::new();
+    ORDERS.get_or_init(|| {
+        std::array::from_fn(|r| {
+            let mut order = [0u8; 4];
+            perm_unrank(r as u32, &mut order);
+            order
+        })
+    })
 }
 
 /// A piece kind inside a [`Cube`]; the other kind is left solved.

@@ -258,17 +258,17 @@ where
     }
 
     /// The raw row values of class `row`, increasing.
-    fn members_of(&self, row: u32) -> Vec<u32> {
+    fn members_of(&self, row: u32) -> std::borrow::Cow<'_, [u32]> {
         if !self.members.is_empty() {
             let start = self.member_start[row as usize] as usize;
             let end = self.member_start[row as usize + 1] as usize;
-            return self.members[start..end].to_vec();
+            return std::borrow::Cow::Borrowed(&self.members[start..end]);
         }
         let rep = self.classes.rep(row);
         let mut members: Vec<u32> = Symmetry::all().map(|s| self.conj.apply(s, rep)).collect();
         members.sort_unstable();
         members.dedup();
-        members
+        std::borrow::Cow::Owned(members)
     }
 
     /// Where `row` goes under face turn `m`. Panics in a space built with [`Transitions::Skip`].
@@ -295,26 +295,30 @@ where
     /// if its row value is one of the class's raw values, which is decided block by block from
     /// the per-block inverse keys.
     pub fn inverse_filter(&self, row: u32) -> BlockFilter {
-        let member_keys: Vec<[u16; 3]> =
-            self.members_of(row).iter().map(|&m| self.layout.row_keys(m)).collect();
         let rep = self.classes.rep(row);
-        let mut compat = [[0u64; 24]; 3];
-        for (b, table) in compat.iter_mut().enumerate().take(self.blocks()) {
+        let blocks = self.blocks();
+        // Each block's inverse keys with their orderings, sorted, so that a member finds the
+        // orderings its key matches by a binary search (a row has up to 48 members).
+        let mut sorted = [[(0u16, 0u8); 24]; 3];
+        for (b, keys) in sorted.iter_mut().enumerate().take(blocks) {
             let inv = self.layout.inverse_keys(rep, b);
-            for (o, mask) in table.iter_mut().enumerate() {
-                for (i, keys) in member_keys.iter().enumerate() {
-                    if keys[b] == inv[o] {
-                        *mask |= 1 << i;
-                    }
+            *keys = std::array::from_fn(|o| (inv[o], o as u8));
+            keys.sort_unstable();
+        }
+        let mut compat = [[0u64; 24]; 3];
+        for (i, &m) in self.members_of(row).iter().enumerate() {
+            let keys = self.layout.row_keys(m);
+            for b in 0..blocks {
+                let matching = &sorted[b][sorted[b].partition_point(|&(key, _)| key < keys[b])..];
+                for &(_, o) in matching.iter().take_while(|&&(key, _)| key == keys[b]) {
+                    compat[b][o as usize] |= 1 << i;
                 }
             }
         }
-        if self.blocks() < 3 {
-            for table in compat.iter_mut().skip(self.blocks()) {
-                *table = [u64::MAX; 24];
-            }
+        for table in compat.iter_mut().skip(blocks) {
+            *table = [u64::MAX; 24];
         }
-        BlockFilter { blocks: self.blocks(), compat }
+        BlockFilter { blocks, compat }
     }
 }
 
