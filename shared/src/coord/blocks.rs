@@ -10,7 +10,7 @@
 //! the symmetries used, the row value is a coordinate that moves and symmetries act on, and a
 //! move maps the columns of a row through one bijection per block (see `bfs::rows`).
 
-use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, perm_unrank, subset_rank, subset_unrank};
+use super::rank::{binomial, ori_rank, ori_unrank, perm_rank, s4_orders, subset_rank, subset_unrank};
 use crate::cube::{Corners, Cube, Edges, Pieces, Symmetry};
 
 /// Blocks of four pieces over N pieces with O orientations.
@@ -161,8 +161,7 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
         ori_unrank(row % self.ori_count(), O, &mut x.ori);
         let mut col = column;
         for b in (0..nb).rev() {
-            let mut order = [0u8; 4];
-            perm_unrank(col % 24, &mut order);
+            let order = s4_orders()[(col % 24) as usize];
             col /= 24;
             let mut k = 0;
             for i in 0..N {
@@ -310,18 +309,6 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
             (0..4).fold(0u16, |key, idx| key | nibbles[idx] << (4 * orders[o][idx] as usize))
         })
     }
-}
-
-/// The 24 orderings of a block's four pieces, by rank.
-fn s4_orders() -> &'static [[u8; 4]; 24] {
-    static ORDERS: std::sync::OnceLock<[[u8; 4]; 24]> = std::sync::OnceLock::new();
-    ORDERS.get_or_init(|| {
-        std::array::from_fn(|r| {
-            let mut order = [0u8; 4];
-            perm_unrank(r as u32, &mut order);
-            order
-        })
-    })
 }
 
 /// A piece kind inside a [`Cube`]; the other kind is left solved.

@@ -92,6 +92,19 @@ pub fn perm_unrank(mut rank: u32, out: &mut [u8]) {
     }
 }
 
+/// The 24 permutations of four elements, by [`perm_rank`]: made once, for the paths that
+/// unrank an ordering of a block of four per row or entry.
+pub fn s4_orders() -> &'static [[u8; 4]; 24] {
+    static ORDERS: std::sync::OnceLock<[[u8; 4]; 24]> = std::sync::OnceLock::new();
+    ORDERS.get_or_init(|| {
+        std::array::from_fn(|r| {
+            let mut order = [0u8; 4];
+            perm_unrank(r as u32, &mut order);
+            order
+        })
+    })
+}
+
 /// Colexicographic rank of a k-subset of 0..n given as a bit mask: sum of C(pos_j, j+1) over
 /// the members in increasing order.
 #[inline]
@@ -144,6 +157,17 @@ pub fn ori_unrank(mut rank: u32, o: u8, out: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn s4_orders_are_the_24_permutations_in_rank_order() {
+        let orders = s4_orders();
+        for (r, order) in orders.iter().enumerate() {
+            let mut sorted = *order;
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3]);
+            assert_eq!(perm_rank(order), r as u32);
+        }
+    }
 
     #[test]
     fn permutations_round_trip_in_order() {

@@ -1,7 +1,7 @@
 //! The symmetric group S4 by rank (0..24, lexicographic): the orderings of one block's four
 //! pieces. A block's column map is `o -> left . o . right`, so two bytes describe it.
 
-use crate::coord::rank::{perm_rank, perm_unrank};
+use crate::coord::rank::{perm_rank, s4_orders};
 use std::sync::OnceLock;
 
 struct Tables {
@@ -15,13 +15,7 @@ struct Tables {
 fn tables() -> &'static Tables {
     static T: OnceLock<Tables> = OnceLock::new();
     T.get_or_init(|| {
-        let perms: Vec<[u8; 4]> = (0..24)
-            .map(|r| {
-                let mut p = [0u8; 4];
-                perm_unrank(r, &mut p);
-                p
-            })
-            .collect();
+        let perms = s4_orders();
         let mut product = [[0u8; 24]; 24];
         let mut inverse = [0u8; 24];
         for a in 0..24 {
@@ -76,6 +70,7 @@ pub fn solve_left_right(t_id: u8, t_gens: [u8; 2]) -> Option<(u8, u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coord::rank::perm_unrank;
 
     #[test]
     fn generators_are_what_the_comments_say_and_generate_s4() {
