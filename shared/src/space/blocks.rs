@@ -17,7 +17,7 @@ mod groups;
 mod maps;
 
 pub use bytes::IndexBytesError;
-pub use maps::{ColumnMap, Contributions};
+pub use maps::{ColumnMap, Contributions, MapTable};
 
 use super::index::{InverseFilter, Inverses, RowIndex};
 use super::locality::{self, RowOrder};
@@ -34,6 +34,14 @@ const PULL_WEIGHT: u64 = 16;
 pub struct Transition {
     pub target: u32,
     pub map: ColumnMap,
+}
+
+/// A transition as a space keeps it: the target row and its map's number in the space's
+/// [`MapTable`] (8 bytes against 16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Step {
+    target: u32,
+    map: u32,
 }
 
 /// Whether [`RowSpace::with_classes`] probes the rows' transitions: a coordinator whose workers
@@ -54,7 +62,9 @@ pub struct RowSpace<const N: usize, const O: u8> {
     /// dropped: see [`Self::shrink`]).
     conj: RowConjugation<N, O>,
     block_perms: Vec<[u8; 3]>,
-    transitions: Vec<Transition>,
+    /// Every (row, move) transition, row by row, naming its map in `maps`.
+    steps: Vec<Step>,
+    maps: MapTable,
     stabilizer_maps: Vec<Vec<ColumnMap>>,
     /// Raw row values of every class, grouped by class (`members[member_start[r]..][..size]`).
     members: Vec<u32>,
@@ -92,7 +102,7 @@ where
         let raw = classes.raw_count() as u64;
         let rows = classes.class_count() as u64;
         let per_row = match transitions {
-            Transitions::Probe => Move::COUNT * std::mem::size_of::<Transition>(),
+            Transitions::Probe => Move::COUNT * std::mem::size_of::<Step>(),
             Transitions::Skip => 0,
         } + std::mem::size_of::<Vec<ColumnMap>>();
         raw * (4 + 1 + 4) + rows * (4 + 4 + 8) + rows * per_row as u64
@@ -114,14 +124,15 @@ where
             classes,
             conj,
             block_perms,
-            transitions: Vec::new(),
+            steps: Vec::new(),
+            maps: MapTable::default(),
             stabilizer_maps: Vec::new(),
             members: Vec::new(),
             member_start: Vec::new(),
             id: next_space_id(),
         };
         if transitions == Transitions::Probe {
-            space.transitions = space.probe_transitions();
+            (space.steps, space.maps) = space.probe_transitions();
         }
         if order == RowOrder::Locality {
             space.renumber_in_locality_order();
@@ -154,12 +165,12 @@ where
     fn renumber_in_locality_order(&mut self) {
         assert!(self.has_transitions(), "the locality order is made from the rows' transitions");
         let n = Move::COUNT;
-        let transitions = &self.transitions;
+        let steps = &self.steps;
         let order = locality::row_order(
             self.row_count(),
             self.start().0,
             n,
-            |r, i| transitions[r as usize * n + i].target,
+            |r, i| steps[r as usize * n + i].target,
             |i| Move::from_index(i).turns() == 2,
         );
         let mut new_of = vec![0u32; order.len()];
@@ -170,24 +181,29 @@ where
             .par_iter()
             .flat_map_iter(|&old| {
                 let new_of = &new_of;
-                transitions[old as usize * n..][..n]
+                steps[old as usize * n..][..n]
                     .iter()
-                    .map(move |t| Transition { target: new_of[t.target as usize], map: t.map })
+                    .map(move |t| Step { target: new_of[t.target as usize], map: t.map })
             })
             .collect();
-        self.transitions = renumbered;
+        self.steps = renumbered;
         self.classes = self.classes.renumbered(&order);
     }
 
-    /// Every row's transition under every face turn, rows in order.
-    fn probe_transitions(&self) -> Vec<Transition> {
-        (0..self.row_count())
+    /// Every row's transition under every face turn, rows in order, with the table of their
+    /// maps.
+    fn probe_transitions(&self) -> (Vec<Step>, MapTable) {
+        let probed: Vec<Transition> = (0..self.row_count())
             .into_par_iter()
             .flat_map_iter(|r| {
                 let probes = ColumnMap::probe_columns(self.blocks()).map(|c| self.position(r, c));
                 Move::all().map(move |m| self.probe_transition(&probes, m))
             })
-            .collect()
+            .collect();
+        let maps: Vec<ColumnMap> = probed.par_iter().map(|t| t.map).collect();
+        let (table, ids) = MapTable::number(&maps);
+        let steps = probed.par_iter().zip(ids).map(|(t, map)| Step { target: t.target, map }).collect();
+        (steps, table)
     }
 
     /// The transition of a row under `m`, from the row's positions at the probe columns. All
@@ -210,7 +226,7 @@ where
 
     /// Whether the rows' transitions were probed ([`Transitions::Probe`]).
     pub fn has_transitions(&self) -> bool {
-        !self.transitions.is_empty()
+        !self.steps.is_empty()
     }
 
     pub fn layout(&self) -> &BlockLayout<N, O> {
@@ -273,9 +289,15 @@ where
 
     /// Where `row` goes under face turn `m`. Panics in a space built with [`Transitions::Skip`].
     #[inline]
-    pub fn transition(&self, row: u32, m: Move) -> &Transition {
-        debug_assert!(!self.transitions.is_empty(), "a row space built without transitions expands no row");
-        &self.transitions[row as usize * Move::COUNT + m.index()]
+    pub fn transition(&self, row: u32, m: Move) -> Transition {
+        let step = self.step(row, m);
+        Transition { target: step.target, map: self.maps.map(step.map) }
+    }
+
+    #[inline]
+    fn step(&self, row: u32, m: Move) -> Step {
+        debug_assert!(!self.steps.is_empty(), "a row space built without transitions expands no row");
+        self.steps[row as usize * Move::COUNT + m.index()]
     }
 
     /// Column maps of the non-identity members of the row's stabilizer.
@@ -428,8 +450,8 @@ where
 
     #[inline]
     fn transition(&self, row: u32, m: Move) -> (u32, Contributions) {
-        let t = RowSpace::transition(self, row, m);
-        (t.target, t.map.contributions())
+        let step = self.step(row, m);
+        (step.target, self.maps.contributions(step.map))
     }
 
     fn row_weight(&self, row: u32) -> u64 {

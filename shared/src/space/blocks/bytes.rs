@@ -6,23 +6,25 @@
 //! no checksum of their own: they travel inside a shard, which has one; every value is still
 //! checked on decoding, so that a wrong file or version is refused rather than used.
 //!
-//! The transitions go as two streams, which the shard's compression packs far better than
-//! records: every target as its distance from its own row (zigzag, 4 bytes: in locality order
-//! most moves lead to a nearby row, so the high bytes are zeros), then every column map.
+//! The transitions go as streams, which the shard's compression packs far better than records:
+//! every target as its distance from its own row (zigzag, 4 bytes: in locality order most moves
+//! lead to a nearby row, so the high bytes are zeros), then the table of the space's distinct
+//! column maps, then every transition's number in that table.
 
-use super::{ColumnMap, RowSpace, Transition};
+use super::{ColumnMap, MapTable, RowSpace, Step};
 use crate::coord::{BlockLayout, Part, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
 use rayon::prelude::*;
 
 const MAGIC: &[u8; 4] = b"CFRS";
-/// Version 3: targets and maps as two streams, targets relative to their rows (version 2:
-/// rows in locality order, representatives no longer increase).
-const VERSION: u32 = 3;
+/// Version 4: the maps as a table and numbers in it (version 3: targets and maps as two
+/// streams, targets relative to their rows; version 2: rows in locality order).
+const VERSION: u32 = 4;
 /// Bytes of one encoded [`ColumnMap`]: blocks, then source, left and right of each of 3 blocks.
 const MAP_BYTES: usize = 10;
-/// Bytes of one encoded [`Transition`]: the target row's distance and the map (in two streams).
-const TRANSITION_BYTES: usize = 4 + MAP_BYTES;
+/// Bytes of one encoded transition: the target row's distance and its map's number (in two
+/// streams).
+const TRANSITION_BYTES: usize = 4 + 4;
 
 /// `target - row` folded into an unsigned value, small for nearby rows of either side.
 fn zigzag(row: u32, target: u32) -> u32 {
@@ -110,11 +112,11 @@ where
     /// The index as bytes (see the module's documentation). Panics on a space built without
     /// transitions: it has nothing a worker could use.
     pub fn to_bytes(&self) -> Vec<u8> {
-        assert!(!self.transitions.is_empty(), "a row space without transitions is not sent");
+        assert!(!self.steps.is_empty(), "a row space without transitions is not sent");
         let rows = self.row_count() as usize;
-        let maps: usize = self.stabilizer_maps.iter().map(Vec::len).sum();
+        let maps = self.maps.len() + self.stabilizer_maps.iter().map(Vec::len).sum::<usize>();
         let mut out =
-            Vec::with_capacity(32 + rows * 13 + self.transitions.len() * TRANSITION_BYTES + maps * MAP_BYTES);
+            Vec::with_capacity(36 + rows * 13 + self.steps.len() * TRANSITION_BYTES + maps * MAP_BYTES);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(&[N as u8, O]);
@@ -124,10 +126,12 @@ where
             out.extend_from_slice(&self.classes.rep(r).to_le_bytes());
             out.extend_from_slice(&self.classes.stabilizer(r).to_le_bytes());
         }
-        for (i, t) in self.transitions.iter().enumerate() {
+        for (i, t) in self.steps.iter().enumerate() {
             out.extend_from_slice(&zigzag((i / Move::COUNT) as u32, t.target).to_le_bytes());
         }
-        self.transitions.iter().for_each(|t| t.map.put(&mut out));
+        out.extend_from_slice(&(self.maps.len() as u32).to_le_bytes());
+        self.maps.maps().iter().for_each(|m| m.put(&mut out));
+        self.steps.iter().for_each(|t| out.extend_from_slice(&t.map.to_le_bytes()));
         for row_maps in &self.stabilizer_maps {
             out.push(row_maps.len() as u8);
             row_maps.iter().for_each(|m| m.put(&mut out));
@@ -174,18 +178,28 @@ where
         }
         // Fixed-size values, read on every thread (26.7 million transitions for edges).
         let targets = r.take(rows * Move::COUNT * 4)?;
-        let maps = r.take(rows * Move::COUNT * MAP_BYTES)?;
-        let transitions = targets
+        let map_count = r.u32()? as usize;
+        if map_count.saturating_mul(MAP_BYTES) > bytes.len() - r.at {
+            return Err(IndexBytesError::Short(bytes.len()));
+        }
+        let maps =
+            (0..map_count).map(|_| ColumnMap::get(r.take(MAP_BYTES)?)).collect::<Result<Vec<_>, _>>()?;
+        let ids = r.take(rows * Move::COUNT * 4)?;
+        let steps = targets
             .par_chunks_exact(4)
-            .zip(maps.par_chunks_exact(MAP_BYTES))
+            .zip(ids.par_chunks_exact(4))
             .enumerate()
-            .map(|(i, (z, map))| {
+            .map(|(i, (z, id))| {
                 let z = u32::from_le_bytes(z.try_into().expect("4 bytes"));
                 let target = unzigzag((i / Move::COUNT) as u32, z);
                 if target as usize >= rows {
                     return Err(IndexBytesError::Bad("a transition's target row"));
                 }
-                Ok(Transition { target, map: ColumnMap::get(map)? })
+                let map = u32::from_le_bytes(id.try_into().expect("4 bytes"));
+                if map as usize >= map_count {
+                    return Err(IndexBytesError::Bad("a transition's map number"));
+                }
+                Ok(Step { target, map })
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut stabilizer_maps = Vec::with_capacity(rows);
@@ -208,7 +222,8 @@ where
             conj: layout.row_conjugation(),
             layout,
             classes,
-            transitions,
+            steps,
+            maps: MapTable::of(maps),
             stabilizer_maps,
             members: Vec::new(),
             member_start: Vec::new(),
@@ -298,6 +313,11 @@ mod tests {
             target[first_transition..first_transition + 4].copy_from_slice(&far.to_le_bytes());
             assert!(refused(&target).unwrap().contains("target row"), "{far}");
         }
+        // A transition's map number beyond the table.
+        let first_id = first_transition + built.steps.len() * 4 + 4 + built.maps.len() * MAP_BYTES;
+        let mut id = bytes.clone();
+        id[first_id..first_id + 4].copy_from_slice(&(built.maps.len() as u32).to_le_bytes());
+        assert!(refused(&id).unwrap().contains("map number"));
         let edges = crate::coord::edge_slices();
         assert!(RowSpace::from_bytes(edges, &bytes).err().unwrap().to_string().contains("another space"));
     }
