@@ -1,5 +1,5 @@
 //! A built [`RowSpace`] as bytes, so that a job's index is made once and the workers of a row
-//! search receive it (about 0.4 GB for edges, against 15 CPU seconds to build): what
+//! search receive it (about 0.23 GB for edges, against 15 CPU seconds to build): what
 //! [`RowSpace::shrink`] keeps, the class representatives and stabilizers, every (row, move)
 //! transition and the stabilizer maps. The layout, the symmetry action and the block
 //! permutations are small and made again by the receiver from the space's name. The bytes carry
