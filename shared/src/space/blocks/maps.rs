@@ -102,14 +102,14 @@ pub struct MapTable {
     contributions: Vec<Contributions>,
 }
 
-/// Hashes a map's packed value with one multiplication (the keys are distinct small
-/// integers; no hash flooding can come from a space's own maps).
+/// Hashes a map's packed value with one multiplication, its high half folded into the low bits
+/// that pick a bucket (the keys are a space's own maps: nothing to defend against).
 #[derive(Default)]
 struct PackedHasher(u64);
 
 impl Hasher for PackedHasher {
     fn finish(&self) -> u64 {
-        self.0
+        self.0 ^ self.0 >> 32
     }
 
     fn write(&mut self, bytes: &[u8]) {
