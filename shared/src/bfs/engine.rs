@@ -1,7 +1,10 @@
 //! The level-synchronous breadth-first search over a [`RowSpace`].
 //!
 //! State: three bit arrays of one bit per entry (visited, frontier, next), each row padded to
-//! whole 64-bit words, in memory maps (see [`BitStore`]). A level either pushes the frontier
+//! whole 64-bit words, in memory maps (see [`BitStore`]). In memory (no state directory) the
+//! level is made in the frontier's own array wherever the frontier need not stay as bits: a
+//! pull never reads it, and a push reads it as column lists while it is sparse
+//! ([`ColumnLists`]), so the third array is written only by a push from a dense frontier. A level either pushes the frontier
 //! forward (every target row gathers the images of the frontier rows that land in it, so rows
 //! fill in parallel without atomics and the result is a set union, independent of scheduling)
 //! or, once fewer entries are unvisited than in the frontier, pulls (for every unvisited entry:
@@ -17,6 +20,7 @@
 
 use super::bitmap::BitStore;
 use super::levels::{run_levels, LevelMaker, Standing};
+use super::lists::ColumnLists;
 use super::report::{BfsError, Direction, JournalError, LevelReport, Progress};
 use super::task::{backward_rows, by_row_chunks, forward_rows, Counting, FullRows, Sources, Visited};
 use crate::cube::Move;
@@ -70,11 +74,19 @@ pub fn state_bytes(rows: u64, columns: u64) -> u64 {
     3 * 8 * rows * columns.div_ceil(64)
 }
 
+/// A push's frontier: the bit array, or its column lists.
+pub(crate) enum FrontierInput<'a> {
+    Bits(&'a [u64]),
+    Lists(&'a ColumnLists),
+    /// A pull reads no frontier.
+    None,
+}
+
 /// What a level reads: the depth being computed, `visited` and `frontier` (rows of
 /// `words_per_row` words), what to count, and the progress counters to advance.
 pub(crate) struct LevelInput<'a> {
     pub visited: &'a [u64],
-    pub frontier: &'a [u64],
+    pub frontier: FrontierInput<'a>,
     pub words_per_row: usize,
     pub counting: Counting,
     pub progress: &'a Progress,
@@ -110,10 +122,19 @@ impl Expander {
             }),
             _ => {
                 let sources = self.sources.get_or_init(|| Sources::build(space, moves));
-                let frontier = FullRows::new(level.frontier, words);
-                by_row_chunks(next.words_mut(), words, 0, done, |rows, out| {
-                    forward_rows(space, moves, rows, sources, &frontier, &visited, counting, out)
-                })
+                let out = next.words_mut();
+                match level.frontier {
+                    FrontierInput::Bits(bits) => {
+                        let frontier = FullRows::new(bits, words);
+                        by_row_chunks(out, words, 0, done, |rows, out| {
+                            forward_rows(space, moves, rows, sources, &frontier, &visited, counting, out)
+                        })
+                    }
+                    FrontierInput::Lists(lists) => by_row_chunks(out, words, 0, done, |rows, out| {
+                        forward_rows(space, moves, rows, sources, lists, &visited, counting, out)
+                    }),
+                    FrontierInput::None => unreachable!("a push is given its frontier"),
+                }
             }
         }
     }
@@ -177,6 +198,7 @@ pub fn run<I: RowIndex>(
         slots,
         slot,
         made: slot,
+        frontier_entries: standing.frontier,
         on_level,
     };
     run_levels(&mut levels, space.entry_count(), space.pull_weight(), standing, options.max_depth, progress)
@@ -197,6 +219,8 @@ struct Levels<'a, I, F> {
     slot: usize,
     /// The slot of the level just made.
     made: usize,
+    /// Entries of the frontier.
+    frontier_entries: u64,
     on_level: F,
 }
 
@@ -216,13 +240,32 @@ impl<I: RowIndex, F: FnMut(&LevelReport, &[u64])> LevelMaker for Levels<'_, I, F
                 counting.count(space, rows, out)
             }));
         }
-        self.made = 1 - self.slot;
+        // In memory, the level goes into the frontier's own array when the frontier is not
+        // needed as bits (with a state directory the frontier's file must survive the level).
+        let in_memory = self.options.state_dir.is_none();
+        let array_bytes = (self.visited.words().len() * 8) as u64;
+        let lists = (in_memory
+            && direction == Direction::Forward
+            && ColumnLists::fit(space.column_count(), self.frontier_entries, array_bytes))
+        .then(|| ColumnLists::of(self.slots[self.slot].words(), words));
+        let reuse = in_memory && (direction == Direction::Backward || lists.is_some());
+        self.made = if reuse { self.slot } else { 1 - self.slot };
         let [a, b] = &mut self.slots;
-        let (frontier, next) = if self.slot == 0 { (&*a, b) } else { (&*b, a) };
+        let (frontier, next) = match (self.slot, reuse) {
+            (0, false) => (Some(&*a), b),
+            (_, false) => (Some(&*b), a),
+            (0, true) => (None, a),
+            (_, true) => (None, b),
+        };
         next.clear()?;
+        let frontier = match (&lists, frontier) {
+            (Some(lists), _) => FrontierInput::Lists(lists),
+            (None, Some(bits)) => FrontierInput::Bits(bits.words()),
+            (None, None) => FrontierInput::None,
+        };
         let level = LevelInput {
             visited: self.visited.words(),
-            frontier: frontier.words(),
+            frontier,
             words_per_row: words,
             counting,
             progress: self.progress,
@@ -238,6 +281,7 @@ impl<I: RowIndex, F: FnMut(&LevelReport, &[u64])> LevelMaker for Levels<'_, I, F
         or_into(self.visited.words_mut(), level.words());
         (self.on_level)(report, level.words());
         self.slot = self.made;
+        self.frontier_entries = report.entries;
         Ok(())
     }
 }

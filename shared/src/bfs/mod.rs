@@ -4,6 +4,7 @@ mod bitmap;
 mod depths;
 mod engine;
 mod levels;
+mod lists;
 pub mod owned;
 pub mod reference;
 mod report;

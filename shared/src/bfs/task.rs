@@ -86,7 +86,7 @@ pub fn forward_rows<I: RowIndex>(
     moves: &[Move],
     rows: Range<u32>,
     sources: &Sources,
-    frontier: &impl RowBits,
+    frontier: &impl PushSource,
     seen: &impl Seen,
     counting: Counting,
     out: &mut [u64],
@@ -122,6 +122,31 @@ pub fn backward_rows<I: RowIndex, V: VisitedRows>(
 pub trait RowBits: Sync {
     /// The row's words, or `None` when the row is known to have no entry.
     fn row(&self, r: u32) -> Option<&[u64]>;
+}
+
+/// A frontier as a push reads it: which rows hold entries, and their images under a map.
+/// Every [`RowBits`] is one; the engine's frontier may also be column lists ([`ColumnLists`]).
+///
+/// [`ColumnLists`]: super::lists::ColumnLists
+pub trait PushSource: Sync {
+    /// Whether row `r` holds entries.
+    fn holds(&self, r: u32) -> bool;
+    /// ORs into `out` the image under `map` of every entry of row `r`.
+    fn or_images_of<M: ColumnMapper>(&self, r: u32, map: &M, out: &mut [u64]);
+}
+
+impl<T: RowBits> PushSource for T {
+    #[inline]
+    fn holds(&self, r: u32) -> bool {
+        self.row(r).is_some()
+    }
+
+    #[inline]
+    fn or_images_of<M: ColumnMapper>(&self, r: u32, map: &M, out: &mut [u64]) {
+        if let Some(bits) = self.row(r) {
+            map.or_images(bits, out);
+        }
+    }
 }
 
 /// The visited entries, as a pull reads them.
@@ -344,17 +369,19 @@ pub(crate) fn push_into_rows<I: RowIndex>(
     moves: &[Move],
     targets: Range<u32>,
     sources: &Sources,
-    frontier: &impl RowBits,
+    frontier: &impl PushSource,
     out: &mut [u64],
 ) -> bool {
     let words = (space.column_count() as usize).div_ceil(64);
     let mut any = false;
     for (t, row) in targets.zip(out.chunks_mut(words)) {
         for &(r, mi) in sources.of(t) {
-            let Some(bits) = frontier.row(r) else { continue };
+            if !frontier.holds(r) {
+                continue;
+            }
             let (target, map) = space.transition(r, moves[mi as usize]);
             debug_assert_eq!(target, t);
-            map.or_images(bits, row);
+            frontier.or_images_of(r, &map, row);
             any = true;
         }
     }
