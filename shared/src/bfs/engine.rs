@@ -4,14 +4,16 @@
 //! whole 64-bit words, in memory maps (see [`BitStore`]). In memory (no state directory) the
 //! level is made in the frontier's own array wherever the frontier need not stay as bits: a
 //! pull never reads it, and a push reads it as column lists while it is sparse
-//! ([`ColumnLists`]), so the third array is written only by a push from a dense frontier. A level either pushes the frontier
-//! forward (every target row gathers the images of the frontier rows that land in it, so rows
-//! fill in parallel without atomics and the result is a set union, independent of scheduling)
-//! or, once fewer entries are unvisited than in the frontier, pulls (for every unvisited entry:
-//! is a neighbour visited? That is the same as "in the frontier", see `task.rs`; each row writes
-//! only its own bits). Pushing with one chosen symmetry per target row misses the stabilizer
-//! images in self-symmetric rows, so rows are closed under their stabilizer after a push; a pull
-//! needs no closure, as the visited set already is closed. The task that owns a range of rows
+//! ([`ColumnLists`]), so the third array is written only by a push from a dense frontier.
+//!
+//! A level either pushes the frontier forward (every target row gathers the images of the
+//! frontier rows that land in it, so rows fill in parallel without atomics and the result is a
+//! set union, independent of scheduling) or, once fewer entries are unvisited than in the
+//! frontier, pulls (for every unvisited entry: is a neighbour visited? That is the same as "in
+//! the frontier", see `task.rs`; each row writes only its own bits). Pushing with one chosen
+//! symmetry per target row misses the stabilizer images in self-symmetric rows, so rows are
+//! closed under their stabilizer after a push; a pull needs no closure, as the visited set
+//! already is closed. The task that owns a range of rows
 //! does all of that and counts them, so the engine only ORs levels into `visited` and sums.
 //!
 //! Cost model: a push touches frontier x moves entries, a pull at most unvisited x moves; per
