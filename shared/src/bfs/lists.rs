@@ -38,14 +38,16 @@ impl ColumnLists {
         }
         let mut columns = vec![0u16; *starts.last().expect("a last start") as usize];
         // Each unit of rows writes its own slice of the columns.
-        let mut slices = Vec::with_capacity(counts.len().div_ceil(ROWS_PER_UNIT));
+        let rows = counts.len();
         let mut rest = &mut columns[..];
-        for unit in starts.chunks(ROWS_PER_UNIT).map(|s| s[0]).collect::<Vec<_>>().windows(2) {
-            let (head, tail) = rest.split_at_mut((unit[1] - unit[0]) as usize);
-            slices.push(head);
-            rest = tail;
-        }
-        slices.push(rest);
+        let slices: Vec<&mut [u16]> = (0..rows.div_ceil(ROWS_PER_UNIT))
+            .map(|k| {
+                let (begin, end) = (starts[k * ROWS_PER_UNIT], starts[((k + 1) * ROWS_PER_UNIT).min(rows)]);
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut((end - begin) as usize);
+                rest = tail;
+                head
+            })
+            .collect();
         words.par_chunks(words_per_row * ROWS_PER_UNIT).zip(slices).for_each(|(rows, out)| {
             let mut at = 0;
             for (w, &word) in rows.iter().enumerate() {
@@ -84,18 +86,16 @@ impl PushSource for ColumnLists {
             }
             return;
         }
-        // At most the edges' 216 words: on the stack, no allocation per row.
-        const MAX_WORDS: usize = 1024;
-        if self.words_per_row <= MAX_WORDS {
-            let mut bits = [0u64; MAX_WORDS];
-            let bits = &mut bits[..self.words_per_row];
+        // The row's bits made again in a buffer kept per thread: no allocation per row.
+        thread_local! {
+            static BITS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BITS.with_borrow_mut(|bits| {
+            bits.clear();
+            bits.resize(self.words_per_row, 0);
             columns.iter().for_each(|&c| set_bit(bits, c as u32));
             map.or_images(bits, out);
-        } else {
-            let mut bits = vec![0u64; self.words_per_row];
-            columns.iter().for_each(|&c| set_bit(&mut bits, c as u32));
-            map.or_images(&bits, out);
-        }
+        });
     }
 }
 

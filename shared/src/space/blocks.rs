@@ -200,8 +200,7 @@ where
                 Move::all().map(move |m| self.probe_transition(&probes, m))
             })
             .collect();
-        let maps: Vec<ColumnMap> = probed.par_iter().map(|t| t.map).collect();
-        let (table, ids) = MapTable::number(&maps);
+        let (table, ids) = MapTable::number(&probed, |t| t.map);
         let steps = probed.par_iter().zip(ids).map(|(t, map)| Step { target: t.target, map }).collect();
         (steps, table)
     }

@@ -152,12 +152,13 @@ impl ColumnMap {
 }
 
 impl MapTable {
-    /// The table of the distinct maps of `maps`, in the order of their packed values (so the
-    /// same maps give the same numbers on any thread count), and each map's number in it.
-    pub fn number(maps: &[ColumnMap]) -> (MapTable, Vec<u32>) {
-        let distinct = maps
+    /// The table of the distinct maps of `items` (each item's map is `map_of`), in the order of
+    /// their packed values (so the same maps give the same numbers on any thread count), and
+    /// each item's map number in it.
+    pub fn number<T: Sync>(items: &[T], map_of: impl Fn(&T) -> ColumnMap + Sync) -> (MapTable, Vec<u32>) {
+        let distinct = items
             .par_chunks(1 << 16)
-            .map(|chunk| chunk.iter().map(ColumnMap::packed).collect::<HashSet<u64, Packed>>())
+            .map(|chunk| chunk.iter().map(|t| map_of(t).packed()).collect::<HashSet<u64, Packed>>())
             .reduce(HashSet::default, |mut a, b| {
                 a.extend(b);
                 a
@@ -166,7 +167,7 @@ impl MapTable {
         keys.sort_unstable();
         let number: HashMap<u64, u32, Packed> =
             keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-        let ids = maps.par_iter().map(|m| number[&m.packed()]).collect();
+        let ids = items.par_iter().map(|t| number[&map_of(t).packed()]).collect();
         (MapTable::of(keys.into_iter().map(ColumnMap::unpacked).collect()), ids)
     }
 
@@ -222,7 +223,7 @@ mod tests {
         }
         // Repeats in a scrambled order, more than one parallel chunk of them.
         let maps: Vec<ColumnMap> = (0..200_000u64).map(|i| distinct[(i * 7 % 13 % 4) as usize]).collect();
-        let (table, ids) = MapTable::number(&maps);
+        let (table, ids) = MapTable::number(&maps, |m| *m);
         assert_eq!(table.len(), distinct.len());
         for (m, &id) in maps.iter().zip(&ids) {
             assert_eq!(table.map(id), *m);
@@ -230,6 +231,6 @@ mod tests {
         }
         // The numbers follow the maps, not their order of appearance.
         let reversed: Vec<ColumnMap> = maps.iter().rev().copied().collect();
-        assert_eq!(MapTable::number(&reversed).0.maps(), table.maps());
+        assert_eq!(MapTable::number(&reversed, |m| *m).0.maps(), table.maps());
     }
 }
