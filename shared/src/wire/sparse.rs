@@ -4,11 +4,13 @@
 //! message says it holds.
 //!
 //! A row is sent *raw* (its words) or as its *positions* (the columns of its entries, two bytes
-//! each), whichever is shorter: a row with fewer than about one entry in 16 columns travels as
-//! positions. Early and late levels, and the messages of many workers (each sender holds a
-//! small share of a part's images), are sparse; the middle levels are dense. Either way the
-//! cost of a message follows its entries or its rows, never the whole part, and reading one is
-//! a walk over its words that ORs them straight into the part (no decoded copy).
+//! each, grouped by segments of 65,536 columns), whichever is shorter: a row with fewer than
+//! about one entry in 16 columns travels as positions, however wide (`h`'s rows hold 967,680
+//! columns, 15 segments). Early and late levels, and the messages of many workers (each sender
+//! holds a small share of a part's images), are sparse; the middle levels are dense. Either
+//! way the cost of a message follows its entries or its rows, never the whole part, and
+//! reading one is a walk over its words that ORs them straight into the part (no decoded
+//! copy).
 
 use crate::shard::{self, Codec, RawShard, ShardKey, WordPart};
 use crate::wire::Malformed;
@@ -16,8 +18,10 @@ use crate::wire::Malformed;
 /// A part's row set as a message carries it: the payload is
 /// - `blocks` words: one bit per row of the part, set when the row holds entries;
 /// - `blocks` words: for those rows, set when the row is raw, clear when it is positions;
-/// - each such row in order: raw, its words; positions, a word with their number `n`, then
-///   `n` columns as little-endian `u16`, four to a word (the last word padded with zeros);
+/// - each such row in order: raw, its words; positions, a word with their number `n`, then as
+///   little-endian `u16`, four to a word (the last word padded with zeros), the entries in
+///   each segment of 65,536 columns (one count per segment of the row), then the `n` columns
+///   in order, each less its segment's first column;
 /// - one word: its entries.
 pub struct SparseRows {
     words_per_row: usize,
@@ -30,14 +34,17 @@ pub struct SparseRows {
 /// Words after the rows: the entries.
 const COUNTERS: usize = 1;
 
-/// Whether rows of `words_per_row` words may travel as positions (a column fits in 16 bits).
-fn positions_fit(words_per_row: usize) -> bool {
-    words_per_row * 64 <= 1 << 16
+/// Columns in a segment of a positions row: a column within it fits in 16 bits.
+const SEGMENT: usize = 1 << 16;
+
+/// Segments of a row of `words_per_row` words.
+fn segments(words_per_row: usize) -> usize {
+    (words_per_row * 64).div_ceil(SEGMENT)
 }
 
-/// Words a positions row of `n` entries takes.
-fn positions_words(n: usize) -> usize {
-    1 + n.div_ceil(4)
+/// Words a positions row of `n` entries takes in rows of `segments` segments.
+fn positions_words(n: usize, segments: usize) -> usize {
+    1 + (segments + n).div_ceil(4)
 }
 
 /// The `u16` view of words (the payload is little-endian words, so this is the wire order).
@@ -83,8 +90,8 @@ impl SparseRows {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
         let blocks = rows.div_ceil(64);
-        let small = positions_fit(words_per_row);
-        let as_positions = |n: usize| small && positions_words(n) < words_per_row;
+        let segments = segments(words_per_row);
+        let as_positions = |n: usize| n < SEGMENT && positions_words(n, segments) < words_per_row;
         let counts: Vec<u32> = full
             .chunks(w)
             .enumerate()
@@ -94,7 +101,7 @@ impl SparseRows {
             .iter()
             .map(|&n| match n as usize {
                 0 => 0,
-                n if as_positions(n) => positions_words(n),
+                n if as_positions(n) => positions_words(n, segments),
                 _ => words_per_row,
             })
             .sum();
@@ -110,14 +117,15 @@ impl SparseRows {
             payload[i / 64] |= 1 << (i % 64);
             if as_positions(n) {
                 let at = payload.len();
-                payload.resize(at + positions_words(n), 0);
+                payload.resize(at + positions_words(n, segments), 0);
                 payload[at] = n as u64;
-                let out = &mut as_u16_mut(&mut payload[at + 1..])[..n];
+                let (counts, out) = as_u16_mut(&mut payload[at + 1..]).split_at_mut(segments);
                 let mut k = 0;
                 for (j, &word) in row.iter().enumerate() {
                     let mut b = word;
+                    counts[j * 64 / SEGMENT] += b.count_ones() as u16;
                     while b != 0 {
-                        out[k] = (j * 64) as u16 + b.trailing_zeros() as u16;
+                        out[k] = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
                         k += 1;
                         b &= b - 1;
                     }
@@ -176,7 +184,8 @@ impl SparseRows {
             return Err(Malformed::from("a row set says rows it does not hold are raw"));
         }
         let body = &payload[2 * blocks..payload.len() - COUNTERS];
-        let columns = words_per_row as u64 * 64;
+        let columns = words_per_row * 64;
+        let segments = segments(words_per_row);
         let mut at = 0usize;
         let mut entries = 0u64;
         for (k, (&p, &r)) in present.iter().zip(raw).enumerate() {
@@ -193,17 +202,24 @@ impl SparseRows {
                     at += words_per_row;
                 } else {
                     let n = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;
-                    if !positions_fit(words_per_row) || n == 0 || positions_words(n) >= words_per_row {
+                    let size = positions_words(n, segments);
+                    if n == 0 || n >= SEGMENT || size >= words_per_row {
                         return Err(malformed!("row {row} holds {n} positions, which a row never sends"));
                     }
-                    let words = body
-                        .get(at + 1..at + positions_words(n))
-                        .ok_or_else(|| malformed!("row {row} is cut short"))?;
-                    if as_u16(words)[..n].iter().any(|&c| c as u64 >= columns) {
+                    let words =
+                        body.get(at + 1..at + size).ok_or_else(|| malformed!("row {row} is cut short"))?;
+                    let (counts, lows) = as_u16(words).split_at(segments);
+                    if counts.iter().map(|&c| c as usize).sum::<usize>() != n {
+                        return Err(malformed!("row {row} counts other than its {n} positions by segment"));
+                    }
+                    // Only the last segment may be cut short by the row's end.
+                    let last = (segments - 1) * SEGMENT;
+                    let tail = &lows[n - counts[segments - 1] as usize..n];
+                    if tail.iter().any(|&c| last + c as usize >= columns) {
                         return Err(malformed!("row {row} names a column past its end"));
                     }
                     entries += n as u64;
-                    at += positions_words(n);
+                    at += size;
                 }
             }
         }
@@ -221,6 +237,7 @@ impl SparseRows {
     /// merged into a level, and how a kept level is read back into zeroed rows.
     pub fn or_into(&self, dest: &mut [u64]) {
         let w = self.words_per_row;
+        let segments = segments(w);
         assert_eq!(dest.len(), self.rows * w, "a part's rows");
         let (blocks, payload) = (self.blocks, &self.payload);
         let body = &payload[2 * blocks..payload.len() - COUNTERS];
@@ -236,10 +253,17 @@ impl SparseRows {
                     at += w;
                 } else {
                     let n = body[at] as usize;
-                    for &c in &as_u16(&body[at + 1..at + positions_words(n)])[..n] {
-                        out[c as usize / 64] |= 1 << (c % 64);
+                    let size = positions_words(n, segments);
+                    let (counts, mut lows) = as_u16(&body[at + 1..at + size]).split_at(segments);
+                    for (segment, &count) in counts.iter().enumerate() {
+                        let (these, rest) = lows.split_at(count as usize);
+                        let words = &mut out[segment * (SEGMENT / 64)..];
+                        for &c in these {
+                            words[c as usize / 64] |= 1 << (c % 64);
+                        }
+                        lows = rest;
                     }
-                    at += positions_words(n);
+                    at += size;
                 }
             }
         }
@@ -313,6 +337,31 @@ mod tests {
     }
 
     #[test]
+    fn rows_wider_than_a_segment_travel_as_positions() {
+        // The rows of H: 15,120 words, 967,680 columns in 15 segments, the last of 50,176.
+        let w = 15_120;
+        let mut full = vec![0u64; 2 * w];
+        for c in [0usize, 65_535, 65_536, 7 * 65_536 + 4_001, 967_679] {
+            full[c / 64] |= 1 << (c % 64);
+        }
+        full[w + 14_000] = 0xff; // row 1: 8 entries in segment 13
+        let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Raw);
+        let set = SparseRows::decode_rows(&bytes, KEY, 2, w).unwrap();
+        // Row 0: a count word, then 15 counts and 5 columns (5 words); row 1: 1 + 6 words.
+        assert_eq!(set.payload.len(), 2 + 6 + 7 + COUNTERS);
+        assert_eq!((set.entries(), set.to_rows()), (13, full));
+        // A column past the row's end in the last segment is refused.
+        let mut payload = vec![1u64, 0, 1, 0, 0, 0, 1 << 32 | 50_176 << 48, 1];
+        let forged = |p: &[u64]| {
+            let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(p)]);
+            SparseRows::decode_rows(&bytes, KEY, 1, w).map(|s| s.to_rows())
+        };
+        assert!(forged(&payload).unwrap_err().0.contains("past its end"));
+        payload[6] = 1 << 32 | 50_175 << 48;
+        assert_eq!(forged(&payload).unwrap()[w - 1], 1 << 63);
+    }
+
+    #[test]
     fn damaged_misrouted_oversized_or_malformed_messages_are_refused() {
         let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true, Codec::Zstd);
         let other = ShardKey { level: 6, ..KEY };
@@ -331,18 +380,24 @@ mod tests {
         };
         let forged = |payload: &[u64]| forged_in(payload, 2);
         assert!(forged(&[1, 1, 1, 0, 2]).contains("reports 2 entries"));
-        assert!(forged_in(&[1, 0, 1, 5, 9, 1], 8).contains("holds 2 words of rows"), "a word too many");
+        // A positions word: the count of the row's one segment, then the columns.
+        let one_at = |c: u64| 1 | c << 16;
+        assert!(
+            forged_in(&[1, 0, 1, one_at(5), 9, 1], 8).contains("holds 2 words of rows"),
+            "a word too many"
+        );
+        assert!(forged_in(&[1, 0, 1, 2 | 5 << 16, 1], 8).contains("counts other than"));
         assert!(forged(&[1, 1, 1, 1]).contains("cut short"));
         assert!(forged(&[0, 1, 0]).contains("does not hold"));
         assert!(forged(&[2, 2, 0]).contains("past the end"));
         // A positions row in a row of 2 words: never sent so (it would not be shorter).
         assert!(forged(&[1, 0, 1, 3, 1]).contains("never sends"));
         let w = 8; // 512 columns; one position at column 600
-        let mut p = vec![1, 0, 1, 600, 1];
+        let mut p = vec![1, 0, 1, one_at(600), 1];
         let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(&p)]);
         let err = SparseRows::decode_rows(&bytes, KEY, 1, w).map(|_| ()).unwrap_err();
         assert!(err.0.contains("past its end"), "{err}");
-        p[3] = 500;
+        p[3] = one_at(500);
         let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(&p)]);
         assert_eq!(SparseRows::decode_rows(&bytes, KEY, 1, w).unwrap().to_rows()[7], 1 << 52);
     }
