@@ -13,7 +13,6 @@ macro_rules! malformed {
 }
 
 pub mod coset;
-mod gaps;
 pub mod h48;
 pub mod product;
 mod sparse;

@@ -3,12 +3,10 @@
 //! each row that holds entries written the cheaper of two ways, checked against the entries the
 //! message says it holds.
 //!
-//! A row is sent *raw* (its words) or sparse, whichever is shorter. Sparse rows travel as their
-//! *positions* (the columns of their entries, two bytes each, grouped by segments of 65,536
-//! columns, so rows of any width: `h`'s hold 967,680) in a message packed raw, the cheapest
-//! to write and read; in a message to be compressed, as their *gaps*, Rice-coded
-//! ([`super::gaps`]): a few bits an entry, near the entropy of the row, for less CPU than a
-//! general compressor spends on the same rows as positions or bits. Early and late levels, and the messages of many workers (each sender
+//! A row is sent *raw* (its words) or as its *positions* (the columns of its entries, two bytes
+//! each, grouped by segments of 65,536 columns), whichever is shorter: a row with fewer than
+//! about one entry in 16 columns travels as positions, however wide (`h`'s rows hold 967,680
+//! columns, 15 segments). Early and late levels, and the messages of many workers (each sender
 //! holds a small share of a part's images), are sparse; the middle levels are dense. Either
 //! way the cost of a message follows its entries or its rows, never the whole part, and
 //! reading one is a walk over its words that ORs them straight into the part (no decoded
@@ -20,13 +18,10 @@ use crate::wire::Malformed;
 /// A part's row set as a message carries it: the payload is
 /// - `blocks` words: one bit per row of the part, set when the row holds entries;
 /// - `blocks` words: for those rows, set when the row is raw, clear when it is positions;
-/// - each such row in order: raw, its words; sparse, a word with their number `n`, then
-///   - positions (the word's top bit clear): as little-endian `u16`, four to a word (the last
-///     word padded with zeros), the entries in each segment of 65,536 columns (one count per
-///     segment of the row), then the `n` columns in order, each less its segment's first
-///     column;
-///   - gaps (the word's top bit set, with the Rice parameter and the words they take): those
-///     words;
+/// - each such row in order: raw, its words; positions, a word with their number `n`, then as
+///   little-endian `u16`, four to a word (the last word padded with zeros), the entries in
+///   each segment of 65,536 columns (one count per segment of the row), then the `n` columns
+///   in order, each less its segment's first column;
 /// - one word: its entries.
 pub struct SparseRows {
     words_per_row: usize,
@@ -38,26 +33,6 @@ pub struct SparseRows {
 
 /// Words after the rows: the entries.
 const COUNTERS: usize = 1;
-
-/// A sparse row's first word: the entries (low 32 bits); for gaps, the top bit, the Rice
-/// parameter and the stream's words.
-const GAPS: u64 = 1 << 63;
-const K_SHIFT: u32 = 32;
-const WORDS_SHIFT: u32 = 38;
-/// Gaps rows take fewer words than this (the field's size).
-const MAX_GAP_WORDS: usize = 1 << 25;
-
-fn gaps_header(n: usize, k: u32, words: usize) -> u64 {
-    GAPS | (words as u64) << WORDS_SHIFT | (k as u64) << K_SHIFT | n as u64
-}
-
-/// `(n, k, words)` of a gaps row's first word.
-fn gaps_fields(header: u64) -> (usize, u32, usize) {
-    let n = header as u32 as usize;
-    let k = (header >> K_SHIFT & 63) as u32;
-    let words = (header >> WORDS_SHIFT & (MAX_GAP_WORDS as u64 - 1)) as usize;
-    (n, k, words)
-}
 
 /// Columns in a segment of a positions row: a column within it fits in 16 bits.
 const SEGMENT: usize = 1 << 16;
@@ -83,23 +58,14 @@ fn as_u16_mut(words: &mut [u64]) -> &mut [u16] {
     unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u16>(), words.len() * 4) }
 }
 
-/// How a row travels, with its entries.
-enum Form {
-    Empty,
-    Raw(usize),
-    Positions(usize),
-    Gaps { n: usize, k: u32, words: usize },
-}
-
 #[cfg(not(target_endian = "little"))]
 compile_error!("row messages are little-endian words");
 
 impl SparseRows {
     /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
-    /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or
-    /// sparse (as positions if `codec` is raw, as gaps if it compresses), packed by `codec`,
-    /// with their entry count, so that the reader checks the rows against it (see
-    /// [`Self::decode_rows`]).
+    /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
+    /// positions, packed by `codec`, with their entry count, so that the reader checks the rows
+    /// against it (see [`Self::decode_rows`]).
     pub fn encode_rows(
         key: ShardKey,
         full: &[u64],
@@ -107,90 +73,67 @@ impl SparseRows {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> Vec<u8> {
-        let payload = Self::payload(full, words_per_row, keep, codec != Codec::Raw);
+        let payload = Self::payload(full, words_per_row, keep);
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
     /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
     /// level is kept on disk, written without copying the rows once more.
     pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize) -> RawShard {
-        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false))
+        RawShard::new(key, Self::payload(full, words_per_row, &|_| true))
     }
 
-    /// The payload of the rows of `full` that `keep` accepts, sparse rows as gaps if `gaps`,
-    /// in one allocation of its exact size (the rows are measured first: a growing buffer
-    /// would copy and fault in its pages several times over).
-    fn payload(
-        full: &[u64],
-        words_per_row: usize,
-        keep: &(dyn Fn(usize) -> bool + Sync),
-        gaps: bool,
-    ) -> Vec<u64> {
+    /// The payload of the rows of `full` that `keep` accepts, in one allocation of its exact
+    /// size (the rows are counted first: a growing buffer would copy and fault in its pages
+    /// several times over).
+    fn payload(full: &[u64], words_per_row: usize, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<u64> {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
         let blocks = rows.div_ceil(64);
         let segments = segments(words_per_row);
-        let forms: Vec<Form> = full
+        let as_positions = |n: usize| n < SEGMENT && positions_words(n, segments) < words_per_row;
+        let counts: Vec<u32> = full
             .chunks(w)
             .enumerate()
-            .map(|(i, row)| {
-                let n = if keep(i) { crate::ones::ones(row) as usize } else { 0 };
-                match n {
-                    0 => Form::Empty,
-                    n if gaps => match super::gaps::cost(row, n) {
-                        (k, words) if words + 1 < words_per_row && words < MAX_GAP_WORDS => {
-                            Form::Gaps { n, k, words }
-                        }
-                        _ => Form::Raw(n),
-                    },
-                    n if n < SEGMENT && positions_words(n, segments) < words_per_row => Form::Positions(n),
-                    n => Form::Raw(n),
-                }
-            })
+            .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
             .collect();
-        let size = |f: &Form| match *f {
-            Form::Empty => 0,
-            Form::Raw(_) => words_per_row,
-            Form::Positions(n) => positions_words(n, segments),
-            Form::Gaps { words, .. } => 1 + words,
-        };
-        let body: usize = forms.iter().map(size).sum();
+        let body: usize = counts
+            .iter()
+            .map(|&n| match n as usize {
+                0 => 0,
+                n if as_positions(n) => positions_words(n, segments),
+                _ => words_per_row,
+            })
+            .sum();
         let mut payload = Vec::with_capacity(2 * blocks + body + COUNTERS);
         payload.resize(2 * blocks, 0);
         let mut entries = 0u64;
-        for (i, (row, form)) in full.chunks(w).zip(&forms).enumerate() {
-            let at = payload.len();
-            match *form {
-                Form::Empty => continue,
-                Form::Raw(n) => {
-                    entries += n as u64;
-                    payload[blocks + i / 64] |= 1 << (i % 64);
-                    payload.extend_from_slice(row);
-                }
-                Form::Positions(n) => {
-                    entries += n as u64;
-                    payload.resize(at + size(form), 0);
-                    payload[at] = n as u64;
-                    let (counts, out) = as_u16_mut(&mut payload[at + 1..]).split_at_mut(segments);
-                    let mut k = 0;
-                    for (j, &word) in row.iter().enumerate() {
-                        let mut b = word;
-                        counts[j * 64 / SEGMENT] += b.count_ones() as u16;
-                        while b != 0 {
-                            out[k] = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
-                            k += 1;
-                            b &= b - 1;
-                        }
+        for (i, (row, &n)) in full.chunks(w).zip(&counts).enumerate() {
+            let n = n as usize;
+            if n == 0 {
+                continue;
+            }
+            entries += n as u64;
+            payload[i / 64] |= 1 << (i % 64);
+            if as_positions(n) {
+                let at = payload.len();
+                payload.resize(at + positions_words(n, segments), 0);
+                payload[at] = n as u64;
+                let (counts, out) = as_u16_mut(&mut payload[at + 1..]).split_at_mut(segments);
+                let mut k = 0;
+                for (j, &word) in row.iter().enumerate() {
+                    let mut b = word;
+                    counts[j * 64 / SEGMENT] += b.count_ones() as u16;
+                    while b != 0 {
+                        out[k] = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
+                        k += 1;
+                        b &= b - 1;
                     }
                 }
-                Form::Gaps { n, k, words } => {
-                    entries += n as u64;
-                    payload.resize(at + size(form), 0);
-                    payload[at] = gaps_header(n, k, words);
-                    super::gaps::write(row, k, &mut payload[at + 1..]);
-                }
+            } else {
+                payload[blocks + i / 64] |= 1 << (i % 64);
+                payload.extend_from_slice(row);
             }
-            payload[i / 64] |= 1 << (i % 64);
         }
         payload.push(entries);
         debug_assert_eq!(payload.len(), payload.capacity());
@@ -258,31 +201,7 @@ impl SparseRows {
                     entries += crate::ones::ones(words);
                     at += words_per_row;
                 } else {
-                    let header = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))?;
-                    if header & GAPS != 0 {
-                        let (n, k, words) = gaps_fields(header);
-                        if n == 0 || words + 1 >= words_per_row {
-                            return Err(malformed!(
-                                "row {row} holds {n} gaps in {words} words, which a row never sends"
-                            ));
-                        }
-                        let stream = body
-                            .get(at + 1..at + 1 + words)
-                            .ok_or_else(|| malformed!("row {row} is cut short"))?;
-                        match super::gaps::read(stream, n, k, columns as u64, |_| {}) {
-                            Ok(used) if used == words => {}
-                            Ok(used) => {
-                                return Err(malformed!(
-                                    "row {row} says {words} words of gaps and takes {used}"
-                                ))
-                            }
-                            Err(why) => return Err(malformed!("row {row}: {why}")),
-                        }
-                        entries += n as u64;
-                        at += 1 + words;
-                        continue;
-                    }
-                    let n = header as usize;
+                    let n = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;
                     let size = positions_words(n, segments);
                     if n == 0 || n >= SEGMENT || size >= words_per_row {
                         return Err(malformed!("row {row} holds {n} positions, which a row never sends"));
@@ -332,14 +251,6 @@ impl SparseRows {
                 if raw >> bit & 1 == 1 {
                     out.iter_mut().zip(&body[at..at + w]).for_each(|(o, s)| *o |= s);
                     at += w;
-                } else if body[at] & GAPS != 0 {
-                    let (n, k, words) = gaps_fields(body[at]);
-                    let columns = w as u64 * 64;
-                    let read = super::gaps::read(&body[at + 1..at + 1 + words], n, k, columns, |c| {
-                        out[(c / 64) as usize] |= 1 << (c % 64)
-                    });
-                    debug_assert_eq!(read, Ok(words), "a row set is checked when read");
-                    at += 1 + words;
                 } else {
                     let n = body[at] as usize;
                     let size = positions_words(n, segments);
@@ -423,47 +334,6 @@ mod tests {
         dest[0] = 3;
         set.or_into(&mut dest);
         assert_eq!((dest[0], dest[w + 17], dest[2 * w]), (3, 1 << 5, 0x5555_5555_5555_5555));
-    }
-
-    #[test]
-    fn compressed_messages_carry_sparse_rows_as_gaps_in_fewer_words() {
-        // Rows of H, one entry in about 300 columns, and a dense one.
-        let w = 15_120;
-        let mut full = vec![0u64; 3 * w];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for c in 0..2 * w * 64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if x % 300 == 0 {
-                full[c / 64] |= 1 << (c % 64);
-            }
-        }
-        full[2 * w..].iter_mut().for_each(|x| *x = 0x5555_5555_5555_5555);
-        let words_of = |codec| {
-            let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, codec);
-            let set = SparseRows::decode_rows(&bytes, KEY, 3, w).unwrap();
-            assert_eq!(set.to_rows(), full, "{codec:?}");
-            set.payload.len()
-        };
-        let (positions, gaps) = (words_of(Codec::Raw), words_of(Codec::Lz4));
-        assert_eq!(words_of(Codec::Zstd), gaps);
-        // Positions: 16 bits an entry; gaps: about log2(300) + 2.
-        assert!(gaps - w < (positions - w) * 2 / 3, "{gaps} words against {positions}");
-        // A gaps row whose stream is longer than it says, or names too few entries.
-        let p = SparseRows::payload(&full[..w], w, &|_| true, true);
-        let forge = |p: &[u64]| {
-            let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(p)]);
-            SparseRows::decode_rows(&bytes, KEY, 1, w).map(|_| ()).unwrap_err().0
-        };
-        let (n, k, words) = gaps_fields(p[2]);
-        let mut longer = p.clone();
-        longer[2] = gaps_header(n, k, words + 1);
-        longer.insert(3 + words, 0);
-        assert!(forge(&longer).contains("takes"), "{}", forge(&longer));
-        let mut fewer = p.clone();
-        fewer[2] = gaps_header(n - 1, k, words);
-        assert!(forge(&fewer).contains("after a row's last entry"), "{}", forge(&fewer));
     }
 
     #[test]
