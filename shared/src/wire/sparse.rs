@@ -6,11 +6,12 @@
 //! A row is sent *raw* (its words) or as its *positions* (the columns of its entries, two bytes
 //! each, grouped by segments of 65,536 columns), whichever is shorter: a row with fewer than
 //! about one entry in 16 columns travels as positions, however wide (`h`'s rows hold 967,680
-//! columns, 15 segments). Early and late levels, and the messages of many workers (each sender
-//! holds a small share of a part's images), are sparse; the middle levels are dense. Either
-//! way the cost of a message follows its entries or its rows, never the whole part, and
-//! reading one is a walk over its words that ORs them straight into the part (no decoded
-//! copy).
+//! columns, 15 segments) in a message that goes uncompressed. In one that zstd or LZ4 packs,
+//! rows wider than a segment go raw: zstd packs sparse bits tighter than their positions.
+//! Early and late levels, and the messages of many workers (each sender holds a small share
+//! of a part's images), are sparse; the middle levels are dense. Either way the cost of a
+//! message follows its entries or its rows, never the whole part, and reading one is a walk
+//! over its words that ORs them straight into the part (no decoded copy).
 
 use crate::shard::{self, Codec, RawShard, ShardKey, WordPart};
 use crate::wire::Malformed;
@@ -64,7 +65,7 @@ compile_error!("row messages are little-endian words");
 impl SparseRows {
     /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
     /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
-    /// positions, packed by `codec`, with their entry count, so that the reader checks the rows
+    /// positions (see the module's comment for which), packed by `codec`, with their entry count, so that the reader checks the rows
     /// against it (see [`Self::decode_rows`]).
     pub fn encode_rows(
         key: ShardKey,
@@ -73,25 +74,33 @@ impl SparseRows {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> Vec<u8> {
-        let payload = Self::payload(full, words_per_row, keep);
+        let payload = Self::payload(full, words_per_row, keep, codec != Codec::Raw);
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
     /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
     /// level is kept on disk, written without copying the rows once more.
     pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize) -> RawShard {
-        RawShard::new(key, Self::payload(full, words_per_row, &|_| true))
+        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false))
     }
 
     /// The payload of the rows of `full` that `keep` accepts, in one allocation of its exact
     /// size (the rows are counted first: a growing buffer would copy and fault in its pages
     /// several times over).
-    fn payload(full: &[u64], words_per_row: usize, keep: &(dyn Fn(usize) -> bool + Sync)) -> Vec<u64> {
+    fn payload(
+        full: &[u64],
+        words_per_row: usize,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        compressed: bool,
+    ) -> Vec<u64> {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
         let blocks = rows.div_ceil(64);
         let segments = segments(words_per_row);
-        let as_positions = |n: usize| n < SEGMENT && positions_words(n, segments) < words_per_row;
+        // Compressed, rows wider than a segment go as bits, which zstd packs tighter than their
+        // positions (`h` on two workers: 69.3 MiB against 117.8).
+        let wide = segments == 1 || !compressed;
+        let as_positions = |n: usize| wide && n < SEGMENT && positions_words(n, segments) < words_per_row;
         let counts: Vec<u32> = full
             .chunks(w)
             .enumerate()
@@ -349,6 +358,11 @@ mod tests {
         let set = SparseRows::decode_rows(&bytes, KEY, 2, w).unwrap();
         // Row 0: a count word, then 15 counts and 5 columns (5 words); row 1: 1 + 6 words.
         assert_eq!(set.payload.len(), 2 + 6 + 7 + COUNTERS);
+        assert_eq!((set.entries(), set.to_rows()), (13, full.clone()));
+        // Compressed, the same rows go as bits.
+        let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Zstd);
+        let set = SparseRows::decode_rows(&bytes, KEY, 2, w).unwrap();
+        assert_eq!(set.payload.len(), 2 + 2 * w + COUNTERS);
         assert_eq!((set.entries(), set.to_rows()), (13, full));
         // A column past the row's end in the last segment is refused.
         let mut payload = vec![1u64, 0, 1, 0, 0, 0, 1 << 32 | 50_176 << 48, 1];
