@@ -3,10 +3,16 @@
 //! under a temporary name and renamed), or in memory ([`MemoryStore`], the simulator's disks).
 //! A level is kept as the part's rows message (a checksummed shard), so a damaged file is
 //! refused when it is read, and the part is then made again.
+//!
+//! A kept level is read again only when something failed or a part moves, so the disk store
+//! writes around the page cache (`O_DIRECT`, from a reused aligned buffer, where the file
+//! system takes it): copying every level into fresh page-cache pages was the largest cost a
+//! worker has beyond the embedded run's (docs/distribution.md, "What a byte costs").
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The levels an owner keeps.
@@ -39,14 +45,28 @@ fn runs(kept: impl IntoIterator<Item = (u32, u32)>) -> Vec<(u32, u32)> {
 /// Levels in files under a job's directory.
 pub struct DiskStore {
     dir: PathBuf,
+    /// Whether writes go around the page cache (cleared when the file system refuses them).
+    direct: AtomicBool,
+    /// Aligned buffers of earlier writes, reused.
+    spare: Mutex<Vec<Vec<Block>>>,
 }
+
+/// The unit of a write around the page cache: addresses, lengths and offsets are multiples of it.
+const BLOCK: usize = 4096;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(4096))]
+struct Block([u8; BLOCK]);
+
+/// Buffers kept for reuse.
+const SPARE_BUFFERS: usize = 4;
 
 impl DiskStore {
     /// The store of job `job` under `root` (created if needed).
     pub fn open(root: &Path, job: u64) -> io::Result<Self> {
         let dir = root.join(format!("job-{job:016x}"));
         std::fs::create_dir_all(&dir)?;
-        Ok(DiskStore { dir })
+        Ok(DiskStore { dir, direct: AtomicBool::new(cfg!(target_os = "linux")), spare: Mutex::default() })
     }
 
     fn path(&self, part: u32, depth: u32) -> PathBuf {
@@ -56,6 +76,54 @@ impl DiskStore {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
+
+    /// Writes `pieces` to a new file `path` around the page cache: `Ok(false)` if the file
+    /// system does not take such writes (nothing is left at `path` then).
+    #[cfg(target_os = "linux")]
+    fn write_direct(&self, path: &Path, pieces: &[&[u8]]) -> io::Result<bool> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
+        let mut buffer = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
+        buffer.resize(len.div_ceil(BLOCK), Block([0; BLOCK]));
+        // SAFETY: `Block` is plain bytes, laid out one after another.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len() * BLOCK) };
+        let mut at = 0;
+        for p in pieces {
+            bytes[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+        bytes[at..].fill(0);
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path);
+        let written = opened.and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.set_len(len as u64)
+        });
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(buffer);
+            }
+        }
+        match written {
+            Ok(()) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                let _ = std::fs::remove_file(path);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn write_direct(&self, _path: &Path, _pieces: &[&[u8]]) -> io::Result<bool> {
+        Ok(false)
+    }
 }
 
 impl LevelStore for DiskStore {
@@ -64,9 +132,12 @@ impl LevelStore for DiskStore {
         let path = self.path(part, depth);
         std::fs::create_dir_all(path.parent().expect("a part directory"))?;
         let temp = path.with_extension("tmp");
-        let mut file = std::fs::File::create(&temp)?;
-        pieces.iter().try_for_each(|p| file.write_all(p))?;
-        drop(file);
+        let direct = self.direct.load(Ordering::Relaxed) && self.write_direct(&temp, pieces)?;
+        if !direct {
+            self.direct.store(false, Ordering::Relaxed);
+            let mut file = std::fs::File::create(&temp)?;
+            pieces.iter().try_for_each(|p| file.write_all(p))?;
+        }
         std::fs::rename(&temp, &path)
     }
 
@@ -157,11 +228,25 @@ mod tests {
         store.put(2, 0, &[b"a"]).unwrap();
         store.put(2, 1, &[b"b", b""]).unwrap();
         store.put(9, 1, &[b"c"]).unwrap();
-        assert_eq!(store.list().unwrap(), [(2, 2)]);
+        // A level longer than a block, in pieces of odd lengths, reads back whole.
+        let long: Vec<u8> = (0..3 * BLOCK as u32 + 5).map(|i| (i * 7) as u8).collect();
+        store.put(4, 0, &[&long[..1], &long[1..BLOCK + 3], &long[BLOCK + 3..]]).unwrap();
+        assert_eq!(store.get(4, 0).unwrap(), long);
+        assert_eq!(store.list().unwrap(), [(2, 2), (4, 1)]);
         assert_eq!(store.get(2, 1).unwrap(), b"b");
         assert!(store.get(2, 5).is_err());
         store.clear().unwrap();
         assert!(!store.dir().exists());
         std::fs::remove_dir_all(&dir).unwrap();
+        // A file system that may refuse writes around the page cache (tmpfs): kept all the same.
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() {
+            let dir = shm.join(format!("cubefarm-store-{}", std::process::id()));
+            let store = DiskStore::open(&dir, 7).unwrap();
+            store.put(4, 0, &[&long]).unwrap();
+            store.put(4, 1, &[b"d"]).unwrap();
+            assert_eq!((store.get(4, 0).unwrap(), store.get(4, 1).unwrap()), (long, b"d".to_vec()));
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 }
