@@ -65,8 +65,8 @@ compile_error!("row messages are little-endian words");
 impl SparseRows {
     /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
     /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
-    /// positions (see the module's comment for which), packed by `codec`, with their entry count, so that the reader checks the rows
-    /// against it (see [`Self::decode_rows`]).
+    /// positions (see the module's comment for which), packed by `codec`, with their entry
+    /// count, so that the reader checks the rows against it (see [`Self::decode_rows`]).
     pub fn encode_rows(
         key: ShardKey,
         full: &[u64],
@@ -149,8 +149,9 @@ impl SparseRows {
         payload
     }
 
-    /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it is whole, for `key`, within the part's size, well formed, and
-    /// holds the entries it reports.
+    /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it
+    /// is whole, for `key`, within the part's size, well formed, and holds the entries it
+    /// reports.
     pub fn decode_rows(
         bytes: &[u8],
         key: ShardKey,
