@@ -253,18 +253,13 @@ impl<I: RowIndex, F: FnMut(&LevelReport, &[u64])> LevelMaker for Levels<'_, I, F
         let reuse = in_memory && (direction == Direction::Backward || lists.is_some());
         self.made = if reuse { self.slot } else { 1 - self.slot };
         let [a, b] = &mut self.slots;
-        let (frontier, next) = match (self.slot, reuse) {
-            (0, false) => (Some(&*a), b),
-            (_, false) => (Some(&*b), a),
-            (0, true) => (None, a),
-            (_, true) => (None, b),
+        let (own, other) = if self.slot == 0 { (a, b) } else { (b, a) };
+        let (frontier, next) = match &lists {
+            Some(lists) => (FrontierInput::Lists(lists), own),
+            None if reuse => (FrontierInput::None, own),
+            None => (FrontierInput::Bits(own.words()), other),
         };
         next.clear()?;
-        let frontier = match (&lists, frontier) {
-            (Some(lists), _) => FrontierInput::Lists(lists),
-            (None, Some(bits)) => FrontierInput::Bits(bits.words()),
-            (None, None) => FrontierInput::None,
-        };
         let level = LevelInput {
             visited: self.visited.words(),
             frontier,

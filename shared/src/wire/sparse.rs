@@ -99,8 +99,9 @@ impl SparseRows {
         let segments = segments(words_per_row);
         // Compressed, rows wider than a segment go as bits, which zstd packs tighter than their
         // positions (`h` on two workers: 69.3 MiB against 117.8).
-        let wide = segments == 1 || !compressed;
-        let as_positions = |n: usize| wide && n < SEGMENT && positions_words(n, segments) < words_per_row;
+        let positions_allowed = segments == 1 || !compressed;
+        let as_positions =
+            |n: usize| positions_allowed && n < SEGMENT && positions_words(n, segments) < words_per_row;
         let counts: Vec<u32> = full
             .chunks(w)
             .enumerate()
