@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use shared::container::TableFormat;
 use shared::coset::CosetSpec;
 use shared::cube::MoveSet;
+use shared::job::RowJob;
 use shared::space::Space;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -152,6 +153,14 @@ pub struct EnumerateArgs {
 
     #[command(flatten)]
     pub limits: LimitArgs,
+
+    /// Row searches on workers whose index is sent to them (corners, edges): read the index
+    /// from DIR/<space>.index instead of building it, or build it and keep it there for the
+    /// next run (checksummed; a file that fails its checks is built again). In-process workers
+    /// use it too; give remote workers the same --index-dir on a shared file system, or a
+    /// copy on each machine, and they read it instead of downloading it.
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
 
     /// Product method: run N of the job's tasks, chosen at random (the same ones every time),
     /// and project the whole job's CPU time and deepest-level count from them.
@@ -383,8 +392,17 @@ impl TryFrom<ClusterArgs> for ClusterConfig {
 impl TryFrom<EnumerateArgs> for EnumerateConfig {
     type Error = anyhow::Error;
     fn try_from(a: EnumerateArgs) -> Result<Self> {
-        let cluster = a.cluster.try_into()?;
+        let cluster = ClusterConfig { index_dir: a.index_dir.clone(), ..a.cluster.try_into()? };
         let config = EnumerateConfig::new(a.space, a.metric, a.method, a.max_depth, cluster)?;
+        if let Some(dir) = &a.index_dir {
+            let sent = RowJob { space: config.space, moves: config.moves }.sends_index();
+            ensure!(
+                config.method == Method::Rows && sent && config.cluster.distributed(),
+                "--index-dir {} keeps the index a row search sends its workers: corners or edges, with --listen ADDR or --workers N",
+                dir.display()
+            );
+            ensure!(!dir.exists() || dir.is_dir(), "--index-dir {} is not a directory", dir.display());
+        }
         if a.sample_tasks.is_some() {
             anyhow::ensure!(config.method == Method::Product, "--sample-tasks is for the product method");
             anyhow::ensure!(

@@ -14,6 +14,7 @@ use shared::report::DepthCounts;
 use shared::space::RowIndex;
 use shared::units::gib;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What a search needs besides its index: the job's name for workers, limits and placement.
 pub struct SearchSettings {
@@ -25,6 +26,9 @@ pub struct SearchSettings {
     pub positions_only: bool,
     /// `on_level` reads each level's entries (a table build; an enumeration only counts).
     pub level_bits: bool,
+    /// The index packed for workers where the caller has it already (read from
+    /// `--index-dir`); else it is packed here when workers receive it.
+    pub packed_index: Option<Arc<[u8]>>,
 }
 
 /// What a search found: every depth's counts and, on workers, what it moved.
@@ -55,8 +59,23 @@ pub fn search_levels(
         }
     }
     // Workers receive the index instead of building it where it takes seconds to build.
-    let index_bytes = if config.cluster.distributed() { index.to_bytes() } else { None };
-    index.visit(Levels { config, index_bytes: index_bytes.as_deref(), on_level })
+    let packed = match &config.packed_index {
+        Some(packed) => Some(packed.clone()),
+        None if config.cluster.distributed() => {
+            let start = std::time::Instant::now();
+            let packed = shared::index_file::pack(index).map(Arc::<[u8]>::from);
+            if let Some(p) = &packed {
+                tracing::info!(
+                    "the index ({}) packed for the workers in {:.1} s",
+                    gib(p.len() as u64),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+            packed
+        }
+        None => None,
+    };
+    index.visit(Levels { config, index_bytes: packed.as_deref(), on_level })
 }
 
 fn search_on<I: RowIndex>(

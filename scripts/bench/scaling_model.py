@@ -7,7 +7,7 @@ usage: scaling_model.py [--cores 16] [--gbit 10] [--machines 1,4,16,64]
                         [--embedded results/logs/edges-embedded.log]
                         [--cluster 2:results/logs/edges-cluster-2.log,4:...,8:...]
                         [--crossing results/logs/edges-crossing.txt] --per-byte-ns NS
-                        [--overhead F] [--per-machine-s S] [--index-mib MIB]
+                        [--overhead F] [--per-machine-s S] [--index-mib MIB] [--index-kept]
 
 Inputs, all measured on one machine:
 - per level, the embedded run's seconds on its 2 threads (its log's depth lines), read as
@@ -21,7 +21,8 @@ Inputs, all measured on one machine:
   the work (`--overhead`), core-seconds per worker process (`--per-machine-s`) and CPU per
   byte received (`--per-byte-ns`);
 - the index as the coordinator sends it (`--index-mib` packed per worker), one machine after
-  another over the coordinator's link.
+  another over the coordinator's link; or, with `--index-kept`, read by every machine from
+  its `--index-dir`, neither built nor sent on more than one machine.
 
 Per level on M machines of C cores with links of B bytes/s: work (1 + overhead) / (C M) +
 per-byte CPU x bytes of the most loaded machine / C + those bytes / B, not overlapped (an
@@ -73,7 +74,7 @@ def crossing_table(path):
     out = {}
     for line in open(path):
         parts = line.split()
-        if len(parts) == 3 and parts[0].isdigit():
+        if len(parts) >= 3 and parts[0].isdigit():
             out[int(parts[0])] = (float(parts[1]), float(parts[2]))
     return out
 
@@ -106,11 +107,15 @@ def bytes_on(runs, table, m):
     return {d: b * scale for d, b in runs[n].items()}
 
 
-def project(levels, index_s, runs, table, machines, cores, link, per_byte, overhead, per_machine, index_bytes):
-    """Wall seconds on `machines` machines, and the share of it that is network."""
-    total, net = 2 * index_s / cores, 0.0
+def project(levels, index_s, runs, table, machines, cores, link, per_byte, overhead, per_machine, index_bytes,
+            index_kept=False):
+    """Wall seconds on `machines` machines, and the share of it that is network. With
+    `index_kept`, a cluster reads the index from each machine's `--index-dir` (kept by an
+    earlier run): neither built nor sent; reading it is in the per-process cost."""
+    kept = index_kept and machines > 1
+    total, net = (0.0 if kept else 2 * index_s / cores), 0.0
     if machines > 1:
-        net = (machines - 1) * index_bytes / link
+        net = 0.0 if kept else (machines - 1) * index_bytes / link
         total += net + per_machine / cores
     largest = share(table, machines)[1] if table else 1.0
     moved = bytes_on(runs, table, machines)
@@ -151,6 +156,8 @@ def main():
                    help="the h11 levels' own CPU per byte (leased tasks, not refitted)")
     p.add_argument("--disk-gb-s", type=float, default=1.0, help="the coordinator's disk, writing")
     p.add_argument("--index-mib", type=float, default=0.0)
+    p.add_argument("--index-kept", action="store_true",
+                   help="a cluster reads the index from each machine's --index-dir: not built, not sent")
     p.add_argument("--leased", action="append", default=[],
                    help="NAME:WORK_CORE_S:TASKS:PER_PROCESS_S:THREADS (THREADS 0: a task takes a machine)")
     a = p.parse_args()
@@ -170,7 +177,7 @@ def main():
     print("| machines | wall s | network s | speed-up | efficiency |")
     print("|---:|---:|---:|---:|---:|")
     args = (levels, index_s, runs, table)
-    rest = (a.cores, link, per_byte, a.overhead, a.per_machine_s, a.index_mib * 2**20)
+    rest = (a.cores, link, per_byte, a.overhead, a.per_machine_s, a.index_mib * 2**20, a.index_kept)
     one, _ = project(*args, 1, *rest)
     for m in machines:
         t, net = project(*args, m, *rest)

@@ -13,6 +13,7 @@
 //! - [`product`]: product enumeration over cosets (Bryan's method), for the whole cube.
 //! - [`job`]: the job registry: every job named by one string, parsed once for coordinator and
 //!   workers.
+//! - [`index_file`]: a row search's index packed once, sent to workers or kept in a file.
 //! - [`report`]: enumeration results as text, markdown and JSON.
 //! - [`checksum`], [`shard`]: CRC-32, and the checked, compressed unit of work results.
 //! - [`container`]: the project's table file layout (header, sections, checksums), the table
@@ -28,6 +29,7 @@ pub mod coord;
 pub mod coset;
 pub mod cube;
 pub mod h48;
+pub mod index_file;
 pub mod job;
 pub mod nxopt;
 pub mod ones;

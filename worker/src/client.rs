@@ -45,6 +45,8 @@ pub struct WorkerConfig {
     pub compress: crate::rows::link::Compress,
     /// Where coset tasks keep phase 1's distance table (read, or made and written once).
     pub phase1_table: Option<PathBuf>,
+    /// Where row searches keep their packed index (read, or written once received).
+    pub index_dir: Option<PathBuf>,
 }
 
 impl WorkerConfig {
@@ -66,6 +68,7 @@ impl WorkerConfig {
             patience: Duration::from_secs(60),
             compress: Default::default(),
             phase1_table: None,
+            index_dir: None,
         }
     }
 }
@@ -78,12 +81,15 @@ pub async fn run_worker(config: WorkerConfig) -> Result<()> {
     let endpoint =
         cubefarm_proto::tls::endpoint(&config.coordinator, config.ca.as_deref())?.tcp_nodelay(true);
     let traffic = Arc::new(Traffic::default());
-    let host = Arc::new(Host::new(
-        traffic.clone(),
-        PeerPool::new(config.token.clone(), config.ca.clone(), config.compress),
-        config.state_dir.clone(),
-        config.mem_limit,
-    ));
+    let host = Arc::new(
+        Host::new(
+            traffic.clone(),
+            PeerPool::new(config.token.clone(), config.ca.clone(), config.compress),
+            config.state_dir.clone(),
+            config.mem_limit,
+        )
+        .with_index_dir(config.index_dir.clone()),
+    );
     let (peer_address, server) = serve_peers(&config, host.clone()).await?;
     let cache = Arc::new(Mutex::new(Cache::new(config.phase1_table.clone())));
     // One deadline for the whole wait: the coordinator must answer within `patience` of the

@@ -132,8 +132,24 @@ pub async fn download_input(
     job: u64,
     name: &str,
 ) -> Result<Vec<u8>, InputError> {
-    use prost::Message;
+    let bytes = download_packed(client, traffic, job, name).await?;
     let level: u32 = name.rsplit_once('/').and_then(|(_, l)| l.parse().ok()).unwrap_or(0);
+    let key = shared::shard::ShardKey { job, task: shared::shard::LEVEL_INPUT, attempt: 0, level };
+    tokio::task::spawn_blocking(move || shared::shard::decode_for(&bytes, key))
+        .await
+        .map_err(|e| InputError::Damaged(format!("decoding input {name}: {e}")))?
+        .map_err(|e| InputError::Damaged(format!("input {name}: {e}")))
+}
+
+/// Downloads input `name` of job `job` as the coordinator holds it: a shard, not yet checked
+/// (the job's index, which its reader checks: `shared::index_file`).
+pub async fn download_packed(
+    client: &mut Client,
+    traffic: &Traffic,
+    job: u64,
+    name: &str,
+) -> Result<Vec<u8>, InputError> {
+    use prost::Message;
     let request = cubefarm_proto::v1::DownloadInputRequest {
         worker_id: 0,
         job_id: job,
@@ -163,9 +179,5 @@ pub async fn download_input(
         }
         bytes.extend_from_slice(&chunk.data);
     }
-    let key = shared::shard::ShardKey { job, task: shared::shard::LEVEL_INPUT, attempt: 0, level };
-    tokio::task::spawn_blocking(move || shared::shard::decode_for(&bytes, key))
-        .await
-        .map_err(|e| InputError::Damaged(format!("decoding input {name}: {e}")))?
-        .map_err(|e| InputError::Damaged(format!("input {name}: {e}")))
+    Ok(bytes)
 }

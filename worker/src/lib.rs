@@ -95,6 +95,13 @@ pub struct Args {
     /// name the same file. Default: made by each worker at its first coset.
     #[arg(long, value_name = "FILE")]
     pub phase1_table: Option<PathBuf>,
+
+    /// Row searches whose index the coordinator sends (corners, edges): read it from
+    /// DIR/<space>.index instead of downloading it, or keep the one downloaded there for the
+    /// next job or worker. A file that fails its checks is not used. Default: downloaded by
+    /// each worker for each job.
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
 }
 
 /// Whether `url`'s host is this machine's loopback.
@@ -202,6 +209,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         patience: std::time::Duration::from_secs(args.connect_timeout),
         compress: args.compress,
         phase1_table: args.phase1_table.clone(),
+        index_dir: args.index_dir.clone(),
     };
     limit_malloc_arenas();
     // Blocking tasks are computations (each on rayon): a few at a time are enough, and each

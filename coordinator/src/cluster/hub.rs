@@ -399,11 +399,16 @@ impl Hub {
 
     /// Serves `bytes` to workers as the input `name` ("<input>/<level>") for the rest of the job.
     pub fn publish_input(&self, job: u64, name: &str, bytes: &[u8]) {
-        let (input, level) = name.rsplit_once('/').expect("an input name is <input>/<level>");
+        let (_, level) = name.rsplit_once('/').expect("an input name is <input>/<level>");
         let level: u32 = level.parse().expect("an input's level");
         let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level };
-        let encoded = Arc::new(shard::encode(key, bytes));
-        self.lock().named_inputs.insert(format!("{input}/{level}"), encoded);
+        self.publish_packed(name, shard::encode(key, bytes));
+    }
+
+    /// Serves `packed`, a shard made elsewhere (the job's index: `shared::index_file`), as
+    /// input `name`.
+    pub fn publish_packed(&self, name: &str, packed: Vec<u8>) {
+        self.lock().named_inputs.insert(name.to_string(), Arc::new(packed));
     }
 
     /// Holds places for the workers of an earlier run (see [`Members::expect`]).

@@ -54,6 +54,9 @@ pub struct ClusterConfig {
     /// Where in-process workers keep phase 1's table for coset tasks (a coset job's
     /// `--phase1-table`).
     pub phase1_table: Option<PathBuf>,
+    /// Where this process and its in-process workers keep a row search's packed index
+    /// (`--index-dir`, `shared::index_file`).
+    pub index_dir: Option<PathBuf>,
 }
 
 impl ClusterConfig {
@@ -97,6 +100,7 @@ impl ClusterConfig {
             min_workers: min_workers.unwrap_or(workers.max(1)),
             metrics: None,
             phase1_table: None,
+            index_dir: None,
         })
     }
 
@@ -113,6 +117,7 @@ impl ClusterConfig {
             min_workers: 1,
             metrics: None,
             phase1_table: None,
+            index_dir: None,
         }
     }
 
@@ -234,6 +239,7 @@ fn run_cluster(
         .map(|i| {
             let config = worker::client::WorkerConfig {
                 phase1_table: cluster.phase1_table.clone(),
+                index_dir: cluster.index_dir.clone(),
                 ..worker::client::WorkerConfig::loopback(
                     format!("http://{inproc_addr}"),
                     token.clone(),

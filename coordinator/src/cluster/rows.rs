@@ -38,8 +38,9 @@ pub struct SearchRun<'a> {
     pub level_bits: bool,
     /// Start only once this many workers are ready.
     pub min_workers: usize,
-    /// The index as bytes, published to the workers (input `shared::job::INDEX_INPUT`) so that
-    /// they read it instead of building it; `None`: they build their own.
+    /// The index packed (`shared::index_file`), published to the workers (input
+    /// `shared::job::INDEX_INPUT`) so that they read it instead of building it; `None`: they
+    /// build their own.
     pub index: Option<&'a [u8]>,
     /// With a state directory: levels and the assignment are journaled, so that a restarted
     /// coordinator resumes with the workers that hold the parts.
@@ -95,7 +96,6 @@ pub fn search<I: RowIndex>(
         layout_until: SearchSettings::layout_until(space.entry_count()),
         part_weights: shared::runtime::rows::part_weights(space, cut),
     };
-    let job_id = job.id;
     let core = match saved {
         Some(snapshot) => {
             if snapshot.owner.len() != cut.parts() as usize {
@@ -125,14 +125,8 @@ pub fn search<I: RowIndex>(
         None => RowsCoordinator::new(job, settings),
     };
     let max_part_bytes = shard_bytes(cut, words);
-    if let Some(bytes) = run.index {
-        let packed = Instant::now();
-        hub.publish_input(job_id, shared::job::INDEX_INPUT, bytes);
-        tracing::info!(
-            "the index ({}) packed for the workers in {:.1} s",
-            shared::units::gib(bytes.len() as u64),
-            packed.elapsed().as_secs_f64()
-        );
+    if let Some(packed) = run.index {
+        hub.publish_packed(shared::job::INDEX_INPUT, packed.to_vec());
     }
     hub.start_rows(core, max_part_bytes);
     let mut bits = Vec::new();

@@ -8,11 +8,14 @@ use crate::output::{peak_rss_bytes, OutputFile};
 use crate::resources;
 use anyhow::{ensure, Context, Result};
 use shared::bfs;
-use shared::job::RowJob;
+use shared::bfs::owned::PartIndex;
+use shared::index_file;
+use shared::job::{AnyIndex, RowJob};
 use shared::product::ProductSpec;
 use shared::report::{thousands, DepthCounts, Distribution};
 use shared::space::{RowOrder, Space, Transitions};
 use shared::units::gib;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Runs the enumeration, prints the table on stdout and progress on stderr.
@@ -95,11 +98,30 @@ fn product_spec(config: &EnumerateConfig) -> ProductSpec {
     ProductSpec::new(config.space, config.moves, max_depth)
 }
 
-/// Builds the job's index through the registry (refused first if it and the search's bit
-/// arrays would not fit) and runs the row search on it.
+/// Obtains the job's index (refused first if it and the search's bit arrays would not fit) and
+/// runs the row search on it.
 fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<Traffic>)> {
-    let start = Instant::now();
     let job = RowJob { space: config.space, moves: config.moves };
+    let (index, packed_index) = obtain_index(config, job)?;
+    let settings = SearchSettings {
+        job,
+        max_depth: config.max_depth,
+        state_dir: config.state_dir.clone(),
+        cluster: config.cluster.clone(),
+        positions_only: false,
+        level_bits: false,
+        packed_index,
+    };
+    let searched = search_levels(&index, &settings, |_, _| {})?;
+    let order = index.order().context("an enumerated space has an order")?;
+    Ok((order, searched.depths, searched.traffic))
+}
+
+/// The job's index, refused first if it and the search's bit arrays would not fit; where
+/// workers receive it and `--index-dir` is given, also its packed bytes: read from there if a
+/// whole one is kept, else built and kept there.
+fn obtain_index(config: &EnumerateConfig, job: RowJob) -> Result<(AnyIndex, Option<Arc<[u8]>>)> {
+    let start = Instant::now();
     // With workers, this process expands no row and holds no bit array: it closes and counts
     // level 0 and schedules the rest (see `cluster::rows`). It still makes the whole index
     // where the workers receive it rather than build it (corners, edges: see
@@ -110,6 +132,27 @@ fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<
     let transitions = if distributed && !sends { Transitions::Skip } else { Transitions::Probe };
     // Rows cut among owners come in locality order (fewer images between them).
     let order = if distributed { RowOrder::Locality } else { RowOrder::Representative };
+    let kept_dir = config.cluster.index_dir.as_deref().filter(|_| sends);
+    if let Some(dir) = kept_dir {
+        match index_file::read(dir, &job) {
+            Ok(Some(kept)) => {
+                resources::check(kept.unpacked_bytes + kept.packed.len() as u64, 0, None, config.mem_limit)?;
+                tracing::info!(
+                    "index read from {} in {:.1} s: {} rows, {} packed",
+                    index_file::path(dir, &job).display(),
+                    start.elapsed().as_secs_f64(),
+                    thousands(PartIndex::row_count(&kept.index) as u64),
+                    gib(kept.packed.len() as u64)
+                );
+                return Ok((kept.index, Some(Arc::from(kept.packed))));
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(
+                "{} is refused ({e}); the index is built and kept there again",
+                index_file::path(dir, &job).display()
+            ),
+        }
+    }
     let mut index = job.build_index_checked(transitions, order, |size| {
         let state = if distributed { 0 } else { bfs::state_bytes(size.rows, size.columns) };
         let index = if sends { 2 * size.bytes } else { size.bytes };
@@ -136,15 +179,11 @@ fn run_rows(config: &EnumerateConfig) -> Result<(u128, Vec<DepthCounts>, Option<
         tracing::info!("classes are counted under the 16 symmetries that preserve H");
     }
     tracing::info!("index built in {:.1} s", start.elapsed().as_secs_f64());
-    let settings = SearchSettings {
-        job,
-        max_depth: config.max_depth,
-        state_dir: config.state_dir.clone(),
-        cluster: config.cluster.clone(),
-        positions_only: false,
-        level_bits: false,
-    };
-    let searched = search_levels(&index, &settings, |_, _| {})?;
-    let order = index.order().context("an enumerated space has an order")?;
-    Ok((order, searched.depths, searched.traffic))
+    let Some(dir) = kept_dir else { return Ok((index, None)) };
+    let packed = index_file::pack(&index).context("a sent index packs")?;
+    match index_file::write(dir, &job, &packed) {
+        Ok(path) => tracing::info!("index kept in {} ({})", path.display(), gib(packed.len() as u64)),
+        Err(e) => tracing::warn!("cannot keep the index in {}: {e}", dir.display()),
+    }
+    Ok((index, Some(Arc::from(packed))))
 }

@@ -69,6 +69,7 @@ pub fn build(job: &NxoptBuild) -> Result<()> {
         cluster: job.cluster.clone(),
         positions_only: true,
         level_bits: true,
+        packed_index: None,
     };
     let searched = Instant::now();
     search_levels(&index, &settings, |report, bits| {

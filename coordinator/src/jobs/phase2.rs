@@ -46,6 +46,7 @@ pub fn build(job: &Phase2Build) -> Result<()> {
         cluster: job.cluster.clone(),
         positions_only: true,
         level_bits: true,
+        packed_index: None,
     };
     let mut recorder = DepthRecorder::new(index.row_count(), index.column_count());
     search_levels(&index, &settings, |report, bits| recorder.record(report, bits))?;

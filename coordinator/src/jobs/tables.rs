@@ -94,6 +94,7 @@ fn build_h0(target: &Target, cluster: ClusterConfig, mem_limit: Option<u64>) -> 
         cluster,
         positions_only: true,
         level_bits: true,
+        packed_index: None,
     };
     search_levels(&index, &settings, |report, bits| recorder.record(report, bits))?;
     let depths = recorder.finish();

@@ -159,6 +159,12 @@ fn jobs_over_the_memory_limit_are_refused_before_starting() {
     // A tiny limit is printed in its own unit, not as 0.0 MiB.
     fails(&coordinator(&["enumerate", "corners", "--mem-limit", "1K"]), "over --mem-limit 1.0 KiB");
     fails(&coordinator(&["enumerate", "corners", "--workers", "0"]), "--workers 0 starts no worker");
+    // --index-dir keeps the index a search sends its workers: not for an embedded run, nor for
+    // a space whose workers build their own.
+    let kept = std::env::temp_dir().join(format!("cubefarm-cli-{}-index", std::process::id()));
+    let kept = kept.to_str().unwrap();
+    fails(&coordinator(&["enumerate", "corners", "--index-dir", kept]), "--workers N");
+    fails(&coordinator(&["enumerate", "h", "--workers", "2", "--index-dir", kept]), "corners or edges");
     // With --listen, --workers 0 means only remote workers: accepted (refused here for its
     // missing token, which is what is wrong with it).
     let out = coordinator(&["enumerate", "corners", "--listen", "0.0.0.0:0", "--workers", "0"]);

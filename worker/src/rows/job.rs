@@ -7,13 +7,14 @@
 //! ([`Parts`]) locks each part on its own.
 
 use super::peer::{Meta, PeerPool};
-use crate::connection::{download_input, Client, InputError, Traffic};
+use crate::connection::{download_packed, Client, InputError, Traffic};
 use anyhow::anyhow;
 use cubefarm_proto::v1;
 use prost::Message as _;
 use shared::bfs::owned::PartIndex;
 use shared::bfs::task::Counting;
-use shared::job::{AnyIndex, JobSpec, INDEX_INPUT};
+use shared::index_file;
+use shared::job::{AnyIndex, JobSpec, RowJob, INDEX_INPUT};
 use shared::runtime::rows::{
     DiskStore, Done, JobInfo, LevelStore, Message, Note, Parts, Plan, RowsWorker, Status, Work, WorkerAction,
     WorkerEvent,
@@ -46,6 +47,8 @@ pub struct Links {
     /// Where the parts' levels are kept (`None`: a temporary directory).
     pub state_dir: Option<PathBuf>,
     pub mem_limit: u64,
+    /// Where the packed index is kept (`--index-dir`).
+    pub index_dir: Option<PathBuf>,
 }
 
 /// A row search this worker takes part in: a handle on its task.
@@ -198,22 +201,30 @@ impl Shell {
         }
     }
 
-    /// Obtains the index (received from the coordinator where it sends one, else built on a
-    /// blocking thread), then opens the store of the job's levels.
+    /// Obtains the index (read from `--index-dir` where it is kept there, else received from
+    /// the coordinator where it sends one, else built), then opens the store of the job's
+    /// levels; the work on blocking threads.
     fn build(&self) {
         let (info, links, inputs) = (self.core.job().clone(), self.links.clone(), self.inputs.clone());
         tokio::spawn(async move {
-            let started = std::time::Instant::now();
-            let mut client = links.coordinator.clone();
-            let received = match download_input(&mut client, &links.traffic, info.id, INDEX_INPUT).await {
-                Ok(bytes) => Some((bytes, started.elapsed())),
-                Err(InputError::Missing) => None,
-                Err(e) => {
-                    tracing::warn!("the job's index from the coordinator: {e:?}; building it here");
-                    None
+            let (i, l) = (info.clone(), links.clone());
+            let kept = tokio::task::spawn_blocking(move || kept_index(&i, &l)).await.ok().flatten();
+            let received = match kept {
+                Some(_) => None,
+                None => {
+                    let started = std::time::Instant::now();
+                    let mut client = links.coordinator.clone();
+                    match download_packed(&mut client, &links.traffic, info.id, INDEX_INPUT).await {
+                        Ok(bytes) => Some((bytes, started.elapsed())),
+                        Err(InputError::Missing) => None,
+                        Err(e) => {
+                            tracing::warn!("the job's index from the coordinator: {e:?}; building it here");
+                            None
+                        }
+                    }
                 }
             };
-            let built = tokio::task::spawn_blocking(move || build_parts(&info, &links, received)).await;
+            let built = tokio::task::spawn_blocking(move || build_parts(&info, &links, kept, received)).await;
             let input = match built {
                 Ok(Ok((parts, room))) => Input::Built(parts, room),
                 Ok(Err(e)) => Input::Event(WorkerEvent::Done(Done::Failed { why: format!("{e:#}") })),
@@ -287,33 +298,76 @@ impl Shell {
     }
 }
 
-/// The job's index and parts, with the room left for parts once the index is made: read from
-/// `received` (the bytes the coordinator sent, and how long they took to arrive) when they
-/// are the job's index, else built here.
+/// The job's index as kept in `--index-dir`, if it is kept there and passes its checks.
+fn kept_index(info: &JobInfo, links: &Links) -> Option<AnyIndex> {
+    let dir = links.index_dir.as_deref()?;
+    let job = row_job(info).ok().filter(RowJob::sends_index)?;
+    let start = std::time::Instant::now();
+    match index_file::read(dir, &job) {
+        Ok(Some(kept)) => {
+            tracing::info!(
+                "job {:016x} ({job}): index read from {} in {:.1} s",
+                info.id,
+                index_file::path(dir, &job).display(),
+                start.elapsed().as_secs_f64()
+            );
+            Some(kept.index)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(
+                "job {:016x}: {} is refused ({e}); the coordinator's index is used",
+                info.id,
+                index_file::path(dir, &job).display()
+            );
+            None
+        }
+    }
+}
+
+/// The row search `info` names.
+fn row_job(info: &JobInfo) -> anyhow::Result<RowJob> {
+    match info.spec.parse::<JobSpec>()? {
+        JobSpec::Rows(r) => Ok(r),
+        other => Err(anyhow!("the coordinator sent {other} as a row search")),
+    }
+}
+
+/// The job's index and parts, with the room left for parts once the index is made: `kept` (read
+/// from `--index-dir`), else read from `received` (the packed index the coordinator sent, and
+/// how long it took to arrive; then kept in `--index-dir`) when it is the job's index, else
+/// built here.
 fn build_parts(
     info: &JobInfo,
     links: &Links,
+    kept: Option<AnyIndex>,
     received: Option<(Vec<u8>, Duration)>,
 ) -> anyhow::Result<(Arc<Parts<AnyIndex>>, u64)> {
-    let spec = match info.spec.parse::<JobSpec>()? {
-        JobSpec::Rows(r) => r,
-        other => return Err(anyhow!("the coordinator sent {other} as a row search")),
-    };
+    let spec = row_job(info)?;
     let start = std::time::Instant::now();
-    let read = received.and_then(|(bytes, took)| match spec.index_from_bytes(&bytes) {
-        Ok(index) => {
-            tracing::info!(
-                "job {:016x} ({spec}): index received from the coordinator ({:.1} MiB in {:.1} s) and read in {:.1} s",
-                info.id,
-                bytes.len() as f64 / (1u64 << 20) as f64,
-                took.as_secs_f64(),
-                start.elapsed().as_secs_f64()
-            );
-            Some(index)
-        }
-        Err(e) => {
-            tracing::warn!("job {:016x}: the index the coordinator sent is refused ({e}); building it here", info.id);
-            None
+    let read = kept.or_else(|| {
+        let (packed, took) = received?;
+        match index_file::unpack(&spec, &packed) {
+            Ok((index, _)) => {
+                tracing::info!(
+                    "job {:016x} ({spec}): index received from the coordinator ({:.1} MiB in {:.1} s) and read in {:.1} s",
+                    info.id,
+                    packed.len() as f64 / (1u64 << 20) as f64,
+                    took.as_secs_f64(),
+                    start.elapsed().as_secs_f64()
+                );
+                if let Some(dir) = &links.index_dir {
+                    match index_file::write(dir, &spec, &packed) {
+                        Ok(path) => tracing::info!("job {:016x}: index kept in {}", info.id, path.display()),
+                        Err(e) => tracing::warn!("job {:016x}: cannot keep the index in {}: {e}", info.id, dir.display()),
+                    }
+                }
+                Some(index)
+            }
+            Err(e) => {
+                tracing::warn!("job {:016x}: the index the coordinator sent is refused ({e}); building it here", info.id);
+                None
+            }
         }
     });
     let index = match read {

@@ -33,6 +33,8 @@ pub struct Host {
     pub state_dir: Option<PathBuf>,
     /// The most memory this worker may use.
     pub mem_limit: u64,
+    /// Where row searches' packed indexes are kept (`--index-dir`).
+    pub index_dir: Option<PathBuf>,
     job: Mutex<Option<Arc<Job>>>,
     /// Bumped whenever the job changes: messages waiting for it look again.
     events: watch::Sender<u64>,
@@ -64,12 +66,18 @@ impl Host {
             pool: Arc::new(pool),
             state_dir,
             mem_limit,
+            index_dir: None,
             job: Mutex::new(None),
             events: watch::channel(0).0,
             kept: Default::default(),
             last_id: AtomicU64::new(id),
             peers: Default::default(),
         }
+    }
+
+    /// The host with row searches' packed indexes kept in `dir` (`--index-dir`).
+    pub fn with_index_dir(self, dir: Option<PathBuf>) -> Self {
+        Host { index_dir: dir, ..self }
     }
 
     fn current(&self) -> Option<Arc<Job>> {
@@ -191,6 +199,7 @@ impl Host {
             coordinator,
             state_dir: self.state_dir.clone(),
             mem_limit: self.mem_limit,
+            index_dir: self.index_dir.clone(),
         };
         let job = Arc::new(Job::start(info, me, links));
         if let Ok(mut j) = self.job.lock() {

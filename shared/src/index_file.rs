@@ -1,0 +1,130 @@
+//! A row search's index packed once ([`AnyIndex::to_bytes`] in a shard: checksummed, zstd),
+//! under a key that names no job, so that the bytes a coordinator sends its workers are also a
+//! file that a later job reads instead of building or downloading the index. With
+//! `--index-dir DIR`, a coordinator reads `DIR/<space>.index` or writes it after building the
+//! index, and a worker reads it or writes what it downloaded; a file that fails its checksum or
+//! is not an index of the job's space is refused, and the index is then made as without one.
+//! The index is in the order a distributed search uses (locality) and shrunk as its workers
+//! hold it; an embedded run builds its own.
+
+use crate::job::{AnyIndex, RowJob};
+use crate::shard::{self, ShardError, ShardKey};
+use crate::space::IndexBytesError;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The key of a packed index, the same for every job. (A task number no work unit has.)
+pub const PACKED_INDEX: ShardKey = ShardKey { job: 0, task: shard::LEVEL_INPUT - 1, attempt: 0, level: 0 };
+
+/// Why packed bytes or a file are not the job's index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexFileError {
+    #[error("{0}")]
+    Shard(#[from] ShardError),
+    #[error("{0}")]
+    Index(#[from] IndexBytesError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The index packed, where workers receive it rather than build it (corners, edges).
+pub fn pack(index: &AnyIndex) -> Option<Vec<u8>> {
+    index.to_bytes().map(|bytes| shard::encode(PACKED_INDEX, &bytes))
+}
+
+/// The index `packed` holds, every value checked to be one of `job`'s space, and the length of
+/// its bytes unpacked (about the memory it takes).
+pub fn unpack(job: &RowJob, packed: &[u8]) -> Result<(AnyIndex, u64), IndexFileError> {
+    let bytes = shard::decode_for(packed, PACKED_INDEX)?;
+    Ok((job.index_from_bytes(&bytes)?, bytes.len() as u64))
+}
+
+/// An index read from a file: its packed bytes (what workers are sent), the index, and the
+/// length of its bytes unpacked.
+pub struct Kept {
+    pub packed: Vec<u8>,
+    pub index: AnyIndex,
+    pub unpacked_bytes: u64,
+}
+
+/// Where `job`'s index is kept in `dir`.
+pub fn path(dir: &Path, job: &RowJob) -> PathBuf {
+    dir.join(format!("{}.index", job.space.name()))
+}
+
+/// The index kept in `dir` for `job`; `None` if there is no such file.
+pub fn read(dir: &Path, job: &RowJob) -> Result<Option<Kept>, IndexFileError> {
+    let packed = match std::fs::read(path(dir, job)) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let (index, unpacked_bytes) = unpack(job, &packed)?;
+    Ok(Some(Kept { packed, index, unpacked_bytes }))
+}
+
+/// Keeps `packed` as `job`'s index in `dir` (created if missing), under a temporary name of
+/// this process until it is whole: processes writing it at once on a shared file system never
+/// write into one another's file, and the last rename wins with the same bytes.
+pub fn write(dir: &Path, job: &RowJob, packed: &[u8]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = path(dir, job);
+    let mut temp = crate::container::temp_path(&path).into_os_string();
+    temp.push(format!(".{}", std::process::id()));
+    let temp = PathBuf::from(temp);
+    let result = (|| {
+        let mut file = std::fs::File::create(&temp)?;
+        file.write_all(packed)?;
+        crate::container::commit(&file, &temp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result.map(|()| path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfs::owned::PartIndex;
+    use crate::space::RowOrder;
+
+    fn corners() -> RowJob {
+        "corners/htm".parse().unwrap()
+    }
+
+    #[test]
+    fn an_index_kept_in_a_directory_is_read_back_and_a_damaged_one_refused() {
+        let job = corners();
+        let mut index = job.build_index(RowOrder::Locality);
+        index.shrink();
+        let packed = pack(&index).expect("corners are sent packed");
+        let dir = std::env::temp_dir().join(format!("index-file-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(read(&dir, &job).unwrap().is_none(), "no file yet");
+        let file = write(&dir, &job, &packed).unwrap();
+        assert_eq!(file, dir.join("corners.index"));
+        let kept = read(&dir, &job).unwrap().expect("the file");
+        assert_eq!(kept.packed, packed);
+        assert_eq!(kept.index.row_count(), index.row_count());
+        let bytes = index.to_bytes().unwrap();
+        assert_eq!(kept.index.to_bytes().unwrap(), bytes, "the same index");
+        assert_eq!(kept.unpacked_bytes, bytes.len() as u64);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+        // A flipped byte anywhere fails the shard's checksums.
+        for at in [10, packed.len() / 2, packed.len() - 1] {
+            let mut bad = packed.clone();
+            bad[at] ^= 0x40;
+            std::fs::write(path(&dir, &job), &bad).unwrap();
+            assert!(matches!(read(&dir, &job), Err(IndexFileError::Shard(_))), "byte {at}");
+        }
+        // Whole, but of another space: refused by the index's own checks.
+        let edges = RowJob { space: crate::space::Space::Edges, ..job };
+        std::fs::write(path(&dir, &edges), &packed).unwrap();
+        assert!(matches!(read(&dir, &edges), Err(IndexFileError::Index(_))));
+        // Another job's shard is not an index.
+        let other = shard::encode(ShardKey { job: 7, ..PACKED_INDEX }, &bytes);
+        assert!(matches!(unpack(&job, &other), Err(IndexFileError::Shard(ShardError::WrongTask { .. }))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
