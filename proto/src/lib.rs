@@ -17,7 +17,7 @@ pub use v1::coordinator_server::{Coordinator, CoordinatorServer};
 
 /// Version of the coordinator/worker protocol. Sent by workers in
 /// `RegisterRequest.protocol_version`; bump it on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 16;
+pub const PROTOCOL_VERSION: u32 = 17;
 
 /// Largest `data` payload, in bytes, put in one `ShardChunk` or `InputChunk`
 /// (1 MiB).
