@@ -235,14 +235,7 @@ fn corners_on_in_process_workers_give_the_embedded_result() {
 fn an_index_kept_in_a_directory_is_read_by_the_next_run_and_a_damaged_one_made_again() {
     let dir = scratch("index-dir");
     let job = ["enumerate", "corners", "--max-depth", "7"];
-    let path = dir.join("embedded.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(job)
-        .args(["--json", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected = result_bytes(&path);
+    let expected = embedded_bytes(&dir, &job);
     let (mine, theirs) = (dir.join("coordinator-index"), dir.join("worker-index"));
     let run = || {
         let extra = ["--listen", "127.0.0.1:0", "--index-dir", mine.to_str().unwrap()];
@@ -471,14 +464,7 @@ fn one_or_three_worker_processes_give_the_embedded_bytes() {
 fn a_product_job_runs_on_worker_processes_with_the_embedded_bytes() {
     let dir = scratch("product");
     let job = ["enumerate", "cube", "--metric", "qtm", "--max-depth", "8", "--tasks-per-level", "16"];
-    let path = dir.join("embedded.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
-        .args(job)
-        .args(["--json", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected = result_bytes(&path);
+    let expected = embedded_bytes(&dir, &job);
     let (mut coord, addr, err) = start_job(&dir, &job, &["--listen", "127.0.0.1:0"]);
     let workers: Vec<Child> = (0..2).map(|_| worker(&addr, TOKEN, &dir)).collect();
     for w in workers {

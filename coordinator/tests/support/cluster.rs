@@ -52,6 +52,18 @@ pub fn embedded(dir: &std::path::Path) -> serde_json::Value {
     depths(&path)
 }
 
+/// The result bytes ([`result_bytes`]) of `job` run embedded, its JSON written in `dir`.
+pub fn embedded_bytes(dir: &std::path::Path, job: &[&str]) -> String {
+    let path = dir.join("embedded.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
+        .args(job)
+        .args(["--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    result_bytes(&path)
+}
+
 /// Starts a coordinator listening on a free loopback port; returns it, its address and the
 /// reader of the rest of its stderr.
 pub fn start_coordinator(
