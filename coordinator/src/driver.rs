@@ -49,7 +49,7 @@ pub fn search_levels(
     /// The search on the index as its own type.
     struct Levels<'a, F> {
         config: &'a SearchSettings,
-        index_bytes: Option<&'a [u8]>,
+        index_bytes: Option<&'a Arc<[u8]>>,
         on_level: F,
     }
     impl<F: FnMut(&LevelReport, &[u64])> IndexVisitor for Levels<'_, F> {
@@ -75,14 +75,14 @@ pub fn search_levels(
         }
         None => None,
     };
-    index.visit(Levels { config, index_bytes: packed.as_deref(), on_level })
+    index.visit(Levels { config, index_bytes: packed.as_ref(), on_level })
 }
 
 fn search_on<I: RowIndex>(
     space: &I,
     moves: &[Move],
     config: &SearchSettings,
-    index_bytes: Option<&[u8]>,
+    index_bytes: Option<&Arc<[u8]>>,
     mut on_level: impl FnMut(&LevelReport, &[u64]),
 ) -> Result<Searched> {
     let reporter = Reporter::new(space.row_count() as u64);
@@ -153,7 +153,7 @@ fn search_on<I: RowIndex>(
 
 /// Runs a search on workers that own the rows (see [`rows::search`]) inside [`with_cluster`].
 fn run_distributed<I: RowIndex>(
-    (space, index_bytes): (&I, Option<&[u8]>),
+    (space, index_bytes): (&I, Option<&Arc<[u8]>>),
     moves: &[Move],
     config: &SearchSettings,
     options: &BfsOptions,

@@ -10,7 +10,7 @@
 use crate::job::{AnyIndex, RowJob};
 use crate::shard::{self, ShardError, ShardKey};
 use crate::space::IndexBytesError;
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// The key of a packed index, the same for every job. (A task number no work unit has.)
@@ -63,24 +63,14 @@ pub fn read(dir: &Path, job: &RowJob) -> Result<Option<Kept>, IndexFileError> {
     Ok(Some(Kept { packed, index, unpacked_bytes }))
 }
 
-/// Keeps `packed` as `job`'s index in `dir` (created if missing), under a temporary name of
-/// this process until it is whole: processes writing it at once on a shared file system never
-/// write into one another's file, and the last rename wins with the same bytes.
+/// Keeps `packed` as `job`'s index in `dir` (created if missing), whole or not at all, as
+/// processes sharing a file system may write it at once (`container::write_shared`: every
+/// writer writes the same bytes).
 pub fn write(dir: &Path, job: &RowJob, packed: &[u8]) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = path(dir, job);
-    let mut temp = crate::container::temp_path(&path).into_os_string();
-    temp.push(format!(".{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(packed)?;
-        crate::container::commit(&file, &temp, &path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result.map(|()| path)
+    crate::container::write_shared(&path, |file| file.write_all_at(packed, 0))?;
+    Ok(path)
 }
 
 #[cfg(test)]

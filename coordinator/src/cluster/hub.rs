@@ -98,7 +98,7 @@ pub(super) struct State {
     /// Why the job cannot go on (set by [`Hub::abort`]).
     pub(super) aborted: Option<String>,
     /// Inputs of the whole job by name (an H48 build's homes of its levels), encoded as shards.
-    pub(super) named_inputs: HashMap<String, Arc<Vec<u8>>>,
+    pub(super) named_inputs: HashMap<String, Arc<[u8]>>,
     /// Workers that take no task for now: they have no room for the rows they would keep.
     pub(super) full: BTreeSet<u64>,
 }
@@ -360,7 +360,7 @@ impl Hub {
     }
 
     /// The job-wide input `name` as an encoded shard, if served.
-    pub fn input(&self, name: &str) -> Option<Arc<Vec<u8>>> {
+    pub fn input(&self, name: &str) -> Option<Arc<[u8]>> {
         self.lock().named_inputs.get(name).cloned()
     }
 
@@ -402,13 +402,13 @@ impl Hub {
         let (_, level) = name.rsplit_once('/').expect("an input name is <input>/<level>");
         let level: u32 = level.parse().expect("an input's level");
         let key = ShardKey { job, task: shard::LEVEL_INPUT, attempt: 0, level };
-        self.publish_packed(name, shard::encode(key, bytes));
+        self.publish_packed(name, shard::encode(key, bytes).into());
     }
 
-    /// Serves `packed`, a shard made elsewhere (the job's index: `shared::index_file`), as
-    /// input `name`.
-    pub fn publish_packed(&self, name: &str, packed: Vec<u8>) {
-        self.lock().named_inputs.insert(name.to_string(), Arc::new(packed));
+    /// Serves `packed`, a shard made elsewhere (the job's index: `shared::index_file`, shared
+    /// with its maker rather than copied), as input `name`.
+    pub fn publish_packed(&self, name: &str, packed: Arc<[u8]>) {
+        self.lock().named_inputs.insert(name.to_string(), packed);
     }
 
     /// Holds places for the workers of an earlier run (see [`Members::expect`]).

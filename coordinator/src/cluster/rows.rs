@@ -22,6 +22,7 @@ use shared::units::gib;
 use shared::wire::SparseRows;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a distributed search needs besides its index.
@@ -41,7 +42,7 @@ pub struct SearchRun<'a> {
     /// The index packed (`shared::index_file`), published to the workers (input
     /// `shared::job::INDEX_INPUT`) so that they read it instead of building it; `None`: they
     /// build their own.
-    pub index: Option<&'a [u8]>,
+    pub index: Option<&'a Arc<[u8]>>,
     /// With a state directory: levels and the assignment are journaled, so that a restarted
     /// coordinator resumes with the workers that hold the parts.
     pub durable: Option<Durable<'a>>,
@@ -126,7 +127,7 @@ pub fn search<I: RowIndex>(
     };
     let max_part_bytes = shard_bytes(cut, words);
     if let Some(packed) = run.index {
-        hub.publish_packed(shared::job::INDEX_INPUT, packed.to_vec());
+        hub.publish_packed(shared::job::INDEX_INPUT, packed.clone());
     }
     hub.start_rows(core, max_part_bytes);
     let mut bits = Vec::new();

@@ -166,26 +166,35 @@ pub fn commit(file: &File, temp: &Path, path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes a cubefarm file of one section (a table kept in another program's bytes, such as the
-/// phase-2 table): the header area, then `payload` with its CRC-32 and `info`'s counts.
-/// The temporary name is the process's own, so that processes writing the same file at once
-/// (workers making phase 1's table on a shared file system) never write into one another's.
-pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::Result<()> {
-    assert_eq!(info.len, payload.len() as u64);
+/// Writes a file that processes on a shared file system may write at once (workers making
+/// phase 1's table, keeping an index): `fill` writes it under a temporary name of this process,
+/// so that none writes into another's, and [`commit`] puts it under `path`; the last rename
+/// wins. A temporary file left by a failure is removed.
+pub fn write_shared(path: &Path, fill: impl FnOnce(&File) -> std::io::Result<()>) -> std::io::Result<()> {
     let mut temp = temp_path(path).into_os_string();
     temp.push(format!(".{}", std::process::id()));
     let temp = PathBuf::from(temp);
     let result = (|| {
         let file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).open(&temp)?;
-        let head = header_area(vec![SectionHeader { info, offset: HEADER_AREA, crc: crc32(payload) }])?;
-        file.write_all_at(&head, 0)?;
-        file.write_all_at(payload, HEADER_AREA)?;
+        fill(&file)?;
         commit(&file, &temp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Writes a cubefarm file of one section (a table kept in another program's bytes, such as the
+/// phase-2 table): the header area, then `payload` with its CRC-32 and `info`'s counts
+/// ([`write_shared`]).
+pub fn write_single(path: &Path, info: SectionInfo, payload: &[u8]) -> std::io::Result<()> {
+    assert_eq!(info.len, payload.len() as u64);
+    write_shared(path, |file| {
+        let head = header_area(vec![SectionHeader { info, offset: HEADER_AREA, crc: crc32(payload) }])?;
+        file.write_all_at(&head, 0)?;
+        file.write_all_at(payload, HEADER_AREA)
+    })
 }
 
 /// Reads the payload of a file of one section of `kind` into `payload`, which must be the

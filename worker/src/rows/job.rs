@@ -377,6 +377,7 @@ fn build_parts(
             // As the coordinator of a distributed search builds it.
             let mut index = spec.build_index(RowOrder::Locality);
             index.shrink();
+            tracing::info!("job {:016x}: index built in {:.1} s", info.id, start.elapsed().as_secs_f64());
             index
         }
     };
@@ -391,9 +392,8 @@ fn build_parts(
     let used = resident_bytes();
     let room = links.mem_limit.saturating_sub(used);
     tracing::info!(
-        "job {:016x}: index made in {:.1} s; {:.2} GiB resident, {:.2} GiB left for rows",
+        "job {:016x}: with the index, {:.2} GiB resident, {:.2} GiB left for rows",
         info.id,
-        start.elapsed().as_secs_f64(),
         used as f64 / (1u64 << 30) as f64,
         room as f64 / (1u64 << 30) as f64
     );
