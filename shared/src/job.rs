@@ -323,6 +323,10 @@ impl PartIndex for AnyIndex {
         with_index!(self, i => RowIndex::entry_count(i))
     }
 
+    fn pull_weight(&self) -> u64 {
+        with_index!(self, i => RowIndex::pull_weight(i))
+    }
+
     fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {
         with_index!(self, i => i.fresh_part(cut, k))
     }

@@ -38,6 +38,10 @@ pub struct OwnedPart {
     pub unvisited: Vec<u64>,
     pub frontier: Arc<PartFrontier>,
     pub next: Vec<u64>,
+    /// Entries of `unvisited` and of the frontier, kept as levels are committed (what
+    /// [`Self::pulls_own_images`] weighs, without reading the arrays).
+    open: u64,
+    last: u64,
 }
 
 /// A part's frontier: its entries, and one bit per row telling whether the row has any.
@@ -99,9 +103,11 @@ impl OwnedPart {
             part: k,
             rows: rows.clone(),
             words,
+            open: crate::ones::ones(&unvisited),
             unvisited,
             frontier: Arc::new(PartFrontier::new(k, rows, words, vec![0; n])),
             next: vec![0; n],
+            last: 0,
         }
     }
 
@@ -175,11 +181,17 @@ impl OwnedPart {
         // Rows without new entries leave the unvisited set as it is, and the old frontier's
         // array is cleared where it has entries: a sparse level costs its rows, not the part.
         let (words, unvisited) = (self.words, &mut self.unvisited);
+        let mut found = 0;
         for_each_bit(&frontier.occupied, |i| {
             let at = i as usize * words;
             let new = &frontier.bits[at..at + words];
-            unvisited[at..at + words].iter_mut().zip(new).for_each(|(u, n)| *u &= !n);
+            for (u, n) in unvisited[at..at + words].iter_mut().zip(new) {
+                found += (*u & n).count_ones() as u64;
+                *u &= !n;
+            }
         });
+        self.open -= found;
+        self.last = found;
         let old = std::mem::replace(&mut self.frontier, Arc::new(frontier));
         self.next = match Arc::try_unwrap(old) {
             Ok(old) => old.into_cleared(),
@@ -194,7 +206,17 @@ impl OwnedPart {
 
     /// Unvisited entries.
     pub fn unvisited_entries(&self) -> u64 {
-        crate::ones::ones(&self.unvisited)
+        self.open
+    }
+
+    /// Whether, in a forward level, this part's owner finds the part's images of its own
+    /// frontier rows cheaper by pulling them (testing the part's unvisited entries against
+    /// those rows, [`pull_hits`]) than by pushing them: the engine's direction rule on the
+    /// part's own counts. Either way the part's level is the same set (a pulled hit is an
+    /// image that is unvisited, and [`Self::finish_forward`] keeps only those), so the choice
+    /// is the owner's alone; images from other owners' rows still come pushed.
+    pub fn pulls_own_images(&self, pull_weight: u64) -> bool {
+        super::Direction::choose(self.open, self.last, pull_weight) == super::Direction::Backward
     }
 }
 
@@ -306,6 +328,8 @@ pub trait PartIndex: Sync + Send {
     fn words_per_row(&self) -> usize;
     /// Entries the space counts (reachable ones).
     fn entry_count(&self) -> u64;
+    /// See [`RowIndex::pull_weight`].
+    fn pull_weight(&self) -> u64;
     /// Part `k` of `cut` at the start of a search.
     fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart;
     /// Level 0 in `part` (see [`OwnedPart::start`]).
@@ -348,6 +372,10 @@ impl<I: RowIndex + Send> PartIndex for I {
 
     fn entry_count(&self) -> u64 {
         RowIndex::entry_count(self)
+    }
+
+    fn pull_weight(&self) -> u64 {
+        RowIndex::pull_weight(self)
     }
 
     fn fresh_part(&self, cut: PartCut, k: u32) -> OwnedPart {

@@ -440,6 +440,11 @@ impl<X: PartIndex> Parts<X> {
         let rows = self.cut.range(k);
         self.making(k, depth, epoch, |h| match (direction, &view) {
             (Direction::Start, _) => h.start = index.start_part(&mut h.part, counting),
+            (Direction::Forward, Some(v)) if h.part.pulls_own_images(index.pull_weight()) => {
+                let p = &mut h.part;
+                let open = FullRows::at(rows.start, &p.unvisited, words);
+                index.pull_hits(moves, rows, &open, &v.frontier, &mut p.next);
+            }
             (Direction::Forward, Some(v)) => {
                 index.push_images(moves, rows, &v.sources, &v.frontier, &mut h.part.next);
             }

@@ -122,6 +122,13 @@ impl RowIndex for TinySpace {
         1
     }
 
+    /// More than one, so that owners pull their own images in some forward levels
+    /// ([`crate::bfs::owned::OwnedPart::pulls_own_images`]) and push them in others: the
+    /// simulator runs both ways within one search.
+    fn pull_weight(&self) -> u64 {
+        4
+    }
+
     fn stabilizer(&self, _: u32) -> Vec<TinyMap<'_>> {
         Vec::new()
     }
