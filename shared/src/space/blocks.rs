@@ -279,11 +279,8 @@ where
             let end = self.member_start[row as usize + 1] as usize;
             return std::borrow::Cow::Borrowed(&self.members[start..end]);
         }
-        let rep = self.classes.rep(row);
-        let mut members: Vec<u32> = Symmetry::all().map(|s| self.conj.apply(s, rep)).collect();
-        members.sort_unstable();
-        members.dedup();
-        std::borrow::Cow::Owned(members)
+        // Listed once per row and thread, for this and for locating inverses.
+        std::borrow::Cow::Owned(self.with_listed_members(row, |m| m.iter().map(|&(v, _)| v).collect()))
     }
 
     /// Where `row` goes under face turn `m`. Panics in a space built with [`Transitions::Skip`].
@@ -490,6 +487,18 @@ where
             None => self.locate(&x),
         }
     }
+
+    /// A shrunk space answers from the row's members alone: an inverse whose row value is
+    /// none of them lies in another row, which is then not looked for.
+    fn inverse_in_row(&self, row: u32, column: u32) -> Option<u32> {
+        let x = self.position(row, column).inverse();
+        if self.classes.has_tables() {
+            let (r, c) = self.locate(&x);
+            return (r == row).then_some(c);
+        }
+        let s = self.to_rep_in_row(row, self.layout.row(&x))?;
+        Some(self.layout.column(&x.conjugate(s)))
+    }
 }
 
 /// The last class whose members [`RowSpace::to_rep_in_row`] listed on a thread.
@@ -514,6 +523,15 @@ where
     /// A symmetry s with `s raw s^-1` the representative of class `row`, if `raw` is one of the
     /// class's raw row values.
     fn to_rep_in_row(&self, row: u32, raw: u32) -> Option<Symmetry> {
+        self.with_listed_members(row, |members| {
+            members.binary_search_by_key(&raw, |&(m, _)| m).ok().map(|i| members[i].1)
+        })
+    }
+
+    /// Runs `f` on the raw row values of class `row`, increasing, each with a symmetry that
+    /// takes it to the representative: listed once per row and thread (the last row listed is
+    /// kept), as a shrunk space has no member table.
+    fn with_listed_members<T>(&self, row: u32, f: impl FnOnce(&[(u32, Symmetry)]) -> T) -> T {
         let rep = self.classes.rep(row);
         ROW_MEMBERS.with_borrow_mut(|last| {
             if (last.space, last.rep) != (self.id, rep) || last.members.is_empty() {
@@ -526,7 +544,7 @@ where
                 members.dedup_by_key(|&mut (m, _)| m);
                 (last.space, last.rep) = (self.id, rep);
             }
-            last.members.binary_search_by_key(&raw, |&(m, _)| m).ok().map(|i| last.members[i].1)
+            f(&last.members)
         })
     }
 }

@@ -111,6 +111,13 @@ pub trait RowIndex: Sync {
     /// (row, column) of the inverse of the position at (row, column), for
     /// [`Inverses::Test`] (unused otherwise).
     fn locate_inverse(&self, row: u32, column: u32) -> (u32, u32);
+    /// The column of the inverse of the position at (row, column) when the inverse lies in
+    /// the same row, else `None`: all a self-inverse test needs, and cheaper where another
+    /// row is costly to find.
+    fn inverse_in_row(&self, row: u32, column: u32) -> Option<u32> {
+        let (r, c) = self.locate_inverse(row, column);
+        (r == row).then_some(c)
+    }
     /// Sets the bits of a row's columns that stand for no position (`entry_count` leaves them
     /// out): the search marks them visited once, so no pull looks at them again. None by
     /// default.
@@ -140,8 +147,8 @@ pub trait RowIndex: Sync {
             Inverses::Never => {}
             Inverses::Test(filter) => filter.for_each_candidate(bits, |c| {
                 if maps.is_empty() || canonical(&maps, c) == c {
-                    let (r, c2) = self.locate_inverse(row, c);
-                    counts.self_inverse += (r == row && canonical(&maps, c2) == c) as u64;
+                    let same = self.inverse_in_row(row, c);
+                    counts.self_inverse += same.is_some_and(|c2| canonical(&maps, c2) == c) as u64;
                 }
             }),
         }

@@ -272,6 +272,13 @@ mod tests {
             for column in (0..built.column_count()).step_by(5) {
                 let want = canonical(&unshrunk, unshrunk.locate_inverse(row, column));
                 assert_eq!(canonical(&read, read.locate_inverse(row, column)), want, "{row} {column}");
+                // And both answer whether the inverse lies in the row, and where.
+                let in_this = |space: &RowSpace<8, 3>| {
+                    let c = space.inverse_in_row(row, column)?;
+                    Some(crate::space::index::canonical(space.stabilizer_maps(row), c))
+                };
+                let expected = (want.0 == row).then_some(want.1);
+                assert_eq!((in_this(&read), in_this(&unshrunk)), (expected, expected), "{row} {column}");
                 in_row += usize::from(want.0 == row);
             }
         }
