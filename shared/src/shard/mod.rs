@@ -150,6 +150,11 @@ impl RawShard {
     pub fn to_bytes(&self) -> Vec<u8> {
         self.pieces().concat()
     }
+
+    /// Its words' buffer, for another shard.
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
+    }
 }
 
 /// [`encode`] of 64-bit words as little-endian bytes, without copying them first.

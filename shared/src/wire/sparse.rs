@@ -74,24 +74,27 @@ impl SparseRows {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> Vec<u8> {
-        let payload = Self::payload(full, words_per_row, keep, codec != Codec::Raw);
+        let payload = Self::payload(full, words_per_row, keep, codec != Codec::Raw, Vec::new());
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
     }
 
     /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
-    /// level is kept on disk, written without copying the rows once more.
-    pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize) -> RawShard {
-        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false))
+    /// level is kept on disk, written without copying the rows once more. The payload is
+    /// written into `buffer` (its contents dropped), which [`RawShard::into_words`] gives back
+    /// for the next level.
+    pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize, buffer: Vec<u64>) -> RawShard {
+        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false, buffer))
     }
 
-    /// The payload of the rows of `full` that `keep` accepts, in one allocation of its exact
-    /// size (the rows are counted first: a growing buffer would copy and fault in its pages
-    /// several times over).
+    /// The payload of the rows of `full` that `keep` accepts, in `buffer` (cleared), grown once
+    /// to its exact size if too small (the rows are counted first: a growing buffer would copy
+    /// and fault in its pages several times over).
     fn payload(
         full: &[u64],
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
         compressed: bool,
+        buffer: Vec<u64>,
     ) -> Vec<u64> {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
@@ -115,7 +118,9 @@ impl SparseRows {
                 _ => words_per_row,
             })
             .sum();
-        let mut payload = Vec::with_capacity(2 * blocks + body + COUNTERS);
+        let mut payload = buffer;
+        payload.clear();
+        payload.reserve_exact(2 * blocks + body + COUNTERS);
         payload.resize(2 * blocks, 0);
         let mut entries = 0u64;
         for (i, (row, &n)) in full.chunks(w).zip(&counts).enumerate() {
@@ -146,7 +151,6 @@ impl SparseRows {
             }
         }
         payload.push(entries);
-        debug_assert_eq!(payload.len(), payload.capacity());
         payload
     }
 

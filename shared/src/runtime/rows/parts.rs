@@ -96,6 +96,9 @@ pub struct Parts<X> {
     sources: Mutex<Option<(Vec<u32>, Arc<Sources>)>>,
     /// Zeroed buffers of a part's rows, reused (fresh memory costs as much as the work).
     spare: Mutex<Vec<Vec<u64>>>,
+    /// Buffers of kept levels' payloads, reused likewise: one per thread, as many as finish
+    /// parts at once (each at most a part's size, which the level's payload took anyway).
+    level_buffers: Mutex<Vec<Vec<u64>>>,
     /// How messages to each worker are packed (its link's speed decides: see [`LinkCodec`]).
     codec: LinkCodec,
 }
@@ -128,6 +131,7 @@ impl<X: PartIndex> Parts<X> {
             prepared: Mutex::new(None),
             sources: Mutex::new(None),
             spare: Mutex::new(Vec::new()),
+            level_buffers: Mutex::new(Vec::new()),
         }
     }
 
@@ -232,6 +236,10 @@ impl<X: PartIndex> Parts<X> {
                 return None;
             }
             Work::Commit { part, depth } => {
+                // Nothing reads the view of a committed level again; letting it go first lets
+                // the part make its next level in its old frontier's memory instead of fresh
+                // pages (which the kernel zeroes, then faults in one by one).
+                self.return_loans(Some(depth));
                 if let Some(slot) = self.slot(part) {
                     let mut h = lock(&slot);
                     if h.made == Some(depth) {
@@ -344,7 +352,7 @@ impl<X: PartIndex> Parts<X> {
             return Done::Prepared { depth, epoch };
         }
         *newest = Some((epoch, depth));
-        self.return_loans();
+        self.return_loans(None);
         let mut mine: Vec<u32> = targets.iter().chain(others).copied().collect();
         mine.sort_unstable();
         let sources = {
@@ -401,10 +409,17 @@ impl<X: PartIndex> Parts<X> {
         Done::Prepared { depth, epoch }
     }
 
-    /// Gives the arrays lent to the last view back to their parts (new zeroed ones where a
-    /// computation still reads the view).
-    fn return_loans(&self) {
-        let Some(view) = lock(&self.view).take() else { return };
+    /// Drops the last view (only if it makes level `depth`, when given) and gives the arrays
+    /// lent to it back to their parts (new zeroed ones where a computation still reads it).
+    fn return_loans(&self, depth: Option<u32>) {
+        let taken = {
+            let mut view = lock(&self.view);
+            match depth {
+                Some(d) if view.as_ref().is_none_or(|v| v.depth != d) => None,
+                _ => view.take(),
+            }
+        };
+        let Some(view) = taken else { return };
         let loans: Vec<(u32, u64, Option<Vec<u64>>, usize)> = match Arc::try_unwrap(view) {
             Ok(View { frontier, loans, .. }) => {
                 drop(frontier);
@@ -559,13 +574,20 @@ impl<X: PartIndex> Parts<X> {
             h.made = Some(depth);
             // Kept as the rows are (a sparse level is small already; compressing every level
             // of every part cost 6 % of a worker's CPU with LZ4, more with zstd).
-            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words))
+            let buffer = lock(&self.level_buffers).pop().unwrap_or_default();
+            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words, buffer))
         })?;
         let (counts, level) = made;
-        if let Err(e) = self.store.put(k, depth, &level.pieces()) {
+        let kept = self.store.put(k, depth, &level.pieces());
+        let upload = upload.then(|| level.to_bytes());
+        let mut spare = lock(&self.level_buffers);
+        if spare.len() < rayon::current_num_threads() {
+            spare.push(level.into_words());
+        }
+        drop(spare);
+        if let Err(e) = kept {
             return Some(Done::Failed { why: format!("cannot keep level {depth} of part {k}: {e}") });
         }
-        let upload = upload.then(|| level.to_bytes());
         Some(Done::Finished { part: k, depth, epoch, counts, upload })
     }
 }
