@@ -277,7 +277,7 @@ impl AnyIndex {
     }
 
     pub fn column_count(&self) -> u32 {
-        with_index!(self, i => i.column_count())
+        with_index!(self, i => RowIndex::column_count(i))
     }
 
     /// Drops what only building the index needs (see [`RowSpace::shrink`]; other indexes keep
@@ -313,6 +313,10 @@ impl AnyIndex {
 impl PartIndex for AnyIndex {
     fn row_count(&self) -> u32 {
         with_index!(self, i => RowIndex::row_count(i))
+    }
+
+    fn column_count(&self) -> u32 {
+        with_index!(self, i => RowIndex::column_count(i))
     }
 
     fn words_per_row(&self) -> usize {

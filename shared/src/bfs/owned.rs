@@ -212,6 +212,11 @@ impl OwnedPart {
         self.open
     }
 
+    /// Entries of its frontier (the level committed last).
+    pub fn frontier_entries(&self) -> u64 {
+        self.last
+    }
+
     /// Whether, in a forward level, this part's owner finds the part's images of its own
     /// frontier rows cheaper by pulling them (testing the part's unvisited entries against
     /// those rows, [`pull_hits`]) than by pushing them: the engine's direction rule on the
@@ -318,6 +323,38 @@ pub fn pull_hits<I: RowIndex>(
     });
 }
 
+/// Every column of every row, as the entries a sender tests when it pulls its images into
+/// another owner's part ([`pull_hits`] against its own frontier rows), whose unvisited entries
+/// it does not know: the hits are then exactly its images there.
+pub struct EveryColumn {
+    row: Vec<u64>,
+}
+
+impl EveryColumn {
+    pub fn new(columns: u32) -> Self {
+        let mut row = vec![u64::MAX; (columns as usize).div_ceil(64)];
+        if let Some(last) = row.last_mut() {
+            *last = tail_mask(columns);
+        }
+        EveryColumn { row }
+    }
+}
+
+impl RowBits for EveryColumn {
+    #[inline]
+    fn row(&self, _: u32) -> Option<&[u64]> {
+        Some(&self.row)
+    }
+}
+
+/// Whether a worker whose parts hold `entries` entries, `frontier` of them in the frontier,
+/// finds its images in other owners' parts cheaper by pulling them over every column
+/// ([`EveryColumn`]) than by pushing its frontier: the engine's direction rule, with every
+/// entry counted as open.
+pub fn pulls_images(entries: u64, frontier: u64, pull_weight: u64) -> bool {
+    super::Direction::choose(entries, frontier, pull_weight) == super::Direction::Backward
+}
+
 /// Whether row `r` has a neighbour row (under `moves`) that `owned` accepts: a backward level
 /// sends a row's unvisited entries only to the owners of its neighbour rows.
 pub fn open_rows_for<I: RowIndex>(space: &I, moves: &[Move], r: u32, owned: impl Fn(u32) -> bool) -> bool {
@@ -328,6 +365,7 @@ pub fn open_rows_for<I: RowIndex>(space: &I, moves: &[Move], r: u32, owned: impl
 /// [`RowIndex`] is one; so is the job registry's `AnyIndex`, which dispatches to its index.
 pub trait PartIndex: Sync + Send {
     fn row_count(&self) -> u32;
+    fn column_count(&self) -> u32;
     fn words_per_row(&self) -> usize;
     /// Entries the space counts (reachable ones).
     fn entry_count(&self) -> u64;
@@ -369,8 +407,12 @@ impl<I: RowIndex + Send> PartIndex for I {
         RowIndex::row_count(self)
     }
 
+    fn column_count(&self) -> u32 {
+        RowIndex::column_count(self)
+    }
+
     fn words_per_row(&self) -> usize {
-        (self.column_count() as usize).div_ceil(64)
+        (RowIndex::column_count(self) as usize).div_ceil(64)
     }
 
     fn entry_count(&self) -> u64 {

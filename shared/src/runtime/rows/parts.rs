@@ -7,7 +7,7 @@
 use super::store::LevelStore;
 use super::work::{Done, Work};
 use super::{Kind, Note};
-use crate::bfs::owned::{OwnedFrontier, OwnedPart, PartCut, PartFrontier, PartIndex};
+use crate::bfs::owned::{EveryColumn, OwnedFrontier, OwnedPart, PartCut, PartFrontier, PartIndex};
 use crate::bfs::task::{Counting, FullRows, Sources};
 use crate::bfs::Direction;
 use crate::cube::Move;
@@ -76,6 +76,9 @@ struct View {
     /// Parts whose `next` arrays hold their level `depth - 1` read from the store, lent to
     /// this view: (part, tag, array).
     loans: Vec<(u32, u64, Arc<PartFrontier>)>,
+    /// Whether images for other owners' parts are pulled over every column rather than pushed
+    /// ([`crate::bfs::owned::pulls_images`]).
+    pull_images: bool,
 }
 
 /// A worker's parts and store, on an index `X`.
@@ -370,6 +373,9 @@ impl<X: PartIndex> Parts<X> {
             }
         };
         let mut frontiers = Vec::new();
+        // This worker's entries and frontier entries, for the direction of its images.
+        let (mut entries, mut frontier_entries) = (0u64, 0u64);
+        let columns = self.index.column_count() as u64;
         for &k in targets {
             let Some(slot) = self.slot(k) else { continue };
             let mut h = lock(&slot);
@@ -380,6 +386,8 @@ impl<X: PartIndex> Parts<X> {
             h.made = None;
             h.start = RowCounts::default();
             frontiers.push(h.part.frontier.clone());
+            entries += h.part.rows.len() as u64 * columns;
+            frontier_entries += h.part.frontier_entries();
         }
         let mut loans = Vec::new();
         if depth > 0 {
@@ -400,12 +408,17 @@ impl<X: PartIndex> Parts<X> {
                     };
                 }
                 let f = Arc::new(PartFrontier::new(k, self.cut.range(k), self.words, bits));
+                entries += f.rows.len() as u64 * columns;
+                frontier_entries += f.entries();
                 frontiers.push(f.clone());
                 loans.push((k, h.tag, f));
             }
         }
         let frontier = OwnedFrontier::new(self.cut, frontiers);
-        *lock(&self.view) = Some(Arc::new(View { depth, epoch, frontier, owner, sources, loans }));
+        let pull_images =
+            crate::bfs::owned::pulls_images(entries, frontier_entries, self.index.pull_weight());
+        *lock(&self.view) =
+            Some(Arc::new(View { depth, epoch, frontier, owner, sources, loans, pull_images }));
         Done::Prepared { depth, epoch }
     }
 
@@ -484,7 +497,14 @@ impl<X: PartIndex> Parts<X> {
         }
         let mut out = self.buffer(rows.len() * self.words);
         let key = self.key(k, kind_code(Kind::Images), depth);
-        let bytes = if self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out) {
+        let wrote = if v.pull_images {
+            let every = EveryColumn::new(self.index.column_count());
+            self.index.pull_hits(&self.moves, rows, &every, &v.frontier, &mut out);
+            true
+        } else {
+            self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out)
+        };
+        let bytes = if wrote {
             SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
         } else {
             Vec::new()
