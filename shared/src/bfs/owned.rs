@@ -11,10 +11,11 @@
 //!   part ([`push_images`]) and sends each part's images to its owner, which ORs them into
 //!   `next` and keeps the unvisited ones ([`OwnedPart::finish_forward`]). Images of one sender
 //!   into one part are ORed before they travel, so a part receives at most one message per
-//!   sender. Into its own parts an owner may instead pull its own images (test the part's
-//!   unvisited entries against its own frontier rows, [`pull_hits`]) where the engine's
-//!   direction rule finds that cheaper on the part's counts
-//!   ([`OwnedPart::pulls_own_images`]): no message depends on the choice.
+//!   sender. A worker may instead pull its images where the engine's direction rule finds
+//!   that cheaper: into a part it owns, by testing the part's unvisited entries against its
+//!   own frontier rows ([`pull_hits`], [`OwnedPart::pulls_own_images`]); into another
+//!   owner's part, by testing every column ([`EveryColumn`], [`pulls_images`]). Either way
+//!   the part's level is the same set, so no message's meaning depends on the choice.
 //! - **Backward** (pull): an unvisited entry is new when a neighbour is in the frontier (it is at
 //!   distance at least d, so a visited neighbour is at d - 1). The owner sends each part's
 //!   unvisited rows to every worker that owns a neighbour row of them ([`open_rows_for`]); each

@@ -122,9 +122,10 @@ impl RowIndex for TinySpace {
         1
     }
 
-    /// More than one, so that owners pull their own images in some forward levels
-    /// ([`crate::bfs::owned::OwnedPart::pulls_own_images`]) and push them in others: the
-    /// simulator runs both ways within one search.
+    /// More than one, so that workers pull their images in some forward levels (into their
+    /// own parts, [`crate::bfs::owned::OwnedPart::pulls_own_images`], and into others',
+    /// [`crate::bfs::owned::pulls_images`]) and push them in others: the simulator runs every
+    /// way within one search.
     fn pull_weight(&self) -> u64 {
         4
     }
