@@ -1,12 +1,13 @@
 //! Row ownership checked against the engine: N simulated workers, each owning some parts of the
 //! rows, make every level by exchanging messages (encoded and decoded as they travel between
-//! real workers), and every level's entries and counts must be the engine's. The backward
-//! levels read only unvisited entries and frontier rows, the forward ones only frontier rows:
+//! real workers), and every level's entries and counts must be the engine's, whichever way each
+//! forward level's images are made. The backward levels read only unvisited entries and
+//! frontier rows, the forward ones only frontier rows (and a part's own unvisited entries):
 //! their agreement with the engine's single array checks the exchange's claims (a part's new
 //! entries are the union of what its owner gathers, whoever sends what).
 
 use shared::bfs::owned::PartCut;
-use shared::bfs::owned::{open_rows_for, pull_hits, push_images, OwnedFrontier, OwnedPart};
+use shared::bfs::owned::{open_rows_for, pull_hits, push_images, EveryColumn, OwnedFrontier, OwnedPart};
 use shared::bfs::task::{Counting, FullRows, Sources};
 use shared::bfs::{self, BfsOptions, Direction};
 use shared::coord::corner_tetrads;
@@ -70,12 +71,26 @@ fn owned_search<I: RowIndex>(
         let mut mail: Vec<(usize, u32, Vec<u8>)> = Vec::new();
         match direction {
             Direction::Forward => {
+                // Each way a worker may make its images, in turn by depth: pushed; pulled over
+                // every column; pulled into its own parts against their unvisited entries
+                // (pushed into the others'). Each must give the engine's level.
+                let every = EveryColumn::new(space.column_count());
                 for (from, own) in parts.iter().enumerate() {
                     let view = OwnedFrontier::new(cut, own.iter().map(|p| p.frontier.clone()));
                     for k in 0..cut.parts() {
                         let rows = cut.range(k);
                         let mut out = vec![0u64; rows.len() * words];
-                        push_images(space, moves, rows, &sources, &view, &mut out);
+                        let mine = own.iter().find(|p| p.part == k);
+                        match (depth % 3, mine) {
+                            (1, _) => pull_hits(space, moves, rows, &every, &view, &mut out),
+                            (2, Some(p)) => {
+                                let open = FullRows::at(rows.start, &p.unvisited, words);
+                                pull_hits(space, moves, rows, &open, &view, &mut out);
+                            }
+                            _ => {
+                                push_images(space, moves, rows, &sources, &view, &mut out);
+                            }
+                        }
                         let bytes =
                             SparseRows::encode_rows(key(depth, k, from), &out, words, &|_| true, codec(from));
                         mail.push((owner[k as usize], k, bytes));
