@@ -241,8 +241,11 @@ impl<X: PartIndex> Parts<X> {
             Work::Commit { part, depth } => {
                 // Nothing reads the view of a committed level again; letting it go first lets
                 // the part make its next level in its old frontier's memory instead of fresh
-                // pages (which the kernel zeroes, then faults in one by one).
-                self.return_loans(Some(depth));
+                // pages (which the kernel zeroes, then faults in one by one). Kept while any
+                // part here still makes a level of that depth (of another epoch).
+                if !self.any_making(depth) {
+                    self.return_loans(Some(depth));
+                }
                 if let Some(slot) = self.slot(part) {
                     let mut h = lock(&slot);
                     if h.made == Some(depth) {
@@ -453,6 +456,12 @@ impl<X: PartIndex> Parts<X> {
                 h.part.next = bits.unwrap_or_else(|| vec![0; len]);
             }
         }
+    }
+
+    /// Whether a part held here is making a level of depth `depth`.
+    fn any_making(&self, depth: u32) -> bool {
+        let slots: Vec<Slot> = lock(&self.held).values().cloned().collect();
+        slots.iter().any(|s| lock(s).making.is_some_and(|(d, _)| d == depth))
     }
 
     /// Runs `f` on part `k` if its next level is the one of (`depth`, `epoch`).
