@@ -18,6 +18,7 @@
 //! parts whose depth is d (their *targets*), from level d - 1 of every part.
 
 mod assign;
+mod buffers;
 mod coordinator;
 mod level;
 mod parts;

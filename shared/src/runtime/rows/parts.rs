@@ -4,6 +4,7 @@
 //! longer being made in the part (another depth or epoch) changes nothing, so computations may
 //! run in any order and at once.
 
+use super::buffers::Buffers;
 use super::store::LevelStore;
 use super::work::{Done, Work};
 use super::{Kind, Note};
@@ -76,9 +77,9 @@ struct View {
     /// Parts whose `next` arrays hold their level `depth - 1` read from the store, lent to
     /// this view: (part, tag, array).
     loans: Vec<(u32, u64, Arc<PartFrontier>)>,
-    /// Whether images for other owners' parts are pulled over every column rather than pushed
-    /// ([`crate::bfs::owned::pulls_images`]).
-    pull_images: bool,
+    /// Every column, when images for other owners' parts are pulled over every column rather
+    /// than pushed ([`crate::bfs::owned::pulls_images`]).
+    pull_images: Option<EveryColumn>,
 }
 
 /// A worker's parts and store, on an index `X`.
@@ -97,11 +98,7 @@ pub struct Parts<X> {
     prepared: Mutex<Option<(Epoch, u32)>>,
     /// The sources of the rows of the parts listed (rebuilt when they change).
     sources: Mutex<Option<(Vec<u32>, Arc<Sources>)>>,
-    /// Zeroed buffers of a part's rows, reused (fresh memory costs as much as the work).
-    spare: Mutex<Vec<Vec<u64>>>,
-    /// Buffers of kept levels' payloads, reused likewise: one per thread, as many as finish
-    /// parts at once (each at most a part's size, which the level's payload took anyway).
-    level_buffers: Mutex<Vec<Vec<u64>>>,
+    buffers: Buffers,
     /// How messages to each worker are packed (its link's speed decides: see [`LinkCodec`]).
     codec: LinkCodec,
 }
@@ -133,8 +130,7 @@ impl<X: PartIndex> Parts<X> {
             view: Mutex::new(None),
             prepared: Mutex::new(None),
             sources: Mutex::new(None),
-            spare: Mutex::new(Vec::new()),
-            level_buffers: Mutex::new(Vec::new()),
+            buffers: Buffers::default(),
         }
     }
 
@@ -166,25 +162,6 @@ impl<X: PartIndex> Parts<X> {
 
     fn current_view(&self, depth: u32, epoch: Epoch) -> Option<Arc<View>> {
         lock(&self.view).clone().filter(|v| (v.depth, v.epoch) == (depth, epoch))
-    }
-
-    /// A zeroed buffer of `len` words: a spare one (given back zeroed) when one has that length.
-    fn buffer(&self, len: usize) -> Vec<u64> {
-        let mut b = lock(&self.spare).pop().unwrap_or_default();
-        if b.len() != len {
-            b.clear();
-            b.resize(len, 0);
-        }
-        debug_assert!(b.iter().all(|&w| w == 0), "spare buffers are given back zeroed");
-        b
-    }
-
-    /// Keeps `buffer` (zeroed by the caller) for [`Self::buffer`].
-    fn give_back(&self, buffer: Vec<u64>) {
-        let mut spare = lock(&self.spare);
-        if spare.len() < 4 {
-            spare.push(buffer);
-        }
     }
 
     /// Runs `work`; `None` when it gives nothing back (a part let go).
@@ -244,7 +221,7 @@ impl<X: PartIndex> Parts<X> {
                 // pages (which the kernel zeroes, then faults in one by one). Kept while any
                 // part here still makes a level of that depth (of another epoch).
                 if !self.any_making(depth) {
-                    self.return_loans(Some(depth));
+                    self.release_view(Some(depth));
                 }
                 if let Some(slot) = self.slot(part) {
                     let mut h = lock(&slot);
@@ -358,7 +335,7 @@ impl<X: PartIndex> Parts<X> {
             return Done::Prepared { depth, epoch };
         }
         *newest = Some((epoch, depth));
-        self.return_loans(None);
+        self.release_view(None);
         let mut mine: Vec<u32> = targets.iter().chain(others).copied().collect();
         mine.sort_unstable();
         let sources = {
@@ -419,15 +396,16 @@ impl<X: PartIndex> Parts<X> {
         }
         let frontier = OwnedFrontier::new(self.cut, frontiers);
         let pull_images =
-            crate::bfs::owned::pulls_images(entries, frontier_entries, self.index.pull_weight());
+            crate::bfs::owned::pulls_images(entries, frontier_entries, self.index.pull_weight())
+                .then(|| EveryColumn::new(self.index.column_count()));
         *lock(&self.view) =
             Some(Arc::new(View { depth, epoch, frontier, owner, sources, loans, pull_images }));
         Done::Prepared { depth, epoch }
     }
 
-    /// Drops the last view (only if it makes level `depth`, when given) and gives the arrays
+    /// Lets the last view go (only if it makes level `depth`, when given) and gives the arrays
     /// lent to it back to their parts (new zeroed ones where a computation still reads it).
-    fn return_loans(&self, depth: Option<u32>) {
+    fn release_view(&self, depth: Option<u32>) {
         let taken = {
             let mut view = lock(&self.view);
             match depth {
@@ -504,11 +482,10 @@ impl<X: PartIndex> Parts<X> {
         if !reached.contains(&true) {
             return Vec::new();
         }
-        let mut out = self.buffer(rows.len() * self.words);
+        let mut out = self.buffers.zeroed(rows.len() * self.words);
         let key = self.key(k, kind_code(Kind::Images), depth);
-        let wrote = if v.pull_images {
-            let every = EveryColumn::new(self.index.column_count());
-            self.index.pull_hits(&self.moves, rows, &every, &v.frontier, &mut out);
+        let wrote = if let Some(every) = &v.pull_images {
+            self.index.pull_hits(&self.moves, rows, every, &v.frontier, &mut out);
             true
         } else {
             self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out)
@@ -521,7 +498,7 @@ impl<X: PartIndex> Parts<X> {
         for (row, _) in out.chunks_mut(self.words.max(1)).zip(&reached).filter(|(_, &r)| r) {
             row.fill(0);
         }
-        self.give_back(out);
+        self.buffers.give_back(out);
         bytes
     }
 
@@ -535,7 +512,7 @@ impl<X: PartIndex> Parts<X> {
         let next_to_peer =
             |r: u32| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer);
         let mut keep = vec![false; rows.len()];
-        let mut misses = self.buffer(rows.len() * self.words);
+        let mut misses = self.buffers.zeroed(rows.len() * self.words);
         self.making(k, depth, epoch, |h| {
             let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
             for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
@@ -551,7 +528,7 @@ impl<X: PartIndex> Parts<X> {
         let bytes =
             any.then(|| SparseRows::encode_rows(key, &misses, words, &|i| keep[i], (self.codec)(peer)));
         chosen_rows(&mut misses, words, &keep).for_each(|row| row.fill(0));
-        self.give_back(misses);
+        self.buffers.give_back(misses);
         bytes
     }
 
@@ -565,16 +542,16 @@ impl<X: PartIndex> Parts<X> {
         // Hits lie among the entries asked: only the rows the question holds are encoded and
         // cleared.
         let present = open.present();
-        let mut asked = self.buffer(rows.len() * self.words);
+        let mut asked = self.buffers.zeroed(rows.len() * self.words);
         open.or_into(&mut asked);
-        let mut out = self.buffer(rows.len() * self.words);
+        let mut out = self.buffers.zeroed(rows.len() * self.words);
         let open = FullRows::at(rows.start, &asked, self.words);
         self.index.pull_hits(&self.moves, rows.clone(), &open, &v.frontier, &mut out);
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
         let hits = SparseRows::encode_rows(key, &out, self.words, &|i| present[i], (self.codec)(note.from));
         for mut b in [out, asked] {
             chosen_rows(&mut b, self.words.max(1), &present).for_each(|row| row.fill(0));
-            self.give_back(b);
+            self.buffers.give_back(b);
         }
         Ok(hits)
     }
@@ -603,17 +580,12 @@ impl<X: PartIndex> Parts<X> {
             h.made = Some(depth);
             // Kept as the rows are (a sparse level is small already; compressing every level
             // of every part cost 6 % of a worker's CPU with LZ4, more with zstd).
-            let buffer = lock(&self.level_buffers).pop().unwrap_or_default();
-            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words, buffer))
+            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words, self.buffers.level()))
         })?;
         let (counts, level) = made;
         let kept = self.store.put(k, depth, &level.pieces());
         let upload = upload.then(|| level.to_bytes());
-        let mut spare = lock(&self.level_buffers);
-        if spare.len() < rayon::current_num_threads() {
-            spare.push(level.into_words());
-        }
-        drop(spare);
+        self.buffers.give_back_level(level.into_words());
         if let Err(e) = kept {
             return Some(Done::Failed { why: format!("cannot keep level {depth} of part {k}: {e}") });
         }
