@@ -10,7 +10,7 @@ use shared::space::RowCounts;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::kept::Kept;
-use worker::rows::link::{Compress, Links};
+use worker::rows::link::{is_loopback, Compress, Links};
 use worker::rows::sync::{job_of, plan_of, put_status, reply_of, status_of};
 
 #[test]
@@ -41,7 +41,7 @@ fn status_and_plan_cross_unchanged() {
 }
 
 #[test]
-fn overlapping_sends_count_the_link_once_and_slow_links_get_zstd() {
+fn overlapping_sends_count_the_link_once_slow_links_get_zstd_and_local_ones_raw() {
     let links = Links::default();
     let t = Instant::now();
     let ms = |n: u64| t + Duration::from_millis(n);
@@ -70,6 +70,16 @@ fn overlapping_sends_count_the_link_once_and_slow_links_get_zstd() {
     assert_eq!(links.codec(Compress::Auto, Some("b")), Codec::Raw, "16 MiB in 21 ms");
     assert_eq!(links.codec(Compress::Lz4, Some("a")), Codec::Lz4);
     assert_eq!(links.codec(Compress::None, Some("a")), Codec::Raw);
+    // A worker on this machine gets raw messages unmeasured; only a fixed choice overrides.
+    for local in ["http://127.0.0.1:7001", "https://127.8.0.3:9", "http://[::1]:7001", "http://localhost:80"]
+    {
+        assert!(is_loopback(local), "{local}");
+        assert_eq!(links.codec(Compress::Auto, Some(local)), Codec::Raw, "{local}");
+        assert_eq!(links.codec(Compress::Zstd, Some(local)), Codec::Zstd);
+    }
+    for remote in ["http://10.0.0.2:7001", "https://[fe80::1]:9", "http://node7:7001", "a"] {
+        assert!(!is_loopback(remote), "{remote}");
+    }
     // An end without a begin changes nothing.
     links.end_at("c", 1 << 30, ms(5));
     assert_eq!(links.rate("c"), None);

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 /// What `--compress` asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Compress {
-    /// Raw on links measured at [`FAST_LINK`] bytes a second or more, zstd on slower ones and
+    /// Raw to a worker on this machine (a loopback address: the link is a copy in memory),
+    /// and on links measured at [`FAST_LINK`] bytes a second or more; zstd on slower ones and
     /// on links not measured yet (until they have carried [`MEASURED_AFTER`] bytes): a link of
     /// unknown speed gets the fewest bytes.
     #[default]
@@ -99,10 +100,26 @@ impl Links {
             Compress::None => Codec::Raw,
             Compress::Lz4 => Codec::Lz4,
             Compress::Zstd => Codec::Zstd,
+            Compress::Auto if address.is_some_and(is_loopback) => Codec::Raw,
             Compress::Auto => match address.and_then(|a| self.rate(a)) {
                 Some(rate) if rate >= FAST_LINK => Codec::Raw,
                 _ => Codec::Zstd,
             },
         }
     }
+}
+
+/// Whether a worker's address (`http://host:port`, `https://...`) names this machine: a
+/// loopback IP address or `localhost`. Its rate, measured on the messages, is bound by the
+/// two ends' scheduling rather than by a link (docs/distribution.md, "What a byte costs"), so
+/// it is not measured.
+pub fn is_loopback(address: &str) -> bool {
+    let rest = address.split_once("://").map_or(address, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
