@@ -272,15 +272,19 @@ where
         self.members.shrink_to_fit();
     }
 
-    /// The raw row values of class `row`, increasing.
-    fn members_of(&self, row: u32) -> std::borrow::Cow<'_, [u32]> {
+    /// Runs `f` on each raw row value of class `row` with its place in the list: from the
+    /// member table, or, in a shrunk space, as listed once per row and thread (for this and for
+    /// locating inverses; a value may then come more than once).
+    fn each_member(&self, row: u32, mut f: impl FnMut(usize, u32)) {
         if !self.members.is_empty() {
             let start = self.member_start[row as usize] as usize;
             let end = self.member_start[row as usize + 1] as usize;
-            return std::borrow::Cow::Borrowed(&self.members[start..end]);
+            self.members[start..end].iter().enumerate().for_each(|(i, &m)| f(i, m));
+        } else {
+            self.with_listed_members(row, |members| {
+                members.iter().enumerate().for_each(|(i, &(m, _))| f(i, m))
+            });
         }
-        // Listed once per row and thread, for this and for locating inverses.
-        std::borrow::Cow::Owned(self.with_listed_members(row, |m| m.iter().map(|&(v, _)| v).collect()))
     }
 
     /// Where `row` goes under face turn `m`. Panics in a space built with [`Transitions::Skip`].
@@ -324,7 +328,7 @@ where
             keys.sort_unstable();
         }
         let mut compat = [[0u64; 24]; 3];
-        for (i, &m) in self.members_of(row).iter().enumerate() {
+        self.each_member(row, |i, m| {
             let keys = self.layout.row_keys(m);
             for b in 0..blocks {
                 let matching = &sorted[b][sorted[b].partition_point(|&(key, _)| key < keys[b])..];
@@ -332,7 +336,7 @@ where
                     compat[b][o as usize] |= 1 << i;
                 }
             }
-        }
+        });
         for table in compat.iter_mut().skip(blocks) {
             *table = [u64::MAX; 24];
         }
@@ -521,16 +525,20 @@ where
     Pieces<N, O>: Part,
 {
     /// A symmetry s with `s raw s^-1` the representative of class `row`, if `raw` is one of the
-    /// class's raw row values.
+    /// class's raw row values: of those that do, the one of the smallest index, so that the
+    /// answer does not depend on the order of the list.
     fn to_rep_in_row(&self, row: u32, raw: u32) -> Option<Symmetry> {
         self.with_listed_members(row, |members| {
-            members.binary_search_by_key(&raw, |&(m, _)| m).ok().map(|i| members[i].1)
+            members.iter().filter(|&&(m, _)| m == raw).map(|&(_, s)| s).min_by_key(|s| s.index())
         })
     }
 
-    /// Runs `f` on the raw row values of class `row`, increasing, each with a symmetry that
-    /// takes it to the representative: listed once per row and thread (the last row listed is
-    /// kept), as a shrunk space has no member table.
+    /// Runs `f` on the raw row values of class `row`, one per symmetry of the group (a value
+    /// comes as often as its symmetries give it), each with a symmetry that takes it to the
+    /// representative: listed once per row and thread (the last row listed is kept), as a
+    /// shrunk space has no member table. Neither sorted nor made distinct: a row's inverse
+    /// filter and the inverses located in it need neither, and sorting every row's list took
+    /// as long as conjugating it.
     fn with_listed_members<T>(&self, row: u32, f: impl FnOnce(&[(u32, Symmetry)]) -> T) -> T {
         let rep = self.classes.rep(row);
         ROW_MEMBERS.with_borrow_mut(|last| {
@@ -540,8 +548,6 @@ where
                 members.clear();
                 members
                     .extend(self.classes.group().members().map(|s| (self.conj.apply(s, rep), s.inverse())));
-                members.sort_unstable_by_key(|&(m, s)| (m, s.index()));
-                members.dedup_by_key(|&mut (m, _)| m);
                 (last.space, last.rep) = (self.id, rep);
             }
             f(&last.members)
