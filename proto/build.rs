@@ -31,9 +31,16 @@ fn main() -> Result<(), BuildError> {
     let fds = protox::compile([&proto_path], [&manifest_dir])
         .map_err(|e| BuildError(describe_protox_error(&e, &proto_path)))?;
 
-    tonic_prost_build::configure().build_client(true).build_server(true).compile_fds(fds).map_err(|e| {
-        BuildError(format!("failed to generate Rust code from {}: {e}", proto_path.display()))
-    })?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        // A message between workers is sliced into chunks and read back from the receive
+        // buffer without a copy of each chunk.
+        .bytes(".cubefarm.v1.PeerChunk.data")
+        .compile_fds(fds)
+        .map_err(|e| {
+            BuildError(format!("failed to generate Rust code from {}: {e}", proto_path.display()))
+        })?;
     Ok(())
 }
 

@@ -322,8 +322,9 @@ impl v1::coordinator_server::Coordinator for Service {
                 .hub
                 .max_level_part_bytes()
                 .ok_or_else(|| Status::failed_precondition("no table build runs"))?;
-            let (head, bytes) = current
-                .get_or_insert_with(|| (v1::PeerChunk { data: Vec::new(), ..chunk.clone() }, Vec::new()));
+            let (head, bytes) = current.get_or_insert_with(|| {
+                (v1::PeerChunk { data: Default::default(), ..chunk.clone() }, Vec::new())
+            });
             if (head.part, head.level, head.epoch, head.from)
                 != (chunk.part, chunk.level, chunk.epoch, chunk.from)
                 || chunk.offset != bytes.len() as u64

@@ -87,7 +87,7 @@ fn refuses_intruders(url: &str) {
         part: 0,
         kind,
         offset,
-        data: vec![0; 16],
+        data: vec![0; 16].into(),
         last: false,
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();

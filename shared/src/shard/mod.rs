@@ -157,6 +157,58 @@ impl RawShard {
     }
 }
 
+/// Words in front of a payload that [`raw_bytes`] fills with the shard's header.
+pub fn raw_head_words() -> usize {
+    header_len().div_ceil(8)
+}
+
+/// The bytes of a raw shard for `key` whose payload is `words[raw_head_words()..]`, the
+/// header written into the end of the words before it: one buffer from the payload's coder
+/// to the socket, shared by the chunks that slice it, never copied. Equal to
+/// [`encode_word_parts_with`] (raw) of the payload.
+pub fn raw_bytes(key: ShardKey, mut words: Vec<u64>) -> bytes::Bytes {
+    let head = raw_head_words();
+    assert!(words.len() >= head, "room for the header");
+    let header = header_of(key, Codec::Raw, (words.len() - head) as u64 * 8, &[as_bytes(&words[head..])]);
+    let start = head * 8 - header.len();
+    as_bytes_mut(&mut words[..head])[start..].copy_from_slice(&header);
+    bytes::Bytes::from_owner(Framed { words, start })
+}
+
+/// A shard's bytes that start `start` bytes into a buffer of words, which goes back to
+/// [`spare_words`] once the last chunk is sent.
+struct Framed {
+    words: Vec<u64>,
+    start: usize,
+}
+
+impl AsRef<[u8]> for Framed {
+    fn as_ref(&self) -> &[u8] {
+        &as_bytes(&self.words)[self.start..]
+    }
+}
+
+impl Drop for Framed {
+    fn drop(&mut self) {
+        let mut spare = SPARE.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(std::mem::take(&mut self.words));
+        }
+    }
+}
+
+/// Buffers of sent raw shards kept for the next ones: fresh memory costs its page faults and
+/// the kernel's zeroing, as much as writing the message.
+static SPARE: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
+
+/// Sent shards' buffers kept at most.
+const SPARE_BUFFERS: usize = 4;
+
+/// A buffer of a raw shard already sent, or a new one: its contents are to be overwritten.
+pub fn spare_words() -> Vec<u64> {
+    SPARE.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default()
+}
+
 /// [`encode`] of 64-bit words as little-endian bytes, without copying them first.
 pub fn encode_words(key: ShardKey, words: &[u64]) -> Vec<u8> {
     encode(key, as_bytes(words))
@@ -237,6 +289,11 @@ pub fn encode_word_parts_with(key: ShardKey, codec: Codec, parts: &[WordPart]) -
 fn as_bytes(words: &[u64]) -> &[u8] {
     // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
+}
+
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`, and every byte pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
 }
 
 /// Checks and decodes the header (the first [`header_len`] bytes of a shard).

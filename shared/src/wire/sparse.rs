@@ -66,16 +66,25 @@ impl SparseRows {
     /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
     /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
     /// positions (see the module's comment for which), packed by `codec`, with their entry
-    /// count, so that the reader checks the rows against it (see [`Self::decode_rows`]).
+    /// count, so that the reader checks the rows against it (see [`Self::decode_rows`]). Raw,
+    /// the payload is written behind room for the shard's header and never copied again.
     pub fn encode_rows(
         key: ShardKey,
         full: &[u64],
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
-    ) -> Vec<u8> {
-        let payload = Self::payload(full, words_per_row, keep, codec != Codec::Raw, Vec::new());
-        shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)])
+    ) -> bytes::Bytes {
+        if codec == Codec::Raw {
+            let head = shard::raw_head_words();
+            let mut buffer = shard::spare_words();
+            buffer.clear();
+            buffer.resize(head, 0);
+            let framed = Self::payload(full, words_per_row, keep, false, buffer, head);
+            return shard::raw_bytes(key, framed);
+        }
+        let payload = Self::payload(full, words_per_row, keep, true, Vec::new(), 0);
+        shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)]).into()
     }
 
     /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
@@ -83,18 +92,20 @@ impl SparseRows {
     /// written into `buffer` (its contents dropped), which [`RawShard::into_words`] gives back
     /// for the next level.
     pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize, buffer: Vec<u64>) -> RawShard {
-        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false, buffer))
+        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false, buffer, 0))
     }
 
-    /// The payload of the rows of `full` that `keep` accepts, in `buffer` (cleared), grown once
-    /// to its exact size if too small (the rows are counted first: a growing buffer would copy
-    /// and fault in its pages several times over).
+    /// The payload of the rows of `full` that `keep` accepts, in `buffer` after its first
+    /// `base` words (kept; the rest cleared), grown once to its exact size if too small (the
+    /// rows are counted first: a growing buffer would copy and fault in its pages several
+    /// times over).
     fn payload(
         full: &[u64],
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
         compressed: bool,
         buffer: Vec<u64>,
+        base: usize,
     ) -> Vec<u64> {
         let w = words_per_row.max(1);
         let rows = full.len() / w;
@@ -119,9 +130,9 @@ impl SparseRows {
             })
             .sum();
         let mut payload = buffer;
-        payload.clear();
+        payload.truncate(base);
         payload.reserve_exact(2 * blocks + body + COUNTERS);
-        payload.resize(2 * blocks, 0);
+        payload.resize(base + 2 * blocks, 0);
         let mut entries = 0u64;
         for (i, (row, &n)) in full.chunks(w).zip(&counts).enumerate() {
             let n = n as usize;
@@ -129,7 +140,7 @@ impl SparseRows {
                 continue;
             }
             entries += n as u64;
-            payload[i / 64] |= 1 << (i % 64);
+            payload[base + i / 64] |= 1 << (i % 64);
             if as_positions(n) {
                 let at = payload.len();
                 payload.resize(at + positions_words(n, segments), 0);
@@ -146,7 +157,7 @@ impl SparseRows {
                     }
                 }
             } else {
-                payload[blocks + i / 64] |= 1 << (i % 64);
+                payload[base + blocks + i / 64] |= 1 << (i % 64);
                 payload.extend_from_slice(row);
             }
         }
@@ -163,9 +174,28 @@ impl SparseRows {
         rows: usize,
         words_per_row: usize,
     ) -> Result<Self, Malformed> {
+        Self::decode_rows_into(bytes, key, rows, words_per_row, Vec::new())
+    }
+
+    /// [`Self::decode_rows`] into `buffer`'s memory (a receiver that reads message after
+    /// message keeps one buffer's pages instead of faulting in fresh ones each time; see
+    /// [`Self::into_words`]).
+    pub fn decode_rows_into(
+        bytes: &[u8],
+        key: ShardKey,
+        rows: usize,
+        words_per_row: usize,
+        buffer: Vec<u64>,
+    ) -> Result<Self, Malformed> {
         let max = Self::max_words(rows, words_per_row);
-        let words = shard::decode_words_for(bytes, key, max).map_err(|e| Malformed::new(e.to_string()))?;
+        let words =
+            shard::decode_words_into(bytes, key, max, buffer).map_err(|e| Malformed::new(e.to_string()))?;
         Self::from_payload(words, rows, words_per_row)
+    }
+
+    /// Its payload's buffer, for the next message.
+    pub fn into_words(self) -> Vec<u64> {
+        self.payload
     }
 
     /// Entries it holds.
@@ -386,7 +416,7 @@ mod tests {
         let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true, Codec::Zstd);
         let other = ShardKey { level: 6, ..KEY };
         assert!(SparseRows::decode_rows(&bytes, other, 10, 2).is_err(), "another level's message");
-        let mut damaged = bytes.clone();
+        let mut damaged = bytes.to_vec();
         let last = damaged.len() - 3;
         damaged[last] ^= 1;
         assert!(SparseRows::decode_rows(&damaged, KEY, 10, 2).is_err());

@@ -68,7 +68,7 @@ fn owned_search<I: RowIndex>(
         // The engine's weight, so that each level goes the engine's way (both ways are checked).
         let direction = Direction::choose(unvisited, frontier, space.pull_weight());
         // Messages: (to worker, part, bytes).
-        let mut mail: Vec<(usize, u32, Vec<u8>)> = Vec::new();
+        let mut mail: Vec<(usize, u32, bytes::Bytes)> = Vec::new();
         match direction {
             Direction::Forward => {
                 // Each way a worker may make its images, in turn by depth: pushed; pulled over
@@ -100,7 +100,7 @@ fn owned_search<I: RowIndex>(
             _ => {
                 // Each owner sends its open rows to the owners of their neighbour rows, who answer
                 // with hits.
-                let mut asks: Vec<(usize, usize, u32, Vec<u8>)> = Vec::new();
+                let mut asks: Vec<(usize, usize, u32, bytes::Bytes)> = Vec::new();
                 for (to, own) in parts.iter().enumerate() {
                     for p in own {
                         for peer in 0..workers {

@@ -99,7 +99,7 @@ impl Job {
     }
 
     /// A message from another worker: `true` once the core has taken it, `false` if damaged.
-    pub async fn take(&self, note: Note, payload: Vec<u8>) -> bool {
+    pub async fn take(&self, note: Note, payload: bytes::Bytes) -> bool {
         let (tx, rx) = oneshot::channel();
         if self.inputs.send(Input::Message(Message { note, payload }, tx)).is_err() {
             return true; // the job is over: nothing to take it
@@ -244,7 +244,7 @@ impl Shell {
         tokio::spawn(async move {
             let address = links.peers.read().ok().and_then(|p| p.get(&to).cloned());
             let sent = match &address {
-                Some(a) => links.pool.send(a, meta, &message.payload, &links.traffic).await,
+                Some(a) => links.pool.send(a, meta, message.payload.clone(), &links.traffic).await,
                 None => Err(tonic::Status::unavailable(format!("no address for worker {to}"))),
             };
             let event = match sent {
@@ -274,9 +274,10 @@ impl Shell {
             part,
             kind: v1::PeerKind::Level,
         };
+        let payload = bytes::Bytes::from(payload);
         tokio::spawn(async move {
             loop {
-                let chunks = meta.chunks(&payload);
+                let chunks = meta.chunks(payload.clone());
                 chunks.iter().for_each(|c| links.traffic.sent(c.encoded_len()));
                 let mut client = links.coordinator.clone();
                 match client.upload_level(tokio_stream::iter(chunks)).await {

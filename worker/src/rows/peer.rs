@@ -5,6 +5,7 @@
 use super::link::{Compress, Links};
 use super::Host;
 use crate::connection::{TokenInterceptor, Traffic};
+use bytes::{Bytes, BytesMut};
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use prost::Message;
@@ -78,8 +79,8 @@ impl Meta {
         })
     }
 
-    /// The chunks of a message of `bytes`.
-    pub fn chunks(self, bytes: &[u8]) -> Vec<v1::PeerChunk> {
+    /// The chunks of a message of `bytes`: slices of it, not copies.
+    pub fn chunks(self, bytes: Bytes) -> Vec<v1::PeerChunk> {
         let n = bytes.len().div_ceil(MAX_CHUNK_BYTES).max(1);
         (0..n)
             .map(|i| {
@@ -92,7 +93,7 @@ impl Meta {
                     part: self.part,
                     kind: self.kind as i32,
                     offset: at as u64,
-                    data: bytes[at..(at + MAX_CHUNK_BYTES).min(bytes.len())].to_vec(),
+                    data: bytes.slice(at..(at + MAX_CHUNK_BYTES).min(bytes.len())),
                     last: i + 1 == n,
                 }
             })
@@ -116,17 +117,17 @@ impl<'a> MessageReader<'a> {
     }
 
     /// The next whole message, or `None` at the end of the stream; `max_bytes(job, kind)` bounds
-    /// it.
+    /// it. A message of one chunk is that chunk's bytes as they were received, uncopied.
     pub async fn next(
         &mut self,
         max_bytes: impl Fn(u64, PeerKind) -> Option<u64>,
-    ) -> Result<Option<(Meta, Vec<u8>)>, Status> {
-        let mut current: Option<(Meta, Vec<u8>)> = None;
+    ) -> Result<Option<(Meta, Bytes)>, Status> {
+        let mut current: Option<(Meta, Joined)> = None;
         while let Some(chunk) = self.stream.next().await {
             let chunk = chunk?;
             self.traffic.received(chunk.encoded_len());
             let meta = Meta::of(&chunk)?;
-            let (held, bytes) = current.get_or_insert_with(|| (meta, Vec::new()));
+            let (held, bytes) = current.get_or_insert_with(|| (meta, Joined::default()));
             if *held != meta || chunk.offset != bytes.len() as u64 {
                 return Err(Status::invalid_argument("message chunks out of order"));
             }
@@ -134,14 +135,57 @@ impl<'a> MessageReader<'a> {
             if bytes.len() as u64 + chunk.data.len() as u64 > max {
                 return Err(Status::invalid_argument("a message longer than the job's largest"));
             }
-            bytes.extend_from_slice(&chunk.data);
+            bytes.push(chunk.data);
             if chunk.last {
-                return Ok(current);
+                return Ok(current.map(|(meta, bytes)| (meta, bytes.into_bytes())));
             }
         }
         match current {
             Some(_) => Err(Status::invalid_argument("a message cut short")),
             None => Ok(None),
+        }
+    }
+}
+
+/// A message's chunks as they come: the first kept as it is, later ones copied behind it.
+#[derive(Default)]
+enum Joined {
+    #[default]
+    Empty,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+impl Joined {
+    fn len(&self) -> usize {
+        match self {
+            Joined::Empty => 0,
+            Joined::One(b) => b.len(),
+            Joined::Many(b) => b.len(),
+        }
+    }
+
+    fn push(&mut self, chunk: Bytes) {
+        *self = match std::mem::take(self) {
+            Joined::Empty => Joined::One(chunk),
+            Joined::One(first) => {
+                let mut joined = BytesMut::with_capacity(2 * (first.len() + chunk.len()));
+                joined.extend_from_slice(&first);
+                joined.extend_from_slice(&chunk);
+                Joined::Many(joined)
+            }
+            Joined::Many(mut joined) => {
+                joined.extend_from_slice(&chunk);
+                Joined::Many(joined)
+            }
+        }
+    }
+
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Joined::Empty => Bytes::new(),
+            Joined::One(b) => b,
+            Joined::Many(b) => b.freeze(),
         }
     }
 }
@@ -203,7 +247,7 @@ impl v1::peer_server::Peer for PeerService {
         .await
         .map_err(|e| Status::internal(e.to_string()))?;
         let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Rows };
-        Ok(Response::new(counted_stream(meta.chunks(&bytes), &self.host.traffic)))
+        Ok(Response::new(counted_stream(meta.chunks(bytes.into()), &self.host.traffic)))
     }
 
     type FetchMarksStream = ChunkStream;
@@ -247,7 +291,7 @@ impl v1::peer_server::Peer for PeerService {
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
         let meta = Meta { job: r.job_id, epoch: 0, level: r.level, from: 0, part: 0, kind: PeerKind::Marks };
-        Ok(Response::new(counted_stream(meta.chunks(&bytes), &self.host.traffic)))
+        Ok(Response::new(counted_stream(meta.chunks(bytes.into()), &self.host.traffic)))
     }
 }
 
@@ -334,7 +378,7 @@ impl PeerPool {
         &self,
         address: &str,
         meta: Meta,
-        bytes: &[u8],
+        bytes: Bytes,
         traffic: &crate::connection::Traffic,
     ) -> Result<(), Status> {
         let mut client = self.client(address).await?;
@@ -423,7 +467,7 @@ impl PeerPool {
         expect: Meta,
         max_bytes: u64,
         call: F,
-    ) -> Result<Vec<u8>, Status>
+    ) -> Result<Bytes, Status>
     where
         F: FnOnce(Client) -> Fut,
         Fut: std::future::Future<Output = Result<Response<tonic::Streaming<v1::PeerChunk>>, Status>>,

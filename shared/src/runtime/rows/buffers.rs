@@ -3,7 +3,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-/// Zeroed buffers of a part's rows (messages being made), and buffers of kept levels' payloads.
+/// Zeroed buffers of a part's rows (messages being made), and buffers of payloads (kept
+/// levels', received messages').
 #[derive(Default)]
 pub struct Buffers {
     rows: Mutex<Vec<Vec<u64>>>,
@@ -37,7 +38,8 @@ impl Buffers {
         }
     }
 
-    /// A buffer for a level's payload, whatever it holds (the payload's coder clears it).
+    /// A buffer for a level's or a received message's payload, whatever it holds (the
+    /// payload's coder or decoder overwrites it).
     pub fn level(&self) -> Vec<u64> {
         lock(&self.levels).pop().unwrap_or_default()
     }

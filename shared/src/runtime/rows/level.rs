@@ -256,16 +256,17 @@ impl RowsWorker {
     }
 
     /// A message of the plan's epoch about a level: taken (now, or later with an answer), or
-    /// `false` when the level it belongs to is not begun here yet.
-    pub(super) fn take_level_message(&mut self, from: WorkerId, m: &Message) -> bool {
+    /// handed back when the level it belongs to is not begun here yet. Its bytes move on to the
+    /// work that merges or answers them, never copied.
+    pub(super) fn take_level_message(&mut self, from: WorkerId, m: Message) -> Result<(), Message> {
         let note = m.note;
-        let Some(l) = self.level.as_mut() else { return false };
+        let Some(l) = self.level.as_mut() else { return Err(m) };
         if note.depth < l.depth {
             self.out.push_back(WorkerAction::Ack { to: from, note, ok: true });
-            return true;
+            return Ok(());
         }
         if note.depth > l.depth || !l.prepared {
-            return false;
+            return Err(m);
         }
         let valid = match note.kind {
             Kind::Images => {
@@ -295,20 +296,20 @@ impl RowsWorker {
             Kind::Open => {
                 let owner = self.plan.as_ref().map(|p| p.owner[note.part as usize]);
                 if owner == Some(from) {
-                    self.work(Work::Answer { note, payload: m.payload.clone() });
-                    return true;
+                    self.work(Work::Answer { note, payload: m.payload });
+                    return Ok(());
                 }
                 false
             }
             Kind::Fetch | Kind::Levels => false,
         };
         if valid {
-            self.work(Work::Merge { note, payload: m.payload.clone() });
+            self.work(Work::Merge { note, payload: m.payload });
         } else {
             // A duplicate, or a message this level has no use for.
             self.out.push_back(WorkerAction::Ack { to: from, note, ok: true });
         }
-        true
+        Ok(())
     }
 
     /// The answer to a message this worker sent about the level.

@@ -153,9 +153,10 @@ pub struct Note {
     pub kind: Kind,
 }
 
-/// A message between workers: its header and its bytes (what the data plane made of it).
+/// A message between workers: its header and its bytes (what the data plane made of it),
+/// shared, so that the shell slices them into chunks and hands received chunks on uncopied.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub note: Note,
-    pub payload: Vec<u8>,
+    pub payload: bytes::Bytes,
 }

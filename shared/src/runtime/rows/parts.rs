@@ -16,6 +16,7 @@ use crate::runtime::{Epoch, WorkerId};
 use crate::shard::{Codec, ShardKey};
 use crate::space::RowCounts;
 use crate::wire::SparseRows;
+use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -473,14 +474,14 @@ impl<X: PartIndex> Parts<X> {
     }
 
     /// This worker's images in part `k` (of another owner), as a message (empty: none).
-    fn push(&self, k: u32, depth: u32, epoch: Epoch, to: WorkerId) -> Vec<u8> {
-        let Some(v) = self.current_view(depth, epoch) else { return Vec::new() };
+    fn push(&self, k: u32, depth: u32, epoch: Epoch, to: WorkerId) -> Bytes {
+        let Some(v) = self.current_view(depth, epoch) else { return Bytes::new() };
         let rows = self.cut.range(k);
         // Only the rows that images reach are written, read and cleared.
         let reached: Vec<bool> =
             rows.clone().map(|t| crate::bfs::owned::images_reach(t, &v.sources, &v.frontier)).collect();
         if !reached.contains(&true) {
-            return Vec::new();
+            return Bytes::new();
         }
         let mut out = self.buffers.zeroed(rows.len() * self.words);
         let key = self.key(k, kind_code(Kind::Images), depth);
@@ -493,7 +494,7 @@ impl<X: PartIndex> Parts<X> {
         let bytes = if wrote {
             SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
         } else {
-            Vec::new()
+            Bytes::new()
         };
         for (row, _) in out.chunks_mut(self.words.max(1)).zip(&reached).filter(|(_, &r)| r) {
             row.fill(0);
@@ -503,7 +504,7 @@ impl<X: PartIndex> Parts<X> {
     }
 
     /// The entries of part `k` still unreached in rows with a neighbour row `peer` owns.
-    fn ask(&self, k: u32, depth: u32, epoch: Epoch, peer: WorkerId) -> Option<Vec<u8>> {
+    fn ask(&self, k: u32, depth: u32, epoch: Epoch, peer: WorkerId) -> Option<Bytes> {
         let v = self.current_view(depth, epoch)?;
         let rows = self.cut.range(k);
         let (words, rpp) = (self.words.max(1), self.cut.rows_per_part);
@@ -533,8 +534,8 @@ impl<X: PartIndex> Parts<X> {
     }
 
     /// The hits of this worker's rows among the entries of an `Open` message.
-    fn answer(&self, note: Note, payload: &[u8]) -> Result<Vec<u8>, String> {
-        let Some(v) = self.current_view(note.depth, note.epoch) else { return Ok(Vec::new()) };
+    fn answer(&self, note: Note, payload: &[u8]) -> Result<Bytes, String> {
+        let Some(v) = self.current_view(note.depth, note.epoch) else { return Ok(Bytes::new()) };
         let rows = self.cut.range(note.part);
         let key = self.key(note.part, kind_code(Kind::Open), note.depth);
         let open =
@@ -563,8 +564,10 @@ impl<X: PartIndex> Parts<X> {
         }
         let rows = self.cut.range(note.part);
         let key = self.key(note.part, kind_code(note.kind), note.depth);
-        let set = SparseRows::decode_rows(payload, key, rows.len(), self.words).map_err(|e| e.to_string())?;
+        let set = SparseRows::decode_rows_into(payload, key, rows.len(), self.words, self.buffers.level())
+            .map_err(|e| e.to_string())?;
         self.making(note.part, note.depth, note.epoch, |h| set.or_into(&mut h.part.next));
+        self.buffers.give_back_level(set.into_words());
         Ok(())
     }
 

@@ -6,6 +6,7 @@ use super::{Message, Note, Plan};
 use crate::bfs::Direction;
 use crate::runtime::{Epoch, WorkerId};
 use crate::space::RowCounts;
+use bytes::Bytes;
 
 /// A computation on the worker's data ([`super::Parts`] runs them). Works that put a part in
 /// memory carry a *tag*, larger for each: a late one never replaces newer content.
@@ -18,7 +19,7 @@ pub enum Work {
     /// Part `part` with levels `0 .. depth`, from this worker's disk.
     Load { part: u32, depth: u32, tag: u64 },
     /// Part `part` with levels `0 .. depth`, from a `Levels` message (stored on this disk too).
-    Import { part: u32, depth: u32, tag: u64, payload: Vec<u8> },
+    Import { part: u32, depth: u32, tag: u64, payload: bytes::Bytes },
     /// Levels `0 .. depth` of `part`, from this disk, for worker `to` (a `Fetch`).
     Export { part: u32, depth: u32, to: WorkerId, epoch: Epoch },
     /// Part `part` leaves memory (its levels stay on disk).
@@ -37,9 +38,9 @@ pub enum Work {
     /// The entries of target part `part` still unreached that worker `peer` could reach.
     Ask { part: u32, depth: u32, epoch: Epoch, peer: WorkerId },
     /// The hits of this worker's rows among an `Open` message's entries.
-    Answer { note: Note, payload: Vec<u8> },
+    Answer { note: Note, payload: bytes::Bytes },
     /// An `Images` or `Hits` message into its part's level.
-    Merge { note: Note, payload: Vec<u8> },
+    Merge { note: Note, payload: bytes::Bytes },
     /// Count the level made in `part`, store it on disk (and encode it for the coordinator if
     /// `upload`).
     Finish { part: u32, depth: u32, epoch: Epoch, direction: Direction, upload: bool },
@@ -91,7 +92,7 @@ pub enum Done {
         depth: u32,
         epoch: Epoch,
         to: WorkerId,
-        payload: Vec<u8>,
+        payload: Bytes,
     },
     /// `None`: nothing to ask of `peer`.
     Asked {
@@ -99,11 +100,11 @@ pub enum Done {
         depth: u32,
         epoch: Epoch,
         peer: WorkerId,
-        payload: Option<Vec<u8>>,
+        payload: Option<Bytes>,
     },
     Answered {
         note: Note,
-        payload: Vec<u8>,
+        payload: Bytes,
     },
     Merged {
         note: Note,

@@ -290,7 +290,7 @@ impl RowsWorker {
             PartState::Coming { depth }
         } else if source != 0 && source != self.me {
             let note = Note { epoch: self.epoch(), depth, part, from: self.me, kind: Kind::Fetch };
-            self.send(source, Message { note, payload: Vec::new() });
+            self.send(source, Message { note, payload: bytes::Bytes::new() });
             PartState::Fetching { from: source, depth }
         } else {
             self.parts.remove(&part);
@@ -313,7 +313,7 @@ impl RowsWorker {
             }
         }
         for (to, note) in again {
-            self.send(to, Message { note, payload: Vec::new() });
+            self.send(to, Message { note, payload: bytes::Bytes::new() });
         }
     }
 
@@ -349,7 +349,7 @@ impl RowsWorker {
             }
             Done::Exported { part, depth, to, epoch, payload } => {
                 let note = Note { epoch, depth, part, from: self.me, kind: Kind::Levels };
-                self.send(to, Message { note, payload });
+                self.send(to, Message { note, payload: payload.into() });
             }
             Done::Committed { part, depth } => {
                 if let Some(p) = self.parts.get_mut(&part) {
@@ -375,7 +375,7 @@ impl RowsWorker {
                     self.work(Work::Export { part, depth, to: from, epoch });
                 } else if self.ready {
                     let answer = Note { from: self.me, kind: Kind::Levels, ..note };
-                    self.send(from, Message { note: answer, payload: Vec::new() });
+                    self.send(from, Message { note: answer, payload: bytes::Bytes::new() });
                 } else {
                     self.stash.push((from, m));
                 }
@@ -388,7 +388,9 @@ impl RowsWorker {
         if note.epoch < epoch {
             return self.ack(from, note, true); // stale: its sender has moved on or will
         }
-        if note.epoch > epoch || !self.take_level_message(from, &m) {
+        if note.epoch > epoch {
+            self.stash.push((from, m));
+        } else if let Err(m) = self.take_level_message(from, m) {
             self.stash.push((from, m));
         }
     }

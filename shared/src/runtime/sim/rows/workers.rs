@@ -150,7 +150,9 @@ impl World {
                     }
                     if !message.payload.is_empty() && Faults::chance(&mut self.rng, self.faults.damage) {
                         let at = self.rng.below(message.payload.len() as u64) as usize;
-                        message.payload[at] ^= 1 << self.rng.below(8);
+                        let mut damaged = message.payload.to_vec();
+                        damaged[at] ^= 1 << self.rng.below(8);
+                        message.payload = damaged.into();
                     }
                     self.q.at(d, Ev::Deliver { to, from: a, message });
                 }
