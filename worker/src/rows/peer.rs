@@ -490,3 +490,33 @@ impl PeerPool {
         Ok(bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_its_chunks_joined_and_one_chunk_is_not_copied() {
+        let message: Bytes =
+            (0..(2 * MAX_CHUNK_BYTES + 5) as u32).map(|i| (i % 251) as u8).collect::<Vec<_>>().into();
+        let meta = Meta { job: 1, epoch: 2, level: 3, from: 4, part: 5, kind: PeerKind::Images };
+        let chunks = meta.chunks(message.clone());
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks.iter().all(|c| Meta::of(c).ok() == Some(meta)));
+        assert_eq!(chunks.iter().map(|c| c.last).collect::<Vec<_>>(), [false, false, true]);
+        // The chunks are slices of the message, not copies.
+        assert_eq!(chunks[1].data.as_ptr(), message[MAX_CHUNK_BYTES..].as_ptr());
+        let mut joined = Joined::default();
+        for c in &chunks {
+            assert_eq!(joined.len() as u64, c.offset);
+            joined.push(c.data.clone());
+        }
+        assert_eq!(joined.into_bytes(), message);
+        let short = message.slice(..100);
+        let mut one = Joined::default();
+        one.push(short.clone());
+        assert_eq!(one.into_bytes().as_ptr(), short.as_ptr(), "one chunk is handed on as it came");
+        assert_eq!(Joined::default().into_bytes(), Bytes::new());
+        assert_eq!(meta.chunks(Bytes::new()).len(), 1, "an empty message is one empty chunk");
+    }
+}

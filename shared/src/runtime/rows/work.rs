@@ -19,7 +19,7 @@ pub enum Work {
     /// Part `part` with levels `0 .. depth`, from this worker's disk.
     Load { part: u32, depth: u32, tag: u64 },
     /// Part `part` with levels `0 .. depth`, from a `Levels` message (stored on this disk too).
-    Import { part: u32, depth: u32, tag: u64, payload: bytes::Bytes },
+    Import { part: u32, depth: u32, tag: u64, payload: Bytes },
     /// Levels `0 .. depth` of `part`, from this disk, for worker `to` (a `Fetch`).
     Export { part: u32, depth: u32, to: WorkerId, epoch: Epoch },
     /// Part `part` leaves memory (its levels stay on disk).
@@ -38,9 +38,9 @@ pub enum Work {
     /// The entries of target part `part` still unreached that worker `peer` could reach.
     Ask { part: u32, depth: u32, epoch: Epoch, peer: WorkerId },
     /// The hits of this worker's rows among an `Open` message's entries.
-    Answer { note: Note, payload: bytes::Bytes },
+    Answer { note: Note, payload: Bytes },
     /// An `Images` or `Hits` message into its part's level.
-    Merge { note: Note, payload: bytes::Bytes },
+    Merge { note: Note, payload: Bytes },
     /// Count the level made in `part`, store it on disk (and encode it for the coordinator if
     /// `upload`).
     Finish { part: u32, depth: u32, epoch: Epoch, direction: Direction, upload: bool },
