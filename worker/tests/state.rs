@@ -1,7 +1,10 @@
 //! The worker's own pieces that need no coordinator: the row-search messages converted both
 //! ways, the links' measured rates, and the H48 rows it keeps.
 
+use bytes::Bytes;
 use cubefarm_proto::v1;
+use cubefarm_proto::v1::PeerKind;
+use cubefarm_proto::MAX_CHUNK_BYTES;
 use shared::bfs::Direction;
 use shared::h48::{ColumnSet, H11_COLUMNS};
 use shared::runtime::rows::{JobInfo, LevelOrder, Plan, Status};
@@ -11,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use worker::kept::Kept;
 use worker::rows::link::{is_loopback, Compress, Links};
+use worker::rows::peer::{Joined, Meta};
 use worker::rows::sync::{job_of, plan_of, put_status, reply_of, status_of};
 
 #[test]
@@ -102,4 +106,30 @@ fn rows_belong_to_their_job_and_fetched_ones_give_way_to_the_budget() {
     assert!(kept.get(7, 1, 4).is_some(), "own rows stay");
     kept.keep(8, 1, [(0, set(0))]);
     assert!(kept.get(7, 1, 3).is_none(), "a new job drops the old one's rows");
+}
+
+#[test]
+fn a_message_is_its_chunks_joined_and_one_chunk_is_not_copied() {
+    let message: Bytes =
+        (0..(2 * MAX_CHUNK_BYTES + 5) as u32).map(|i| (i % 251) as u8).collect::<Vec<_>>().into();
+    let meta = Meta { job: 1, epoch: 2, level: 3, from: 4, part: 5, kind: PeerKind::Images };
+    let chunks = meta.chunks(message.clone());
+    assert_eq!(chunks.len(), 3);
+    assert!(chunks.iter().all(|c| Meta::of(c).ok() == Some(meta)));
+    assert_eq!(chunks.iter().map(|c| c.last).collect::<Vec<_>>(), [false, false, true]);
+    // The chunks are slices of the message, not copies.
+    assert_eq!(chunks[1].data.as_ptr(), message[MAX_CHUNK_BYTES..].as_ptr());
+    let mut joined = Joined::default();
+    assert!(joined.is_empty());
+    for c in &chunks {
+        assert_eq!(joined.len() as u64, c.offset);
+        joined.push(c.data.clone());
+    }
+    assert_eq!(joined.into_bytes(), message);
+    let short = message.slice(..100);
+    let mut one = Joined::default();
+    one.push(short.clone());
+    assert_eq!(one.into_bytes().as_ptr(), short.as_ptr(), "one chunk is handed on as it came");
+    assert_eq!(Joined::default().into_bytes(), Bytes::new());
+    assert_eq!(meta.chunks(Bytes::new()).len(), 1, "an empty message is one empty chunk");
 }

@@ -66,7 +66,8 @@ impl Meta {
         Some(Note { epoch: self.epoch, depth: self.level, part: self.part, from: self.from, kind })
     }
 
-    fn of(chunk: &v1::PeerChunk) -> Result<Meta, Status> {
+    /// What a chunk is about, or why it is none of a message's.
+    pub fn of(chunk: &v1::PeerChunk) -> Result<Meta, Status> {
         let kind = PeerKind::try_from(chunk.kind)
             .map_err(|_| Status::invalid_argument(format!("unknown message kind {}", chunk.kind)))?;
         Ok(Meta {
@@ -149,7 +150,7 @@ impl<'a> MessageReader<'a> {
 
 /// A message's chunks as they come: the first kept as it is, later ones copied behind it.
 #[derive(Default)]
-enum Joined {
+pub enum Joined {
     #[default]
     Empty,
     One(Bytes),
@@ -157,7 +158,8 @@ enum Joined {
 }
 
 impl Joined {
-    fn len(&self) -> usize {
+    /// Bytes received so far.
+    pub fn len(&self) -> usize {
         match self {
             Joined::Empty => 0,
             Joined::One(b) => b.len(),
@@ -165,7 +167,13 @@ impl Joined {
         }
     }
 
-    fn push(&mut self, chunk: Bytes) {
+    /// Whether no byte came yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The next chunk, behind those before it.
+    pub fn push(&mut self, chunk: Bytes) {
         *self = match std::mem::take(self) {
             Joined::Empty => Joined::One(chunk),
             Joined::One(first) => {
@@ -181,7 +189,8 @@ impl Joined {
         }
     }
 
-    fn into_bytes(self) -> Bytes {
+    /// The whole message.
+    pub fn into_bytes(self) -> Bytes {
         match self {
             Joined::Empty => Bytes::new(),
             Joined::One(b) => b,
@@ -488,35 +497,5 @@ impl PeerPool {
             return Err(Status::data_loss("an answer that is not what was asked"));
         }
         Ok(bytes)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_message_is_its_chunks_joined_and_one_chunk_is_not_copied() {
-        let message: Bytes =
-            (0..(2 * MAX_CHUNK_BYTES + 5) as u32).map(|i| (i % 251) as u8).collect::<Vec<_>>().into();
-        let meta = Meta { job: 1, epoch: 2, level: 3, from: 4, part: 5, kind: PeerKind::Images };
-        let chunks = meta.chunks(message.clone());
-        assert_eq!(chunks.len(), 3);
-        assert!(chunks.iter().all(|c| Meta::of(c).ok() == Some(meta)));
-        assert_eq!(chunks.iter().map(|c| c.last).collect::<Vec<_>>(), [false, false, true]);
-        // The chunks are slices of the message, not copies.
-        assert_eq!(chunks[1].data.as_ptr(), message[MAX_CHUNK_BYTES..].as_ptr());
-        let mut joined = Joined::default();
-        for c in &chunks {
-            assert_eq!(joined.len() as u64, c.offset);
-            joined.push(c.data.clone());
-        }
-        assert_eq!(joined.into_bytes(), message);
-        let short = message.slice(..100);
-        let mut one = Joined::default();
-        one.push(short.clone());
-        assert_eq!(one.into_bytes().as_ptr(), short.as_ptr(), "one chunk is handed on as it came");
-        assert_eq!(Joined::default().into_bytes(), Bytes::new());
-        assert_eq!(meta.chunks(Bytes::new()).len(), 1, "an empty message is one empty chunk");
     }
 }
