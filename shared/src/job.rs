@@ -276,10 +276,6 @@ impl AnyIndex {
         }
     }
 
-    pub fn column_count(&self) -> u32 {
-        with_index!(self, i => RowIndex::column_count(i))
-    }
-
     /// Drops what only building the index needs (see [`RowSpace::shrink`]; other indexes keep
     /// everything): for a worker, whose memory goes to rows.
     pub fn shrink(&mut self) {
