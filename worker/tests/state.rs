@@ -1,5 +1,5 @@
 //! The worker's own pieces that need no coordinator: the row-search messages converted both
-//! ways, the links' measured rates, and the H48 rows it keeps.
+//! ways and cut into chunks, the links' measured rates, and the H48 rows it keeps.
 
 use bytes::Bytes;
 use cubefarm_proto::v1;
