@@ -219,7 +219,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .enable_all()
         .max_blocking_threads(2 * threads + 4)
         .build()?;
-    runtime.block_on(async {
+    let result = runtime.block_on(async {
         tokio::select! {
             r = client::run_worker(config) => r,
             _ = shutdown_signal() => {
@@ -227,7 +227,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 Ok(())
             }
         }
-    })
+    });
+    drop(runtime);
+    if args.state_dir.is_none() {
+        rows::remove_temporary_levels();
+    }
+    result
 }
 
 async fn shutdown_signal() {

@@ -279,6 +279,10 @@ fn run_cluster(
             tracing::error!("in-process worker panicked: {e}");
         }
     }
+    if inproc > 0 {
+        // In-process workers keep their levels in this process's temporary directory.
+        worker::rows::remove_temporary_levels();
+    }
     // Give remote workers a moment to hear that the job is done.
     hub.wait_for_goodbyes(std::time::Duration::from_secs(10));
     let _ = stop.send(true);

@@ -195,13 +195,19 @@ fn in_process_workers_give_the_embedded_result_and_keep_no_level_for_others() {
     let dir = scratch("inproc");
     let expected = embedded(&dir);
     let path = dir.join("inproc.json");
+    // Their levels go to a temporary directory of the process, gone when it exits.
+    let temp = dir.join("tmp");
+    std::fs::create_dir(&temp).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_coordinator"))
         .args(["enumerate", "hprime", "--max-depth", "14", "--workers", "2"])
         .args(["--json", path.to_str().unwrap()])
+        .env("TMPDIR", &temp)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(depths(&path), expected);
+    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "the workers left {left:?} in the temporary directory");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -397,9 +403,28 @@ fn one_or_three_worker_processes_give_the_embedded_bytes() {
     let dir = scratch("workers-1-3");
     embedded(&dir);
     let expected = result_bytes(&dir.join("embedded.json"));
+    // The lone worker has no `--state-dir`: its levels go to a temporary directory of its
+    // own, which is gone when it exits.
+    let temp = dir.join("tmp");
+    std::fs::create_dir(&temp).unwrap();
     for n in [1, 3] {
         let (mut coord, addr, err) = start_coordinator(&dir, &[]);
-        let workers: Vec<Child> = (0..n).map(|_| worker(&addr, TOKEN, &dir)).collect();
+        let workers: Vec<Child> = if n == 1 {
+            let token = dir.join("lone-token");
+            std::fs::write(&token, TOKEN).unwrap();
+            let url = format!("http://{addr}");
+            let args = ["--coordinator", &url, "--token-file", path(&token), "--threads", "1"];
+            let lone = Command::new(worker_binary())
+                .args(args)
+                .env("TMPDIR", &temp)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            vec![lone]
+        } else {
+            (0..n).map(|_| worker(&addr, TOKEN, &dir)).collect()
+        };
         for w in workers {
             let out = wait_bounded(w, Duration::from_secs(60));
             if !out.status.success() {
@@ -409,6 +434,8 @@ fn one_or_three_worker_processes_give_the_embedded_bytes() {
         }
         assert!(coord.wait().unwrap().success(), "{}", rest(err));
         assert_eq!(result_bytes(&dir.join("cluster.json")), expected, "{n} workers");
+        let left: Vec<_> = std::fs::read_dir(&temp).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "the worker left {left:?} in its temporary directory");
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -24,6 +24,12 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tonic::Status as RpcStatus;
 
+/// Removes this process's temporary directory of levels (`--state-dir` not given), with the
+/// levels of a job it did not finish: nothing else would, as the name holds the process id.
+pub fn remove_temporary_levels() {
+    let _ = std::fs::remove_dir_all(job::levels_root(None));
+}
+
 /// What the worker process holds: its links, its limits, the id it goes by, and the job.
 pub struct Host {
     pub traffic: Arc<Traffic>,
