@@ -108,7 +108,7 @@ fn main() {
     let t = Instant::now();
     let mut together = Vec::new();
     for g in &picked {
-        index.table_rows(g, h, &levels, &mut s, |r, lines| together.push((r, lines)));
+        index.table_rows(g, h, &levels, &Default::default(), &mut s, |r, lines| together.push((r, lines)));
     }
     let grouped = t.elapsed().as_secs_f64();
     let n = together.len();

@@ -1,12 +1,14 @@
-//! A row search's index packed once ([`AnyIndex::to_bytes`] in a shard: checksummed, zstd),
-//! under a key that names no job, so that the bytes a coordinator sends its workers are also a
-//! file that a later job reads instead of building or downloading the index. With
-//! `--index-dir DIR`, a coordinator reads `DIR/<space>.index` or writes it after building the
-//! index, and a worker reads it or writes what it downloaded; a file that fails its checksum or
-//! is not an index of the job's space is refused, and the index is then made as without one.
-//! The index is in the order a distributed search uses (locality) and shrunk as its workers
-//! hold it; an embedded run builds its own.
+//! A job's index packed once (checksummed, zstd, in a shard), under a key that names no job,
+//! so that the bytes a coordinator sends its workers are also a file that a later job reads
+//! instead of building or downloading the index: a row search's ([`AnyIndex::to_bytes`]) and
+//! the h11 index of H48 builds ([`H11Rows::to_bytes`]). With `--index-dir DIR`, a coordinator
+//! reads `DIR/<space>.index` or writes it after building the index, and a worker reads it
+//! (or `DIR/h11.index`) or writes what it downloaded; a file that fails its checksum or is
+//! not an index of the job's space is refused, and the index is then made as without one.
+//! A row search's index is in the order a distributed search uses (locality) and shrunk as
+//! its workers hold it; an embedded run builds its own.
 
+use crate::h48::H11Rows;
 use crate::job::{AnyIndex, RowJob};
 use crate::shard::{self, ShardError, ShardKey};
 use crate::space::IndexBytesError;
@@ -54,23 +56,60 @@ pub fn path(dir: &Path, job: &RowJob) -> PathBuf {
 
 /// The index kept in `dir` for `job`; `None` if there is no such file.
 pub fn read(dir: &Path, job: &RowJob) -> Result<Option<Kept>, IndexFileError> {
-    let packed = match std::fs::read(path(dir, job)) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
+    let Some(packed) = read_file(&path(dir, job))? else { return Ok(None) };
     let (index, unpacked_bytes) = unpack(job, &packed)?;
     Ok(Some(Kept { packed, index, unpacked_bytes }))
 }
 
-/// Keeps `packed` as `job`'s index in `dir` (created if missing), whole or not at all, as
+/// Keeps `packed` as `job`'s index in `dir` (see [`write_file`]).
+pub fn write(dir: &Path, job: &RowJob, packed: &[u8]) -> std::io::Result<PathBuf> {
+    write_file(&path(dir, job), packed)
+}
+
+/// The h11 index packed, where the workers of an H48 build receive it rather than make it.
+pub fn pack_h11(index: &H11Rows) -> Vec<u8> {
+    shard::encode(PACKED_INDEX, &index.to_bytes())
+}
+
+/// The h11 index `packed` holds, every value checked.
+pub fn unpack_h11(packed: &[u8]) -> Result<H11Rows, IndexFileError> {
+    let bytes = shard::decode_for(packed, PACKED_INDEX)?;
+    Ok(H11Rows::from_bytes(&bytes)?)
+}
+
+/// Where the h11 index is kept in `dir`.
+pub fn h11_path(dir: &Path) -> PathBuf {
+    dir.join("h11.index")
+}
+
+/// The h11 index kept in `dir`; `None` if there is no such file.
+pub fn read_h11(dir: &Path) -> Result<Option<H11Rows>, IndexFileError> {
+    read_file(&h11_path(dir))?.map(|packed| unpack_h11(&packed)).transpose()
+}
+
+/// Keeps `packed` as the h11 index in `dir` (see [`write_file`]).
+pub fn write_h11(dir: &Path, packed: &[u8]) -> std::io::Result<PathBuf> {
+    write_file(&h11_path(dir), packed)
+}
+
+/// The bytes of `path`; `None` if there is no such file.
+fn read_file(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Keeps `packed` at `path` (its directory created if missing), whole or not at all, as
 /// processes sharing a file system may write it at once (`container::write_shared`: every
 /// writer writes the same bytes).
-pub fn write(dir: &Path, job: &RowJob, packed: &[u8]) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let path = path(dir, job);
-    crate::container::write_shared(&path, |file| file.write_all_at(packed, 0))?;
-    Ok(path)
+fn write_file(path: &Path, packed: &[u8]) -> std::io::Result<PathBuf> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    crate::container::write_shared(path, |file| file.write_all_at(packed, 0))?;
+    Ok(path.to_path_buf())
 }
 
 #[cfg(test)]
@@ -113,6 +152,30 @@ mod tests {
         // Another job's shard is not an index.
         let other = shard::encode(ShardKey { job: 7, ..PACKED_INDEX }, &bytes);
         assert!(matches!(unpack(&job, &other), Err(IndexFileError::Shard(ShardError::WrongTask { .. }))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_h11_index_kept_in_a_directory_is_read_back_and_a_damaged_one_refused() {
+        let index = crate::job::JobSpec::h11_rows();
+        let packed = pack_h11(&index);
+        let dir = std::env::temp_dir().join(format!("h11-index-file-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(read_h11(&dir).unwrap().is_none(), "no file yet");
+        assert_eq!(write_h11(&dir, &packed).unwrap(), dir.join("h11.index"));
+        let read = read_h11(&dir).unwrap().expect("the file");
+        assert_eq!(read.to_bytes(), index.to_bytes(), "the same index");
+        for at in [10, packed.len() / 2, packed.len() - 1] {
+            let mut bad = packed.clone();
+            bad[at] ^= 0x40;
+            std::fs::write(h11_path(&dir), &bad).unwrap();
+            assert!(matches!(read_h11(&dir), Err(IndexFileError::Shard(_))), "byte {at}");
+        }
+        // A row search's index under the h11 name is refused by the index's own checks.
+        let mut corners = corners().build_index(RowOrder::Locality);
+        corners.shrink();
+        std::fs::write(h11_path(&dir), pack(&corners).unwrap()).unwrap();
+        assert!(matches!(read_h11(&dir), Err(IndexFileError::Index(IndexBytesError::Magic))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -96,10 +96,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub phase1_table: Option<PathBuf>,
 
-    /// Row searches whose index the coordinator sends (corners, edges): read it from
-    /// DIR/<space>.index instead of downloading it, or keep the one downloaded there for the
-    /// next job or worker. A file that fails its checks is not used. Default: downloaded by
-    /// each worker for each job.
+    /// The indexes the coordinator sends (corners and edges searches, and the h11 index of
+    /// H48 table builds): read from DIR/<space>.index or DIR/h11.index instead of downloaded,
+    /// or the one downloaded kept there for the next job or worker. A file that fails its
+    /// checks is not used. Default: downloaded by each worker for each job (the h11 index
+    /// once per process).
     #[arg(long, value_name = "DIR")]
     pub index_dir: Option<PathBuf>,
 }

@@ -112,7 +112,7 @@ pub async fn run_product_task(
 /// sources' rows) and kept here for the rest of the job, or, for level base + 2, the table rows
 /// (from every level 0 ..= base + 1 of the rows, and level base + 1 of their sources). Rows this
 /// worker does not keep are fetched from the workers that do, as the task's homes input says;
-/// the index is built once per job.
+/// the index is obtained once per process (`Kept::obtain_index`).
 pub async fn run_h48_task(
     client: &mut Client,
     cache: &Arc<Mutex<Cache>>,
@@ -126,8 +126,11 @@ pub async fn run_h48_task(
     if level == 0 || level > base as u32 + 2 {
         return Err(TaskError::Other(anyhow!("no level {level} in an h48h{h} build")));
     }
-    let kept = host.clone();
-    let (index, first) = tokio::task::spawn_blocking(move || kept.kept.index()).await?;
+    let (index, first) = host
+        .kept
+        .obtain_index(client, &host.traffic, task.job_id, host.index_dir.as_deref())
+        .await
+        .map_err(TaskError::Rpc)?;
     let rows = task.row_begin as u32..task.row_end as u32;
     if rows.start > rows.end || rows.end > index.rows() {
         return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{}", index.rows())));
@@ -191,12 +194,22 @@ pub async fn run_h48_task(
     let out = homes.out.clone();
     tokio::task::spawn_blocking(move || {
         use rayon::prelude::*;
-        let made: Vec<_> = rows
-            .into_par_iter()
-            .map_init(RowScratch::default, |s, t| {
-                (t, index.table_row(t, h, &levels, marks.get(&t).map(Vec::as_slice), s))
+        // In groups that share sources, as the embedded build makes them (each source decoded
+        // once a group), a group on a thread; in the rows' order.
+        let rows: Vec<u32> = rows.collect();
+        let size = H11Rows::table_group_size(h, rayon::current_num_threads());
+        let groups = index.table_groups(&rows, size);
+        let mut made: Vec<_> = groups
+            .par_iter()
+            .with_max_len(1)
+            .map_init(RowScratch::default, |s, group| {
+                let mut made = Vec::with_capacity(group.len());
+                index.table_rows(group, h, &levels, &marks, s, |t, lines| made.push((t, lines)));
+                made
             })
+            .flatten()
             .collect();
+        made.sort_unstable_by_key(|&(t, _)| t);
         // Rows the coordinator has this worker write into the shared file go up without their
         // interior lines, once those are on disk.
         let made = match out {

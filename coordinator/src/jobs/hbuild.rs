@@ -17,7 +17,8 @@ use shared::container::{Section, TableFormat};
 use shared::coord::h48::{H48Coords, ESEP};
 use shared::h48::table::{LINE_BYTES, LINE_ENTRIES};
 use shared::h48::{
-    base_for, small_sections_from, H11Rows, Level, RowLines, RowLog, RowScratch, RowsWriter, H11_COLUMNS,
+    base_for, small_sections_from, H11Rows, Level, Marks, RowLines, RowLog, RowScratch, RowsWriter,
+    H11_COLUMNS,
 };
 use shared::job::JobSpec;
 use shared::report::thousands;
@@ -92,7 +93,15 @@ pub fn build(config: &BuildConfig) -> Result<()> {
     };
     if config.cluster.distributed() {
         let spec = JobSpec::H48Table(targets[0].h).to_string();
+        // Made once: the workers read it instead of making it (or keep it in their --index-dir).
+        let packed = shared::index_file::pack_h11(&index);
+        tracing::info!(
+            "h11 index packed for the workers: {:.1} MiB",
+            packed.len() as f64 / (1u64 << 20) as f64
+        );
+        let packed: std::sync::Arc<[u8]> = packed.into();
         with_cluster(&config.cluster, spec, &reporter, |hub| {
+            hub.publish_packed(shared::job::INDEX_INPUT, packed.clone());
             if state_dir.is_some_and(|d| d.join("h11-level-01.bin").exists()) {
                 tracing::info!(
                     "the workers make the h11 levels: the saved level files are for builds in one process"
@@ -275,7 +284,7 @@ fn make_rows_here(
             // Stops at the first row the writer no longer takes (it failed).
             let _ = groups.par_iter().with_max_len(1).try_for_each_init(RowScratch::default, |s, group| {
                 let mut taken = true;
-                index.table_rows(group, h, levels, s, |row, lines| {
+                index.table_rows(group, h, levels, &Marks::new(), s, |row, lines| {
                     reporter.progress.rows_done.fetch_add(1, Ordering::Relaxed);
                     taken = taken && send.send((row, lines)).is_ok();
                 });

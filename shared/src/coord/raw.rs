@@ -124,6 +124,25 @@ impl RawCoord {
     pub fn conj_row(&self, s: Symmetry) -> &[u32] {
         &self.conj[s.index() * self.size as usize..][..self.size as usize]
     }
+
+    /// The move tables of the 18 face turns and the conjugation tables of the 48 symmetries,
+    /// each one after another as [`Self::apply`] and [`Self::conjugate`] read them.
+    pub(crate) fn tables(&self) -> (&[u32], &[u32]) {
+        (&self.moves, &self.conj)
+    }
+
+    /// A coordinate of `size` values from [`Self::tables`] read back: both of the right
+    /// length, every value below `size`.
+    pub(crate) fn from_tables(size: u32, moves: Vec<u32>, conj: Vec<u32>) -> Result<Self, &'static str> {
+        let n = size as usize;
+        if moves.len() != Move::COUNT * n || conj.len() != crate::cube::SYMMETRY_COUNT * n {
+            return Err("a coordinate's table of the wrong length");
+        }
+        if moves.iter().chain(&conj).any(|&v| v >= size) {
+            return Err("a coordinate's table value out of range");
+        }
+        Ok(RawCoord { size, moves, conj })
+    }
 }
 
 /// The conjugation tables of `group`'s members, one after another: those of a few generators

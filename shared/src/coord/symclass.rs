@@ -104,6 +104,37 @@ impl SymClasses {
         SymClasses { group, raw_count, class_of: Vec::new(), to_rep: Vec::new(), reps, stabilizers, by_rep }
     }
 
+    /// The per-raw-value tables (class, symmetry to the representative) and the classes'
+    /// representatives, as [`Self::from_tables`] takes them back.
+    pub(crate) fn tables(&self) -> (&[u32], &[u8], &[u32]) {
+        (&self.class_of, &self.to_rep, &self.reps)
+    }
+
+    /// Classes of all 48 symmetries read back from their tables and stabilizers, checked as far
+    /// as they can be without the action: every raw value in a class or in none (`u32::MAX`),
+    /// symmetries and representatives in range, each representative in its own class, the
+    /// identity in every stabilizer.
+    pub(crate) fn from_tables(
+        class_of: Vec<u32>,
+        to_rep: Vec<u8>,
+        reps: Vec<u32>,
+        stabilizers: Vec<u64>,
+    ) -> Result<Self, &'static str> {
+        let group = SymmetryGroup::Full;
+        let classes = reps.len();
+        let fits = class_of.len() == to_rep.len()
+            && stabilizers.len() == classes
+            && class_of.iter().all(|&c| c == UNSET || (c as usize) < classes)
+            && to_rep.iter().all(|&s| (s as usize) < group.len())
+            && reps.iter().enumerate().all(|(c, &r)| class_of.get(r as usize) == Some(&(c as u32)))
+            && stabilizers.iter().all(|&s| s & 1 == 1 && s >> group.len() == 0);
+        if !fits {
+            return Err("the classes' tables");
+        }
+        let by_rep = increasing_order(&reps);
+        Ok(SymClasses { group, raw_count: class_of.len(), class_of, to_rep, reps, stabilizers, by_rep })
+    }
+
     /// The same classes numbered in another order: class `k` of the result is class `order[k]`
     /// of `self` (`order` a permutation of the classes). A space renumbers its rows this way to
     /// keep together rows that its moves join.

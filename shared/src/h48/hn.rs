@@ -166,7 +166,7 @@ impl H11Rows {
         Self::from_space(SymProductSpace::h11_from(coords, cocsep, columns))
     }
 
-    fn from_space(space: SymProductSpace<EoEsepColumns>) -> Self {
+    pub(super) fn from_space(space: SymProductSpace<EoEsepColumns>) -> Self {
         let mut incoming = vec![Vec::new(); space.row_count() as usize];
         for r in 0..space.row_count() {
             for m in Move::all() {

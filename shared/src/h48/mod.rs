@@ -9,6 +9,7 @@ mod blocks;
 mod builder;
 mod file;
 mod hn;
+mod index_bytes;
 mod levels;
 mod lines;
 mod resume;
@@ -27,6 +28,7 @@ pub use levels::{ColumnSet, Level};
 pub use lines::{merge_line, RowLines};
 pub use resume::{RowLog, RowsWriter, SharedFile};
 pub use search::DirectSearch;
+pub use table_rows::Marks;
 pub use verify::{verify, CannotVerify};
 
 #[cfg(test)]

@@ -16,6 +16,11 @@ use super::table::LINE_ENTRIES;
 use crate::coord::flips;
 use crate::coord::h48::{EoEsepMap, ESEP};
 use crate::space::{close_under, RowIndex};
+use std::collections::BTreeMap;
+
+/// Marks of table rows made elsewhere (by the keepers of some of their sources), by row: ORed
+/// into the marks a row's own sources give.
+pub type Marks = BTreeMap<u32, Vec<u64>>;
 
 impl H11Rows {
     /// Words of a table row of hN's bits (one bit per entry of the row).
@@ -143,6 +148,7 @@ impl H11Rows {
         targets: &[u32],
         h: u8,
         levels: &[L],
+        marks: &Marks,
         s: &mut RowScratch,
         mut emit: impl FnMut(u32, RowLines),
     ) {
@@ -152,7 +158,7 @@ impl H11Rows {
         let (alone, together): (Vec<u32>, Vec<u32>) =
             targets.iter().partition(|&&t| self.closes_by_blocks(t, level));
         for t in alone {
-            emit(t, self.table_row(t, h, levels, None, s));
+            emit(t, self.table_row(t, h, levels, marks.get(&t).map(Vec::as_slice), s));
         }
         if together.is_empty() {
             return;
@@ -163,6 +169,53 @@ impl H11Rows {
         }
         let (group, columns) = (&mut s.group, &mut s.columns);
         let mut rows: Vec<&mut [u64]> = group[..together.len()].iter_mut().map(|b| b.zeroed(words)).collect();
+        self.mark_group(&together, h, level, columns, &mut rows);
+        for (row, t) in rows.iter_mut().zip(&together) {
+            if let Some(m) = marks.get(t) {
+                assert_eq!(m.len(), words, "marks of an h48h{h} row");
+                row.iter_mut().zip(m).for_each(|(b, m)| *b |= m);
+            }
+        }
+        for (k, &t) in together.iter().enumerate() {
+            emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
+        }
+    }
+
+    /// The marks ([`Self::table_marks`]) of table rows `targets` from `level`, one row of
+    /// [`Self::table_row_words`] after another in the order of `targets`: made together as
+    /// [`Self::table_rows`] makes them (each source decoded once), but for rows closed by
+    /// whole blocks.
+    pub fn table_marks_of(&self, targets: &[u32], h: u8, level: &Level, s: &mut RowScratch) -> Vec<u64> {
+        let words = Self::table_row_words(h);
+        let mut out = vec![0u64; words * targets.len()];
+        let mut slots: Vec<Option<&mut [u64]>> = out.chunks_mut(words).map(Some).collect();
+        let mut together = Vec::new();
+        let mut rows = Vec::new();
+        for (k, &t) in targets.iter().enumerate() {
+            let slot = slots[k].take().expect("each target once");
+            if self.closes_by_blocks(t, level) {
+                self.table_marks(t, h, level, slot);
+            } else {
+                together.push(t);
+                rows.push(slot);
+            }
+        }
+        if !together.is_empty() {
+            self.mark_group(&together, h, level, &mut s.columns, &mut rows);
+        }
+        out
+    }
+
+    /// Marks into `rows` (zeroed, one per row of `together`) the images of `level`'s sources
+    /// of those rows, each source read once for the group.
+    fn mark_group(
+        &self,
+        together: &[u32],
+        h: u8,
+        level: &Level,
+        columns: &mut Vec<u32>,
+        rows: &mut [&mut [u64]],
+    ) {
         // (source row, group row, map), by source; a row with a stabilizer reads each source
         // once more per member, through the move followed by the member.
         let mut uses: Vec<(u32, usize, EoEsepMap)> = together
@@ -184,7 +237,7 @@ impl H11Rows {
             if flips::available() && whole_blocks(set.len()) {
                 let maps: Vec<(usize, EoEsepMap)> = same.iter().map(|&(_, k, map)| (k, map)).collect();
                 // SAFETY: the processor has the features (checked above).
-                unsafe { mark_whole_blocks_into(set, &maps, h, &mut rows) };
+                unsafe { mark_whole_blocks_into(set, &maps, h, rows) };
                 continue;
             }
             columns.clear();
@@ -192,9 +245,6 @@ impl H11Rows {
             for &(_, k, map) in same {
                 mark_images(&columns[..], map, h, rows[k]);
             }
-        }
-        for (k, &t) in together.iter().enumerate() {
-            emit(t, self.lines_from_marks(t, h, levels, s.group[k].words(), &mut s.exact));
         }
     }
 

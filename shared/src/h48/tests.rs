@@ -320,7 +320,7 @@ fn table_rows_made_in_groups_are_the_rows_made_one_by_one() {
         let levels = &levels[12 - (base_for(h) as usize + 2)..];
         for group in &picked {
             let mut together = Vec::new();
-            index.table_rows(group, h, levels, &mut s, |t, lines| together.push((t, lines)));
+            index.table_rows(group, h, levels, &Marks::new(), &mut s, |t, lines| together.push((t, lines)));
             together.sort_by_key(|(t, _)| *t);
             let mut one_by_one: Vec<(u32, RowLines)> =
                 group.iter().map(|&t| (t, index.table_row(t, h, levels, None, &mut s))).collect();

@@ -170,6 +170,24 @@ impl SymProductSpace<EoEsepColumns> {
     pub fn columns(&self) -> &EoEsepColumns {
         &self.columns
     }
+
+    /// The rows (classes and transitions) and the start, beside [`Self::columns`]: what
+    /// [`Self::from_parts`] takes back.
+    pub(crate) fn rows_and_start(&self) -> (&ClassRows, (u32, u32)) {
+        (&self.moves, self.start)
+    }
+
+    /// The space from its parts read back; the start checked to be one of its entries.
+    pub(crate) fn from_parts(
+        columns: EoEsepColumns,
+        moves: ClassRows,
+        start: (u32, u32),
+    ) -> Result<Self, &'static str> {
+        if start.0 >= moves.row_count() || start.1 >= ESEP * EO {
+            return Err("the start entry");
+        }
+        Ok(SymProductSpace { columns, moves, start })
+    }
 }
 
 impl<C: Columns> RowIndex for SymProductSpace<C> {

@@ -238,14 +238,38 @@ impl ClassRows {
                 })
             })
             .collect();
-        let stabilizers = (0..rows)
-            .map(|r| {
-                Symmetry::all()
-                    .filter(|s| *s != Symmetry::IDENTITY && classes.stabilizer(r) >> s.index() & 1 == 1)
-                    .collect()
-            })
-            .collect();
+        let stabilizers = stabilizer_lists(&classes);
         ClassRows { classes, moves: moves.len(), targets, stabilizers }
+    }
+
+    /// Every (row, move slot)'s target row and symmetry, row after row, as
+    /// [`Self::from_targets`] takes them back.
+    pub(crate) fn targets(&self) -> &[(u32, u8)] {
+        &self.targets
+    }
+
+    /// The moves of the space (the slots of each row).
+    pub(crate) fn move_count(&self) -> usize {
+        self.moves
+    }
+
+    /// Rows read back from [`Self::targets`] of `moves` slots a row: targets among the
+    /// classes, symmetries among the 48.
+    pub(crate) fn from_targets(
+        classes: SymClasses,
+        moves: usize,
+        targets: Vec<(u32, u8)>,
+    ) -> Result<Self, &'static str> {
+        let rows = classes.class_count();
+        let fits = targets.len() == rows * moves
+            && targets
+                .iter()
+                .all(|&(t, s)| (t as usize) < rows && (s as usize) < crate::cube::SYMMETRY_COUNT);
+        if !fits {
+            return Err("the rows' transitions");
+        }
+        let stabilizers = stabilizer_lists(&classes);
+        Ok(ClassRows { classes, moves, targets, stabilizers })
     }
 
     pub fn row_count(&self) -> u32 {
@@ -269,4 +293,15 @@ impl ClassRows {
     pub fn class_size(&self, row: u32) -> u64 {
         self.classes.class_size(row) as u64
     }
+}
+
+/// Per class, the non-identity members of its stabilizer.
+fn stabilizer_lists(classes: &SymClasses) -> Vec<Vec<Symmetry>> {
+    (0..classes.class_count() as u32)
+        .map(|r| {
+            Symmetry::all()
+                .filter(|s| *s != Symmetry::IDENTITY && classes.stabilizer(r) >> s.index() & 1 == 1)
+                .collect()
+        })
+        .collect()
 }

@@ -28,6 +28,7 @@ pub mod kind;
 pub mod kociemba;
 pub mod locality;
 pub mod nxopt;
+pub(crate) mod reader;
 mod s4;
 
 pub use blocks::{ColumnMap, Contributions, IndexBytesError, RowSpace, Transition, Transitions};

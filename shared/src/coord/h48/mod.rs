@@ -241,6 +241,16 @@ pub struct EoEsepColumns {
     inverses: Option<Vec<FlipInverse>>,
 }
 
+/// Per eo table, the inverse of its linear part, where the processor can move whole blocks.
+fn flip_inverses(eo_tables: &[u16]) -> Option<Vec<FlipInverse>> {
+    flips::available().then(|| {
+        eo_tables
+            .par_chunks(EO as usize)
+            .map(|eo| FlipInverse::new(&eo.iter().map(|&y| y ^ eo[0]).collect::<Vec<u16>>()))
+            .collect()
+    })
+}
+
 impl EoEsepColumns {
     pub fn new(coords: &H48Coords) -> Self {
         let esep = coords.esep_coord();
@@ -276,18 +286,38 @@ impl EoEsepColumns {
             }
         }
         eo_tables.extend(linear.iter().flatten());
-        let inverses = flips::available().then(|| {
-            eo_tables
-                .par_chunks(EO as usize)
-                .map(|eo| FlipInverse::new(&eo.iter().map(|&y| y ^ eo[0]).collect::<Vec<u16>>()))
-                .collect()
-        });
+        let inverses = flip_inverses(&eo_tables);
         let blocks = (0..SYMMETRY_COUNT as u32 * ESEP)
             .map(|k| {
                 esep.conj_row(Symmetry((k / ESEP) as u8))[(k % ESEP) as usize] * EO + flips[k as usize] as u32
             })
             .collect();
         EoEsepColumns { esep, eo_tables, blocks, inverses }
+    }
+
+    /// esep's tables, the eo tables and the blocks, as [`Self::from_parts`] takes them back.
+    pub(crate) fn parts(&self) -> (&RawCoord, &[u16], &[u32]) {
+        (&self.esep, &self.eo_tables, &self.blocks)
+    }
+
+    /// The column tables from [`Self::parts`] read back, checked for their lengths and ranges
+    /// (each eo table a map of the 2,048 flips, each block below the columns); the inverses
+    /// made again, as [`Self::new`] makes them.
+    pub(crate) fn from_parts(
+        esep: RawCoord,
+        eo_tables: Vec<u16>,
+        blocks: Vec<u32>,
+    ) -> Result<Self, &'static str> {
+        let fits = esep.size == ESEP
+            && eo_tables.len() == (Move::COUNT + 1) * SYMMETRY_COUNT * EO as usize
+            && eo_tables.iter().all(|&o| (o as u32) < EO)
+            && blocks.len() == SYMMETRY_COUNT * ESEP as usize
+            && blocks.iter().all(|&b| b < ESEP * EO);
+        if !fits {
+            return Err("the h11 column tables");
+        }
+        let inverses = flip_inverses(&eo_tables);
+        Ok(EoEsepColumns { esep, eo_tables, blocks, inverses })
     }
 
     /// The esep coordinate with its tables.

@@ -14,6 +14,7 @@
 use super::{ColumnMap, MapTable, RowSpace, Step};
 use crate::coord::{BlockLayout, Part, SymClasses};
 use crate::cube::{Move, Pieces, Symmetry, SymmetryGroup};
+use crate::space::reader::Reader;
 use rayon::prelude::*;
 
 const MAGIC: &[u8; 4] = b"CFRS";
@@ -74,37 +75,6 @@ impl ColumnMap {
     }
 }
 
-/// Reads little-endian values from the front of a byte slice.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], IndexBytesError> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or(IndexBytesError::Short(self.at))?;
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
-    }
-
-    fn u8(&mut self) -> Result<u8, IndexBytesError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn u32(&mut self) -> Result<u32, IndexBytesError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-
-    fn u64(&mut self) -> Result<u64, IndexBytesError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-}
-
 impl<const N: usize, const O: u8> RowSpace<N, O>
 where
     Pieces<N, O>: Part,
@@ -142,7 +112,7 @@ where
     /// The space of `layout` whose index `bytes` hold ([`Self::to_bytes`] of a space of the same
     /// layout), as [`Self::shrink`] leaves it; every value checked.
     pub fn from_bytes(layout: BlockLayout<N, O>, bytes: &[u8]) -> Result<Self, IndexBytesError> {
-        let mut r = Reader { bytes, at: 0 };
+        let mut r = Reader::new(bytes);
         if r.take(4)? != MAGIC {
             return Err(IndexBytesError::Magic);
         }
