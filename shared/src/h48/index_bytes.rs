@@ -107,7 +107,6 @@ impl H11Rows {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coord::ColumnMapper;
     use crate::space::RowIndex;
 
     /// Read back, the index moves and closes every row's columns as the built one does, and
