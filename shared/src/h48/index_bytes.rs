@@ -60,13 +60,7 @@ impl H11Rows {
     /// The index that `bytes` hold ([`Self::to_bytes`]), every length and value checked.
     pub fn from_bytes(bytes: &[u8]) -> Result<H11Rows, IndexBytesError> {
         let mut r = Reader::new(bytes);
-        if r.take(4)? != MAGIC {
-            return Err(IndexBytesError::Magic);
-        }
-        let version = r.u32()?;
-        if version != VERSION {
-            return Err(IndexBytesError::Version(version));
-        }
+        r.header(MAGIC, VERSION)?;
         let bad = IndexBytesError::Bad;
         let size = r.u32()?;
         if size != ESEP {
@@ -156,7 +150,7 @@ mod tests {
         assert!(matches!(H11Rows::from_bytes(&longer), Err(IndexBytesError::Bad(_))));
         let mut version = bytes.clone();
         version[4] = 9;
-        assert!(matches!(H11Rows::from_bytes(&version), Err(IndexBytesError::Version(9))));
+        assert!(matches!(H11Rows::from_bytes(&version), Err(IndexBytesError::Version(9, VERSION))));
         // The start beyond the rows.
         let mut start = bytes.clone();
         let at = start.len() - 8;

@@ -16,6 +16,17 @@ impl<'a> Reader<'a> {
         Reader { bytes, at: 0 }
     }
 
+    /// Reads the 4 bytes of `magic` and the format's version, refusing others.
+    pub fn header(&mut self, magic: &[u8; 4], version: u32) -> Result<(), IndexBytesError> {
+        if self.take(4)? != magic {
+            return Err(IndexBytesError::Magic);
+        }
+        match self.u32()? {
+            v if v == version => Ok(()),
+            v => Err(IndexBytesError::Version(v, version)),
+        }
+    }
+
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], IndexBytesError> {
         let end = self
             .at

@@ -43,8 +43,8 @@ fn unzigzag(row: u32, z: u32) -> u32 {
 pub enum IndexBytesError {
     #[error("not a row space's index (bad magic)")]
     Magic,
-    #[error("index encoding version {0}, this build reads {VERSION}")]
-    Version(u32),
+    #[error("index encoding version {0}, this build reads {1}")]
+    Version(u32, u32),
     #[error("the index is of another space ({0})")]
     Space(String),
     #[error("the index ends early, at byte {0}")]
@@ -113,13 +113,7 @@ where
     /// layout), as [`Self::shrink`] leaves it; every value checked.
     pub fn from_bytes(layout: BlockLayout<N, O>, bytes: &[u8]) -> Result<Self, IndexBytesError> {
         let mut r = Reader::new(bytes);
-        if r.take(4)? != MAGIC {
-            return Err(IndexBytesError::Magic);
-        }
-        let version = r.u32()?;
-        if version != VERSION {
-            return Err(IndexBytesError::Version(version));
-        }
+        r.header(MAGIC, VERSION)?;
         let (n, o) = (r.u8()?, r.u8()?);
         let raw_count = r.u64()?;
         if (n as usize, o) != (N, O) || raw_count != layout.row_count() as u64 {
