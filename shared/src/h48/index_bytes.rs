@@ -107,7 +107,7 @@ mod tests {
     /// damaged or foreign bytes are refused.
     #[test]
     fn the_h11_index_read_back_from_its_bytes_is_the_built_one() {
-        let built = crate::job::JobSpec::h11_rows();
+        let built = H11Rows::new(&crate::coord::h48::H48Coords);
         let bytes = built.to_bytes();
         let read = H11Rows::from_bytes(&bytes).unwrap();
         assert_eq!(read.to_bytes(), bytes, "the same bytes again");
