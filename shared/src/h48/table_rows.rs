@@ -183,8 +183,8 @@ impl H11Rows {
 
     /// The marks ([`Self::table_marks`]) of table rows `targets` from `level`, one row of
     /// [`Self::table_row_words`] after another in the order of `targets`: made together as
-    /// [`Self::table_rows`] makes them (each source decoded once), but for rows closed by
-    /// whole blocks.
+    /// [`Self::table_rows`] makes them (each source decoded once), rows closed by whole blocks
+    /// one by one.
     pub fn table_marks_of(&self, targets: &[u32], h: u8, level: &Level, s: &mut RowScratch) -> Vec<u64> {
         let words = Self::table_row_words(h);
         let mut out = vec![0u64; words * targets.len()];

@@ -326,6 +326,33 @@ fn table_rows_made_in_groups_are_the_rows_made_one_by_one() {
                 group.iter().map(|&t| (t, index.table_row(t, h, levels, None, &mut s))).collect();
             one_by_one.sort_by_key(|(t, _)| *t);
             assert!(together == one_by_one, "h{h}, group {group:?}");
+            // The marks a keeper gives for the group are each row's own marks; and a row made
+            // with marks from elsewhere ORed in is the row made from every source.
+            let level = levels.last().unwrap();
+            let words = H11Rows::table_row_words(h);
+            let marks = index.table_marks_of(group, h, level, &mut s);
+            for (&t, bits) in group.iter().zip(marks.chunks_exact(words)) {
+                let mut alone = vec![0u64; words];
+                index.table_marks(t, h, level, &mut alone);
+                assert!(alone == bits, "h{h}, marks of row {t}");
+            }
+            if group != &picked[0] {
+                continue;
+            }
+            let (t, mut split) = (group[0], levels.to_vec());
+            let mut elsewhere = Marks::new();
+            elsewhere.insert(t, marks[..words].to_vec());
+            let last = split.len() - 1;
+            for r in index.sources(t).filter(|&r| r != t) {
+                split[last].rows[r as usize] = ColumnSet::from_sorted(&[], H11_COLUMNS);
+            }
+            let mut with_marks = Vec::new();
+            index.table_rows(&[t], h, &split, &elsewhere, &mut s, |t, lines| with_marks.push((t, lines)));
+            let expected = one_by_one.iter().find(|(u, _)| *u == t).expect("the group's row");
+            assert!(
+                with_marks.len() == 1 && with_marks[0] == *expected,
+                "h{h}, row {t} with its marks from elsewhere"
+            );
         }
     }
 }
