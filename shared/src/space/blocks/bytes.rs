@@ -38,10 +38,10 @@ fn unzigzag(row: u32, z: u32) -> u32 {
     row.wrapping_add(((z >> 1) as i32 ^ -((z & 1) as i32)) as u32)
 }
 
-/// Why bytes are not a row space's index.
+/// Why bytes are not an index of the kind wanted (a row space's, or the h11 index).
 #[derive(Debug, thiserror::Error)]
 pub enum IndexBytesError {
-    #[error("not a row space's index (bad magic)")]
+    #[error("not an index of this kind (bad magic)")]
     Magic,
     #[error("index encoding version {0}, this build reads {1}")]
     Version(u32, u32),
