@@ -188,11 +188,9 @@ impl H11Rows {
     pub fn table_marks_of(&self, targets: &[u32], h: u8, level: &Level, s: &mut RowScratch) -> Vec<u64> {
         let words = Self::table_row_words(h);
         let mut out = vec![0u64; words * targets.len()];
-        let mut slots: Vec<Option<&mut [u64]>> = out.chunks_mut(words).map(Some).collect();
         let mut together = Vec::new();
         let mut rows = Vec::new();
-        for (k, &t) in targets.iter().enumerate() {
-            let slot = slots[k].take().expect("each target once");
+        for (slot, &t) in out.chunks_mut(words).zip(targets) {
             if self.closes_by_blocks(t, level) {
                 self.table_marks(t, h, level, slot);
             } else {
