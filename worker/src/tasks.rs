@@ -131,14 +131,27 @@ pub async fn run_h48_task(
         .obtain_index(client, &host.traffic, task.job_id, host.index_dir.as_deref())
         .await
         .map_err(TaskError::Rpc)?;
-    let rows = task.row_begin as u32..task.row_end as u32;
-    if rows.start > rows.end || rows.end > index.rows() {
-        return Err(TaskError::Other(anyhow!("task rows {rows:?} outside 0..{}", index.rows())));
-    }
     let homes = homes_of(client, cache, &host.traffic, task).await?;
-    let targets: BTreeSet<u32> = rows.clone().collect();
+    // The task names a run of the homes' task order; its rows are made and sent ascending.
+    let rows = match homes.task_rows(task.row_begin..task.row_end) {
+        Some(rows) if homes.order.len() == index.rows() as usize => {
+            let mut rows = rows.to_vec();
+            rows.sort_unstable();
+            rows
+        }
+        _ => {
+            return Err(TaskError::Other(anyhow!(
+                "task rows {}..{} outside a task order of {} rows (the index has {})",
+                task.row_begin,
+                task.row_end,
+                homes.order.len(),
+                index.rows()
+            )))
+        }
+    };
+    let targets: BTreeSet<u32> = rows.iter().copied().collect();
     let with_sources: BTreeSet<u32> =
-        rows.clone().flat_map(|t| index.sources(t)).chain(rows.clone()).collect();
+        rows.iter().flat_map(|&t| index.sources(t)).chain(rows.iter().copied()).collect();
     let lease = v1::RenewLeaseRequest {
         worker_id: me,
         task_id: task.task_id,
@@ -168,13 +181,12 @@ pub async fn run_h48_task(
         return Ok(tokio::task::spawn_blocking(move || {
             use rayon::prelude::*;
             let made: Vec<ColumnSet> = rows
-                .clone()
-                .into_par_iter()
-                .map_init(RowScratch::default, |s, t| index.next_level_row(t, &prev, before.as_ref(), s))
+                .par_iter()
+                .map_init(RowScratch::default, |s, &t| index.next_level_row(t, &prev, before.as_ref(), s))
                 .collect();
             let sizes =
                 made.iter().map(|set| KeptRow { entries: set.len(), bytes: set.bytes() as u64 }).collect();
-            host.kept.keep(job, d, rows.zip(made));
+            host.kept.keep(job, d, rows.into_iter().zip(made));
             shard::encode_words(key, &wire::h48::encode_kept(&KeptRows { worker: me, rows: sizes }))
         })
         .await?);
@@ -196,7 +208,6 @@ pub async fn run_h48_task(
         use rayon::prelude::*;
         // In groups that share sources, as the embedded build makes them (each source decoded
         // once a group), a group on a thread; in the rows' order.
-        let rows: Vec<u32> = rows.collect();
         let size = H11Rows::table_group_size(h, rayon::current_num_threads());
         let groups = index.table_groups(&rows, size);
         let mut made: Vec<_> = groups

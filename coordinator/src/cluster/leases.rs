@@ -194,7 +194,8 @@ impl Hub {
     }
 
     /// Runs the row tasks of an H48 build's level `level` over `rows` (increasing; of a space
-    /// of `total` rows), each row's result at most `max_words_per_row` words: each task's result
+    /// of `total` rows; numbered as the job's task order numbers them, which the job maps to
+    /// the index's rows: `KeptLevels::run_rows`), each row's result at most `max_words_per_row` words: each task's result
     /// goes to `take(rows, words)` on this thread as soon as it arrives (outside the lock). A
     /// result `take` refuses as bad is logged and its task handed out again; a fatal refusal
     /// ends the level with its reason. The tasks read rows that the workers `readers` keep

@@ -107,7 +107,7 @@ pub fn build(config: &BuildConfig) -> Result<()> {
                     "the workers make the h11 levels: the saved level files are for builds in one process"
                 );
             }
-            let mut kept = KeptLevels::new(hub, index.rows(), base + 1, journal.as_ref())?;
+            let mut kept = KeptLevels::new(hub, index.task_order(), base + 1, journal.as_ref())?;
             kept.ensure(base + 1, &reporter)?;
             write_tables(Levels::Kept(kept))?;
             eprintln!("{}", hub.traffic().summary());
@@ -375,16 +375,16 @@ fn fill_rows(
             reporter.progress.depth.store(base as u32 + 2, Ordering::Relaxed);
             reporter.progress.rows_done.store(writer.done() as u64, Ordering::Relaxed);
             let result = reporter.showing(|| {
-                kept.hub().run_h48_rows(
+                kept.run_rows(
                     base as u32 + 2,
                     &todo,
-                    index.rows(),
                     wire::h48::max_table_row_words(h),
-                    (&homes, &readers, &prefer),
+                    (&homes, &readers),
+                    &prefer,
                     &reporter.progress.rows_done,
-                    |range, words| {
+                    |rows, words| {
                         let made =
-                            wire::h48::decode_table_rows(&words, h, range, written).map_err(Refusal::Bad)?;
+                            wire::h48::decode_table_rows(&words, h, rows, written).map_err(Refusal::Bad)?;
                         writer.accept(made).context("cannot write the table's rows").map_err(Refusal::Fatal)
                     },
                 )

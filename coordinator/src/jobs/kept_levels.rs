@@ -19,6 +19,10 @@ use std::time::Instant;
 pub struct KeptLevels<'a> {
     hub: &'a Hub,
     rows: u32,
+    /// The order tasks number the rows in ([`shared::h48::H11Rows::task_order`]), and each
+    /// row's place in it.
+    order: Vec<u32>,
+    place: Vec<u32>,
     /// Per depth (index 0, level 0, is made by every worker and unused) and row: the worker
     /// keeping the row (0: none), and its size once made.
     homes: Vec<Vec<u64>>,
@@ -34,12 +38,24 @@ pub struct KeptLevels<'a> {
 impl<'a> KeptLevels<'a> {
     /// The levels journaled by an earlier run in `journal` (their keepers are awaited until
     /// they register again or are declared lost), or none; `max` is the deepest level the
-    /// build needs.
-    pub fn new(hub: &'a Hub, rows: u32, max: u8, journal: Option<&'a RedbJournal>) -> anyhow::Result<Self> {
-        let n = max as usize + 1;
+    /// build needs; tasks cut the rows in `order`, each row once.
+    pub fn new(
+        hub: &'a Hub,
+        order: Vec<u32>,
+        max: u8,
+        journal: Option<&'a RedbJournal>,
+    ) -> anyhow::Result<Self> {
+        let (n, rows) = (max as usize + 1, order.len() as u32);
+        let mut place = vec![u32::MAX; order.len()];
+        for (i, &r) in order.iter().enumerate() {
+            place[r as usize] = i as u32;
+        }
+        assert!(!place.contains(&u32::MAX), "a task order of the rows holds every row once");
         let mut kept = KeptLevels {
             hub,
             rows,
+            order,
+            place,
             homes: vec![vec![0; rows as usize]; n],
             sizes: vec![vec![None; rows as usize]; n],
             reported: 0,
@@ -97,11 +113,6 @@ impl<'a> KeptLevels<'a> {
         Ok(())
     }
 
-    /// The job's hub, where the levels' and table rows' tasks run.
-    pub fn hub(&self) -> &'a Hub {
-        self.hub
-    }
-
     /// Entries of level `depth` (its rows' sizes, all made).
     pub fn entries(&self, depth: usize) -> u64 {
         self.sizes[depth].iter().map(|s| s.map_or(0, |s| s.entries)).sum()
@@ -112,6 +123,7 @@ impl<'a> KeptLevels<'a> {
     pub fn publish(&mut self, below: usize, out: Option<SharedFile>) -> (String, Vec<u64>) {
         let homes = Homes {
             levels: self.homes[..below.min(self.homes.len())].to_vec(),
+            order: self.order.clone(),
             peers: self.hub.peer_addresses(),
             out,
         };
@@ -122,6 +134,38 @@ impl<'a> KeptLevels<'a> {
         readers.sort_unstable();
         readers.dedup();
         (name, readers)
+    }
+
+    /// Runs the rows `todo` of level `level` as tasks of consecutive rows in the task order
+    /// (which is what a task's range numbers), each preferring the worker that keeps most of
+    /// its rows in `prefer` (per row); `take` gets each task's rows, ascending, and result.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_rows(
+        &self,
+        level: u32,
+        todo: &[u32],
+        max_words_per_row: usize,
+        (homes, readers): (&str, &[u64]),
+        prefer: &[u64],
+        done: &std::sync::atomic::AtomicU64,
+        mut take: impl FnMut(&[u32], Vec<u64>) -> Result<(), Refusal>,
+    ) -> Result<(), ClusterError> {
+        let mut places: Vec<u32> = todo.iter().map(|&r| self.place[r as usize]).collect();
+        places.sort_unstable();
+        let prefer: Vec<u64> = self.order.iter().map(|&r| prefer[r as usize]).collect();
+        self.hub.run_h48_rows(
+            level,
+            &places,
+            self.rows,
+            max_words_per_row,
+            (homes, readers, &prefer),
+            done,
+            |range, words| {
+                let mut rows = self.order[range.start as usize..range.end as usize].to_vec();
+                rows.sort_unstable();
+                take(&rows, words)
+            },
+        )
     }
 
     /// The worker keeping each row of level `depth` (0: none).
@@ -229,17 +273,18 @@ impl<'a> KeptLevels<'a> {
         // A row's task runs best where the row's level before is kept (it reads it and,
         // at the level before that, the row again).
         let prefer = self.homes[d - 1].clone();
-        let (homes, sizes) = (&mut self.homes[d], &mut self.sizes[d]);
-        let result = hub.run_h48_rows(
+        let mut homes = std::mem::take(&mut self.homes[d]);
+        let mut sizes = std::mem::take(&mut self.sizes[d]);
+        let result = self.run_rows(
             d as u32,
             todo,
-            self.rows,
             KEPT_ROW_WORDS,
-            (&name, &readers, &prefer),
+            (&name, &readers),
+            &prefer,
             &reporter.progress.rows_done,
-            |range, words| {
-                let made = decode_kept(&words, range.len()).map_err(Refusal::Bad)?;
-                for (r, size) in range.zip(made.rows) {
+            |rows, words| {
+                let made = decode_kept(&words, rows.len()).map_err(Refusal::Bad)?;
+                for (&r, size) in rows.iter().zip(made.rows) {
                     let was = sizes[r as usize].replace(size);
                     if was.is_some_and(|w| w.entries != size.entries) {
                         return Err(Refusal::Fatal(anyhow::anyhow!(
@@ -256,6 +301,7 @@ impl<'a> KeptLevels<'a> {
             },
         );
         hub.set_full(Default::default());
+        (self.homes[d], self.sizes[d]) = (homes, sizes);
         result
     }
 }

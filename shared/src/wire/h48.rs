@@ -62,13 +62,14 @@ pub fn encode_table_rows(rows: &[(u32, RowLines)]) -> Vec<u64> {
     to_words(&b)
 }
 
-/// The table rows `rows` of hN from a table task, each checked to be where and as large as the
+/// The table rows `rows` of hN from a table task (in the order given: a task's rows
+/// ascending), each checked to be where and as large as the
 /// row must be: whole, or with `written` ([`Homes::out`]) without the interior lines its worker
 /// wrote into the file.
 pub fn decode_table_rows(
     words: &[u64],
     h: u8,
-    rows: std::ops::Range<u32>,
+    rows: &[u32],
     written: bool,
 ) -> Result<Vec<(u32, RowLines)>, Malformed> {
     let bytes = from_words(words)?;
@@ -81,7 +82,7 @@ pub fn decode_table_rows(
         Ok(u64::from_le_bytes(b))
     };
     let mut out = Vec::with_capacity(rows.len());
-    for want in rows {
+    for &want in rows {
         let mut b4 = [0u8; 4];
         input.read_exact(&mut b4).map_err(|_| Malformed::from("a table row is cut short"))?;
         let row = u32::from_le_bytes(b4);
@@ -155,10 +156,14 @@ pub fn decode_kept(words: &[u64], n: usize) -> Result<KeptRows, Malformed> {
 
 /// Where the rows of a distributed build's h11 levels are kept: per depth 1 .. (index 0 is
 /// level 0, which every worker makes itself) and row, the worker that keeps the row (0: none
-/// yet), and the address of every such worker's `Peer` service.
+/// yet), and the address of every such worker's `Peer` service; and the order tasks number
+/// the rows in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Homes {
     pub levels: Vec<Vec<u64>>,
+    /// Every row once ([`crate::h48::H11Rows::task_order`]): a task of rows `a..b` makes the
+    /// rows `order[a..b]`.
+    pub order: Vec<u32>,
     pub peers: Vec<(u64, String)>,
     /// For table tasks: the file the workers write the rows into themselves (`build
     /// --shared-out`), else none (the rows go up whole).
@@ -169,6 +174,12 @@ impl Homes {
     /// The worker keeping row `row` of level `depth` (depth >= 1).
     pub fn home(&self, depth: usize, row: u32) -> Option<u64> {
         self.levels.get(depth)?.get(row as usize).copied().filter(|&w| w != 0)
+    }
+
+    /// The rows a task of positions `positions` in [`Homes::order`] makes, if it has them.
+    pub fn task_rows(&self, positions: std::ops::Range<u64>) -> Option<&[u32]> {
+        let (start, end) = (usize::try_from(positions.start).ok()?, usize::try_from(positions.end).ok()?);
+        self.order.get(start..end)
     }
 
     pub fn address(&self, worker: u64) -> Option<&str> {
@@ -183,6 +194,8 @@ impl Homes {
         for level in &self.levels {
             level.iter().for_each(|w| b.extend(w.to_le_bytes()));
         }
+        b.extend((self.order.len() as u32).to_le_bytes());
+        self.order.iter().for_each(|r| b.extend(r.to_le_bytes()));
         b.extend((self.peers.len() as u32).to_le_bytes());
         for (id, address) in &self.peers {
             b.extend(id.to_le_bytes());
@@ -221,6 +234,15 @@ impl Homes {
             levels.push(take(8 * rows)?.chunks_exact(8).map(u64_at).collect());
         }
         let n = u32_at(take(4)?);
+        if n > 1 << 20 || (depths > 0 && n != rows) {
+            return Err(malformed!("a task order of {n} rows for levels of {rows}"));
+        }
+        let order: Vec<u32> = take(4 * n)?.chunks_exact(4).map(|b| u32_at(b) as u32).collect();
+        let mut seen = vec![false; n];
+        if !order.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true)) {
+            return Err(Malformed::from("the task order does not hold every row once"));
+        }
+        let n = u32_at(take(4)?);
         let mut peers = Vec::new();
         for _ in 0..n {
             let id = u64_at(take(8)?);
@@ -244,7 +266,7 @@ impl Homes {
         if !input.is_empty() {
             return Err(malformed!("{} bytes after the homes of the levels", input.len()));
         }
-        Ok(Homes { levels, peers, out })
+        Ok(Homes { levels, order, peers, out })
     }
 }
 
@@ -275,27 +297,33 @@ mod tests {
             }
         };
         let table = vec![(4u32, line(4)), (5, line(5))];
-        assert_eq!(decode_table_rows(&encode_table_rows(&table), h, 4..6, false).unwrap(), table);
+        assert_eq!(decode_table_rows(&encode_table_rows(&table), h, &[4, 5], false).unwrap(), table);
         // Rows whose worker wrote their interior lines come with their two edge lines only,
         // and only where that was asked for.
         let edges: Vec<(u32, RowLines)> = table.iter().map(|(r, l)| (*r, l.without_interior())).collect();
         assert_eq!(edges[1].1.bytes.len(), 2 * LINE_BYTES);
-        assert_eq!(decode_table_rows(&encode_table_rows(&edges), h, 4..6, true).unwrap(), edges);
-        assert!(decode_table_rows(&encode_table_rows(&edges), h, 4..6, false).is_err(), "interior missing");
+        assert_eq!(decode_table_rows(&encode_table_rows(&edges), h, &[4, 5], true).unwrap(), edges);
         assert!(
-            decode_table_rows(&encode_table_rows(&table), h, 4..6, true).is_err(),
+            decode_table_rows(&encode_table_rows(&edges), h, &[4, 5], false).is_err(),
+            "interior missing"
+        );
+        assert!(
+            decode_table_rows(&encode_table_rows(&table), h, &[4, 5], true).is_err(),
             "interior not written"
         );
         assert!(encode_table_rows(&table).len() <= max_task_words(2, max_table_row_words(h)));
         let dense = ColumnSet::from_sorted(&(0..H11_COLUMNS).step_by(3).collect::<Vec<_>>(), H11_COLUMNS);
         assert!(encode_level_rows(&[dense.clone(), dense]).len() <= max_task_words(2, max_level_row_words()));
-        assert!(decode_table_rows(&encode_table_rows(&table), h, 5..7, false).is_err(), "rows out of place");
+        assert!(
+            decode_table_rows(&encode_table_rows(&table), h, &[5, 6], false).is_err(),
+            "rows out of place"
+        );
         let mut short = table.clone();
         short[1].1.bytes.pop();
-        assert!(decode_table_rows(&encode_table_rows(&short), h, 4..6, false).is_err(), "lines cut short");
+        assert!(decode_table_rows(&encode_table_rows(&short), h, &[4, 5], false).is_err(), "lines cut short");
         let mut wrong = table.clone();
         wrong[0].1.deeper += 1;
-        assert!(decode_table_rows(&encode_table_rows(&wrong), h, 4..6, false).is_err(), "counts");
+        assert!(decode_table_rows(&encode_table_rows(&wrong), h, &[4, 5], false).is_err(), "counts");
     }
 
     #[test]
@@ -313,6 +341,7 @@ mod tests {
 
         let mut homes = Homes {
             levels: vec![vec![0; 3], vec![1, 2, 2], vec![2, 0, 1]],
+            order: vec![2, 0, 1],
             peers: vec![(1, "http://127.0.0.1:5".into()), (2, "https://h:6".into())],
             out: None,
         };
@@ -324,7 +353,13 @@ mod tests {
         assert_eq!(Homes::decode(&bytes).unwrap(), homes);
         assert_eq!((homes.home(1, 2), homes.home(2, 1), homes.home(0, 0)), (Some(2), None, None));
         assert_eq!(homes.address(2), Some("https://h:6"));
+        assert_eq!((homes.task_rows(1..3), homes.task_rows(2..4)), (Some(&[0, 1][..]), None));
         assert!(Homes::decode(&bytes[..bytes.len() - 1]).is_err());
+        // The order must hold every row once, as many as the levels have.
+        for order in [vec![2, 0, 0], vec![2, 0, 3], vec![1, 0]] {
+            let bad = Homes { order, ..homes.clone() };
+            assert!(Homes::decode(&bad.encode()).is_err(), "{:?}", bad.order);
+        }
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(Homes::decode(&longer).is_err());
