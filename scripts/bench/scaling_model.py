@@ -154,6 +154,8 @@ def main():
     p.add_argument("--per-machine-s", type=float, default=0.0)
     p.add_argument("--h11-per-byte-ns", type=float, default=19.6,
                    help="the h11 levels' own CPU per byte (leased tasks, not refitted)")
+    p.add_argument("--h48-cut", default="results/logs/h48-cut.txt",
+                   help="the h48_cut example's output: the rows an H48 build's machine pulls")
     p.add_argument("--disk-gb-s", type=float, default=1.0, help="the coordinator's disk, writing")
     p.add_argument("--index-mib", type=float, default=0.0)
     p.add_argument("--index-kept", action="store_true",
@@ -182,16 +184,21 @@ def main():
     for m in machines:
         t, net = project(*args, m, *rest)
         print(f"| {m} | {t:.1f} | {net:.1f} | {one / t:.1f}x | {one / t / m:.2f} |")
+    pulled = pulled_table(a.h48_cut)
+    missing = [m for m in machines if m not in pulled]
+    if missing:
+        sys.exit(f"{a.h48_cut} counts no pulled share for {missing} machines")
     for h, table_core_s, file_bytes in ((4, 2 * 70.3, 476.0e6), (11, 2 * 1088.0, 60.67e9)):
-        h48_table(h, table_core_s, file_bytes, machines, a.cores, link, a.h11_per_byte_ns * 1e-9, a.disk_gb_s * 1e9)
+        h48_table(h, table_core_s, file_bytes, pulled, machines, a.cores, link, a.h11_per_byte_ns * 1e-9, a.disk_gb_s * 1e9)
     for job in a.leased:
         leased_table(job, machines, a.cores)
 
 
 # An H48 build on workers (docs/h48-tables.md, "On workers"): the h11 levels to base + 1, then
 # the table pass. A level's task reads its rows' sources at the level before, which are all
-# over the level: each machine receives (M - 1) / M of it (its own rows' older levels stay with
-# it: a row's task goes to the worker that keeps the row). A table row reads its sources at
+# over the level: each machine receives the share of its rows the busiest machine pulls when
+# tasks (runs of the task order) are dealt in turn, as the h48_cut example counts it (its own
+# rows' older levels stay with it: a row's task goes to the worker that keeps the row). A table row reads its sources at
 # level base + 1: up to h48h9 as one row of marks (the row's bits) from each other machine
 # keeping some of them, beyond as the rows, (M - 1) / M of the level. The table's rows go up
 # to the coordinator (zstd: 0.64 of their size) and onto its disk.
@@ -202,7 +209,7 @@ ZSTD_TABLE = 0.64
 ESEP = 34_650
 
 
-def h48_project(h, table_core_s, file_bytes, m, cores, link, per_byte, disk, by_workers=False):
+def h48_project(h, table_core_s, file_bytes, pulled, m, cores, link, per_byte, disk, by_workers=False):
     base = 9 if h <= 7 else 10
     if h <= 3:
         base = 8
@@ -210,12 +217,12 @@ def h48_project(h, table_core_s, file_bytes, m, cores, link, per_byte, disk, by_
     work = sum(2 * secs for secs, _, _ in levels.values()) + table_core_s
     if m == 1:
         return work / cores + file_bytes / disk, 0.0, 0.0
-    received = sum(levels[d - 1][2] for d in levels if d - 1 in levels) * (m - 1) / m
+    received = sum(levels[d - 1][2] for d in levels if d - 1 in levels) * pulled[m]
     if h <= 9:
         keepers = min(m - 1, SOURCES * (m - 1) / m)
         received += 3393 / m * keepers * (ESEP << h) / 8
     else:
-        received += levels[base + 1][2] * (m - 1) / m
+        received += levels[base + 1][2] * pulled[m]
     # Rows written by the workers that make them (a shared file system with each machine's
     # share at the disk's rate) instead of through the coordinator.
     up = 0.0 if by_workers else file_bytes * ZSTD_TABLE / link
@@ -224,13 +231,24 @@ def h48_project(h, table_core_s, file_bytes, m, cores, link, per_byte, disk, by_
     return work / (cores * m) + per_byte * received / cores + net + up + write, net + up, received
 
 
-def h48_table(h, table_core_s, file_bytes, machines, cores, link, per_byte, disk):
+def pulled_table(path):
+    """{machines: the largest share of all rows one pulls, tasks in the task order dealt in
+    turn} from the h48_cut example's output (1: none)."""
+    out = {1: 0.0}
+    for line in open(path):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) == 3 and parts[0].isdigit() and parts[1] == "task order":
+            out[int(parts[0])] = float(parts[2])
+    return out
+
+
+def h48_table(h, table_core_s, file_bytes, pulled, machines, cores, link, per_byte, disk):
     print(f"\nbuild h48h{h} (levels and table pass: {table_core_s:,.0f} core-seconds of table pass, "
           f"{file_bytes / 1e9:.2f} GB file; coordinator disk {disk / 1e9:g} GB/s), same machines:\n")
     print("| machines | wall s | network s | received per machine | speed-up | efficiency | "
           "efficiency, rows written by the workers |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    args = (h, table_core_s, file_bytes)
+    args = (h, table_core_s, file_bytes, pulled)
     one, _, _ = h48_project(*args, 1, cores, link, per_byte, disk)
     for m in machines:
         t, net, got = h48_project(*args, m, cores, link, per_byte, disk)

@@ -58,7 +58,7 @@ fn main() {
     let task_order = index.task_order();
     let per_task = rows.div_ceil(64) as usize;
     println!("\nowners\ttasks of {per_task} rows dealt in turn, as runs of\tlargest worker's pulled rows");
-    for n in [2usize, 4, 8, 16, 32] {
+    for n in [2usize, 4, 8, 16, 32, 64] {
         for (name, order) in [("solver's rows", &solver), ("task order", &task_order)] {
             let largest = (0..n)
                 .map(|w| {
