@@ -196,11 +196,12 @@ def main():
 
 # An H48 build on workers (docs/h48-tables.md, "On workers"): the h11 levels to base + 1, then
 # the table pass. A level's task reads its rows' sources at the level before, which are all
-# over the level: each machine receives the share of its rows the busiest machine pulls when
+# over the level: each machine receives the share of all rows the busiest machine pulls when
 # tasks (runs of the task order) are dealt in turn, as the h48_cut example counts it (its own
-# rows' older levels stay with it: a row's task goes to the worker that keeps the row). A table row reads its sources at
-# level base + 1: up to h48h9 as one row of marks (the row's bits) from each other machine
-# keeping some of them, beyond as the rows, (M - 1) / M of the level. The table's rows go up
+# rows' older levels stay with it: a row's task goes to the worker that keeps the row). A
+# table row reads its sources at level base + 1: up to h48h9 as one row of marks (the row's
+# bits) from each other machine keeping some of them, beyond as the rows, the same share of
+# the level. The table's rows go up
 # to the coordinator (zstd: 0.64 of their size) and onto its disk.
 # Distinct rows moving into a row, on the mean over the 3,393 rows (H11Rows::sources: 13.85,
 # at most 15; 18 moves, some from the same row).

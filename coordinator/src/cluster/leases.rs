@@ -198,8 +198,9 @@ impl Hub {
     /// rows: `KeptLevels::run_rows`), each row's result at most `max_words_per_row` words:
     /// each task's result goes to `take(rows, words)` on this thread as soon as it arrives
     /// (outside the lock). A result `take` refuses as bad is logged and its task handed out
-    /// again; a fatal refusal ends the level with its reason. The tasks read rows that the workers `readers` keep
-    /// (named by the input `homes`): if one of them is lost, the level stops
+    /// again; a fatal refusal ends the level with its reason. The tasks read rows that the
+    /// workers `readers` keep (named by the input `homes`): if one of them is lost, the level
+    /// stops
     /// ([`ClusterError::InputsLost`]; the results taken so far stay taken). A task goes first
     /// to the worker `prefer` names for most of its rows (per row, 0: none; empty: no
     /// preference), the one that keeps what it reads. `done` counts rows taken.

@@ -18,7 +18,6 @@ use std::time::Instant;
 
 pub struct KeptLevels<'a> {
     hub: &'a Hub,
-    rows: u32,
     /// The order tasks number the rows in ([`shared::h48::H11Rows::task_order`]), and each
     /// row's place in it.
     order: Vec<u32>,
@@ -45,7 +44,7 @@ impl<'a> KeptLevels<'a> {
         max: u8,
         journal: Option<&'a RedbJournal>,
     ) -> anyhow::Result<Self> {
-        let (n, rows) = (max as usize + 1, order.len() as u32);
+        let (n, rows) = (max as usize + 1, order.len());
         let mut place = vec![u32::MAX; order.len()];
         for (i, &r) in order.iter().enumerate() {
             place[r as usize] = i as u32;
@@ -53,11 +52,10 @@ impl<'a> KeptLevels<'a> {
         assert!(!place.contains(&u32::MAX), "a task order of the rows holds every row once");
         let mut kept = KeptLevels {
             hub,
-            rows,
             order,
             place,
-            homes: vec![vec![0; rows as usize]; n],
-            sizes: vec![vec![None; rows as usize]; n],
+            homes: vec![vec![0; rows]; n],
+            sizes: vec![vec![None; rows]; n],
             reported: 0,
             version: 0,
             journal,
@@ -93,7 +91,7 @@ impl<'a> KeptLevels<'a> {
 
     /// Level `d`'s homes and sizes, for the journal: per row its keeper, entries and bytes.
     fn encode_level(&self, d: usize) -> Vec<u8> {
-        let mut b = Vec::with_capacity(24 * self.rows as usize);
+        let mut b = Vec::with_capacity(24 * self.rows() as usize);
         for (home, size) in self.homes[d].iter().zip(&self.sizes[d]) {
             let size = size.unwrap_or(KeptRow { entries: 0, bytes: 0 });
             for w in [*home, size.entries, size.bytes] {
@@ -104,13 +102,18 @@ impl<'a> KeptLevels<'a> {
     }
 
     fn decode_level(&mut self, d: usize, bytes: &[u8]) -> anyhow::Result<()> {
-        anyhow::ensure!(bytes.len() == 24 * self.rows as usize, "{} bytes for level {d}", bytes.len());
+        anyhow::ensure!(bytes.len() == 24 * self.rows() as usize, "{} bytes for level {d}", bytes.len());
         for (r, w) in bytes.chunks_exact(24).enumerate() {
             let word = |k: usize| u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().expect("8 bytes"));
             self.homes[d][r] = word(0);
             self.sizes[d][r] = Some(KeptRow { entries: word(1), bytes: word(2) });
         }
         Ok(())
+    }
+
+    /// The rows of every level (of the index).
+    fn rows(&self) -> u32 {
+        self.order.len() as u32
     }
 
     /// Entries of level `depth` (its rows' sizes, all made).
@@ -156,7 +159,7 @@ impl<'a> KeptLevels<'a> {
         self.hub.run_h48_rows(
             level,
             &places,
-            self.rows,
+            self.rows(),
             max_words_per_row,
             (homes, readers, &prefer),
             done,
@@ -191,13 +194,13 @@ impl<'a> KeptLevels<'a> {
         loop {
             self.forget_lost();
             let Some(d) = (1..=max as usize).find(|&d| self.homes[d].contains(&0)) else { return Ok(()) };
-            let todo: Vec<u32> = (0..self.rows).filter(|&r| self.homes[d][r as usize] == 0).collect();
+            let todo: Vec<u32> = (0..self.rows()).filter(|&r| self.homes[d][r as usize] == 0).collect();
             if d <= self.reported {
                 tracing::warn!("level {d}: {} rows kept by lost workers are made again", todo.len());
             }
             let t = Instant::now();
             reporter.progress.depth.store(d as u32, Ordering::Relaxed);
-            reporter.progress.rows_done.store((self.rows as usize - todo.len()) as u64, Ordering::Relaxed);
+            reporter.progress.rows_done.store((self.rows() as usize - todo.len()) as u64, Ordering::Relaxed);
             let result = reporter.showing(|| self.make(d, &todo, reporter));
             if let (Ok(()), Some(j)) = (&result, self.journal) {
                 j.kept_level_done(d as u32, &self.encode_level(d))?;
@@ -252,8 +255,8 @@ impl<'a> KeptLevels<'a> {
             3.. if bytes(d - 2) > 0 => prev as f64 * prev as f64 / bytes(d - 2) as f64,
             _ => prev as f64,
         };
-        let rows_per_task = (self.rows as usize).div_ceil(self.hub.tasks_per_level) as f64;
-        (level / self.rows as f64 * rows_per_task) as u64
+        let rows_per_task = (self.rows() as usize).div_ceil(self.hub.tasks_per_level) as f64;
+        (level / self.rows() as f64 * rows_per_task) as u64
     }
 
     /// Level `d`'s rows `todo`, made and kept by workers. A worker takes a task only while the

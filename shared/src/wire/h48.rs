@@ -233,13 +233,13 @@ impl Homes {
         for _ in 0..depths {
             levels.push(take(8 * rows)?.chunks_exact(8).map(u64_at).collect());
         }
-        let n = u32_at(take(4)?);
-        if n > 1 << 20 || (depths > 0 && n != rows) {
-            return Err(malformed!("a task order of {n} rows for levels of {rows}"));
+        let ordered = u32_at(take(4)?);
+        if ordered > 1 << 20 || (depths > 0 && ordered != rows) {
+            return Err(malformed!("a task order of {ordered} rows for levels of {rows}"));
         }
-        let order: Vec<u32> = take(4 * n)?.chunks_exact(4).map(|b| u32_at(b) as u32).collect();
-        let mut seen = vec![false; n];
-        if !order.iter().all(|&r| (r as usize) < n && !std::mem::replace(&mut seen[r as usize], true)) {
+        let order: Vec<u32> = take(4 * ordered)?.chunks_exact(4).map(|b| u32_at(b) as u32).collect();
+        let mut seen = vec![false; ordered];
+        if !order.iter().all(|&r| (r as usize) < ordered && !std::mem::replace(&mut seen[r as usize], true)) {
             return Err(Malformed::from("the task order does not hold every row once"));
         }
         let n = u32_at(take(4)?);
