@@ -23,6 +23,11 @@ pub struct BlockLayout<const N: usize, const O: u8> {
     /// Each assignment's positions per block (see [`Self::masks_of_assignment`]), made once:
     /// decoding a row and keying a class's members look them up for every row of every level.
     assignment_masks: Vec<[u32; 3]>,
+    /// [`Self::row_keys`] split in two tables, made once: the pieces' blocks per assignment
+    /// and the orientations per orientation rank (a class's members are keyed at every
+    /// counted row of every level, 48 of them).
+    assignment_keys: Vec<[u16; 3]>,
+    ori_keys: Vec<[u16; 3]>,
 }
 
 impl<const N: usize, const O: u8> BlockLayout<N, O> {
@@ -40,9 +45,19 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
                 member_of[p as usize] = k as u8;
             }
         }
-        let mut layout = BlockLayout { blocks: sorted, block_of, member_of, assignment_masks: Vec::new() };
+        let mut layout = BlockLayout {
+            blocks: sorted,
+            block_of,
+            member_of,
+            assignment_masks: Vec::new(),
+            assignment_keys: Vec::new(),
+            ori_keys: Vec::new(),
+        };
         layout.assignment_masks =
             (0..layout.assignment_count()).map(|a| layout.unrank_assignment(a)).collect();
+        layout.assignment_keys =
+            layout.assignment_masks.iter().map(|masks| layout.piece_keys(masks)).collect();
+        layout.ori_keys = (0..layout.ori_count()).map(|o| layout.orientation_keys(o)).collect();
         layout
     }
 
@@ -200,14 +215,19 @@ where
 
 /// Conjugation of row values by tables, for building classes of large row coordinates fast:
 /// `s x s^-1` moves the assignment by a table, and the orientation at position i becomes
-/// `offset(s, assignment)[i] + sign(s) * ori[perm(s)[i]]` (mirrors negate twists).
+/// `offset(s, assignment)[i] + sign(s) * ori[perm(s)[i]]` (mirrors negate twists). With two
+/// orientations that sum is an exclusive or of the two terms' ranks, so the edges look both up.
 pub struct RowConjugation<const N: usize, const O: u8> {
     ori_count: u32,
-    assignments: u32,
     assign: Vec<u32>,
+    /// O > 2: the offsets, per (assignment, symmetry).
     offset: Vec<[u8; N]>,
     perm: Vec<[u8; N]>,
     negate: Vec<bool>,
+    /// O = 2: the offsets' ranks, per (assignment, symmetry).
+    offset_rank: Vec<u16>,
+    /// O = 2: the rank of `ori[perm(s)[i]]`, per (orientation rank, symmetry).
+    moved_rank: Vec<u16>,
 }
 
 impl<const N: usize, const O: u8> RowConjugation<N, O> {
@@ -215,7 +235,13 @@ impl<const N: usize, const O: u8> RowConjugation<N, O> {
     #[inline]
     pub fn apply(&self, s: Symmetry, raw: u32) -> u32 {
         let a = (raw / self.ori_count) as usize;
-        let k = s.index() * self.assignments as usize + a;
+        // By assignment, then symmetry: a class's members are its representative under
+        // every symmetry, so listing them reads a few adjacent lines.
+        let k = a * 48 + s.index();
+        if O == 2 {
+            let moved = self.moved_rank[(raw % self.ori_count) as usize * 48 + s.index()];
+            return self.assign[k] * self.ori_count + (self.offset_rank[k] ^ moved) as u32;
+        }
         let mut ori = [0u8; N];
         ori_unrank(raw % self.ori_count, O, &mut ori);
         let offset = &self.offset[k];
@@ -230,6 +256,11 @@ impl<const N: usize, const O: u8> RowConjugation<N, O> {
     }
 }
 
+/// The rank of the first N - 1 digits, as [`ori_rank`] ranks an orientation.
+fn digits_rank<const N: usize>(digits: &[u8; N], o: u8) -> u32 {
+    digits[..N - 1].iter().fold(0, |rank, &d| rank * o as u32 + d as u32)
+}
+
 impl<const N: usize, const O: u8> BlockLayout<N, O>
 where
     Pieces<N, O>: Part,
@@ -239,15 +270,23 @@ where
         let oc = self.ori_count();
         let assignments = self.assignment_count();
         let mut assign = Vec::with_capacity(48 * assignments as usize);
-        let mut offset = Vec::with_capacity(48 * assignments as usize);
+        let mut offset = Vec::new();
+        let mut offset_rank = Vec::new();
         let mut perm = Vec::with_capacity(48);
         let mut negate = Vec::with_capacity(48);
-        for s in Symmetry::all() {
-            for a in 0..assignments {
-                let y = self.decode(a * oc, 0).conjugate(s);
+        for a in 0..assignments {
+            let x = self.decode(a * oc, 0);
+            for s in Symmetry::all() {
+                let y = x.conjugate(s);
                 assign.push(self.row(&y) / oc);
-                offset.push(y.ori);
+                if O == 2 {
+                    offset_rank.push(digits_rank(&y.ori, O) as u16);
+                } else {
+                    offset.push(y.ori);
+                }
             }
+        }
+        for s in Symmetry::all() {
             // Twist one position up and a neighbour down (a valid position), see where it lands.
             let landing = |j: usize, k: usize| {
                 let mut x = Pieces::<N, O>::IDENTITY;
@@ -266,7 +305,18 @@ where
             perm.push(p);
             negate.push(neg);
         }
-        RowConjugation { ori_count: oc, assignments, assign, offset, perm, negate }
+        let mut moved_rank = Vec::new();
+        if O == 2 {
+            moved_rank.reserve(48 * oc as usize);
+            for o in 0..oc {
+                let mut ori = [0u8; N];
+                ori_unrank(o, O, &mut ori);
+                for p in &perm {
+                    moved_rank.push(digits_rank::<N>(&std::array::from_fn(|i| ori[p[i] as usize]), O) as u16);
+                }
+            }
+        }
+        RowConjugation { ori_count: oc, assign, offset, perm, negate, offset_rank, moved_rank }
     }
 }
 
@@ -274,16 +324,36 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
     /// Per-position (block of the piece there, orientation there) of a row value, packed per
     /// home block: for block `b`, 4 bits for each of its home positions in increasing order.
     /// Two row values are equal exactly when all their keys are.
+    #[inline]
     pub fn row_keys(&self, row: u32) -> [u16; 3] {
-        let masks = self.masks_of_assignment(row / self.ori_count());
-        let mut ori = [0u8; N];
-        ori_unrank(row % self.ori_count(), O, &mut ori);
+        let pieces = self.assignment_keys[(row / self.ori_count()) as usize];
+        let ori = self.ori_keys[(row % self.ori_count()) as usize];
+        std::array::from_fn(|b| pieces[b] | ori[b])
+    }
+
+    /// The pieces' half of [`Self::row_keys`]: each home position's piece block, in bits 2..4
+    /// of its nibble.
+    fn piece_keys(&self, masks: &[u32; 3]) -> [u16; 3] {
         let mut keys = [0u16; 3];
         for (b, block) in self.blocks.iter().enumerate() {
             for (k, &q) in block.iter().enumerate() {
                 let piece_block =
                     (0..3).find(|&j| masks[j] >> q & 1 == 1).expect("every position holds a piece") as u16;
-                keys[b] |= (piece_block << 2 | ori[q as usize] as u16) << (4 * k);
+                keys[b] |= piece_block << 2 << (4 * k);
+            }
+        }
+        keys
+    }
+
+    /// The orientations' half of [`Self::row_keys`]: each home position's orientation, in bits
+    /// 0..2 of its nibble.
+    fn orientation_keys(&self, ori_rank: u32) -> [u16; 3] {
+        let mut ori = [0u8; N];
+        ori_unrank(ori_rank, O, &mut ori);
+        let mut keys = [0u16; 3];
+        for (b, block) in self.blocks.iter().enumerate() {
+            for (k, &q) in block.iter().enumerate() {
+                keys[b] |= (ori[q as usize] as u16) << (4 * k);
             }
         }
         keys
@@ -381,6 +451,32 @@ mod tests {
         }
         check(corner_tetrads(), |c| c.corners);
         check(edge_slices(), |c| c.edges);
+    }
+
+    #[test]
+    fn row_keys_name_each_home_positions_piece_block_and_orientation() {
+        fn check<const N: usize, const O: u8>(layout: BlockLayout<N, O>, rows: impl Iterator<Item = u32>) {
+            for row in rows {
+                let x = layout.decode(row, 0);
+                let expected: [u16; 3] = std::array::from_fn(|b| {
+                    layout.blocks.get(b).map_or(0, |block| {
+                        block.iter().enumerate().fold(0, |key, (k, &q)| {
+                            let piece = x.perm[q as usize] as usize;
+                            let nibble = (layout.block_of[piece] as u16) << 2 | x.ori[q as usize] as u16;
+                            key | nibble << (4 * k)
+                        })
+                    })
+                });
+                assert_eq!(layout.row_keys(row), expected, "row {row}");
+            }
+        }
+        let tetrads = corner_tetrads();
+        let all = 0..tetrads.row_count();
+        check(tetrads, all);
+        let slices = edge_slices();
+        let mut rng = SplitMix64::new(8);
+        let count = slices.row_count() as u64;
+        check(slices, (0..20_000).map(move |_| rng.below(count) as u32));
     }
 
     #[test]

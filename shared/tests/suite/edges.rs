@@ -7,13 +7,13 @@
 use shared::bfs::{self, BfsOptions};
 use shared::coord::edge_slices;
 use shared::cube::{MoveSet, SplitMix64};
-use shared::space::{for_each_bit, InverseFilter, RowSpace};
+use shared::space::{for_each_bit, InverseFilter, RowIndex, RowSpace};
 
 use crate::common::{expected, EDGES_HTM, EDGES_QTM};
 
 #[test]
 fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {
-    let space = RowSpace::new(edge_slices());
+    let mut space = RowSpace::new(edge_slices());
     let words = (space.column_count() as usize).div_ceil(64);
 
     // The three-probe column maps against locating every image directly.
@@ -35,6 +35,7 @@ fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {
     // about 63 %, full.
     assert_eq!(space.column_count() % 64, 0);
     let mut rng = SplitMix64::new(23);
+    let mut counted = Vec::new();
     for _ in 0..300 {
         let row = rng.below(space.row_count() as u64) as u32;
         let filter = space.inverse_filter(row);
@@ -51,6 +52,7 @@ fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {
             let mut by_group = Vec::new();
             filter.for_each_candidate(&bits, |c| by_group.push(c));
             assert_eq!(by_group, by_column, "row {row}, {ones} random bits a word");
+            counted.push((row, space.count_row(row, &bits), bits));
         }
     }
 
@@ -91,6 +93,13 @@ fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {
     .unwrap();
     assert_eq!(counts, expected(&EDGES_QTM[..=8]));
     assert!(checked > 20_000, "parity checked on {checked} entries");
+
+    // A worker's shrunk space lists each row's members and locates inverses by conjugation:
+    // the same counts, self-inverse classes included.
+    space.shrink();
+    for (row, expected, bits) in counted {
+        assert_eq!(space.count_row(row, &bits), expected, "row {row} shrunk");
+    }
 }
 
 #[test]
