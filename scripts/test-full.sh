@@ -5,8 +5,9 @@
 # and a bound run against hcoset's counts and unreached position, 4.6 GiB; H on four worker
 # processes under an operator's faults, coordinator/tests/faults.rs, about 5 minutes; the
 # multi-process runs the simulators cover; h48h0 on two workers and h48h1 with its rows written
-# by its workers; nxopt's largest factored maps on every column), one at a time so their memory
-# does not add up.
+# by its workers; nxopt's largest factored maps on every column; H's whole distribution, H''s
+# owned levels and the cube's product method against a hash set, 30 to 40 s each), one at a
+# time so their memory does not add up.
 # Run it before recording benchmarks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

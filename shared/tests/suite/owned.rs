@@ -219,6 +219,7 @@ fn corners_owned_levels_are_the_engines() {
 }
 
 #[test]
+#[ignore = "full tier: 34 s on 2 cores (scripts/test-full.sh); corners and h48h0 in CI check the same owned levels"]
 fn hprime_owned_levels_are_the_engines() {
     let space = KociembaSpace::new(false);
     agrees_with_engine(&space, &MoveSet::KociembaH.moves(), Counting::Classes, &TWO_CUTS);
