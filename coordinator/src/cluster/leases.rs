@@ -200,9 +200,8 @@ impl Hub {
     /// (outside the lock). A result `take` refuses as bad is logged and its task handed out
     /// again; a fatal refusal ends the level with its reason. The tasks read rows that the
     /// workers `readers` keep (named by the input `homes`): if one of them is lost, the level
-    /// stops
-    /// ([`ClusterError::InputsLost`]; the results taken so far stay taken). A task goes first
-    /// to the worker `prefer` names for most of its rows (per row, 0: none; empty: no
+    /// stops ([`ClusterError::InputsLost`]; the results taken so far stay taken). A task goes
+    /// first to the worker `prefer` names for most of its rows (per row, 0: none; empty: no
     /// preference), the one that keeps what it reads. `done` counts rows taken.
     #[allow(clippy::too_many_arguments)]
     pub fn run_h48_rows(

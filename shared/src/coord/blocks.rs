@@ -256,11 +256,6 @@ impl<const N: usize, const O: u8> RowConjugation<N, O> {
     }
 }
 
-/// The rank of the first N - 1 digits, as [`ori_rank`] ranks an orientation.
-fn digits_rank<const N: usize>(digits: &[u8; N], o: u8) -> u32 {
-    digits[..N - 1].iter().fold(0, |rank, &d| rank * o as u32 + d as u32)
-}
-
 impl<const N: usize, const O: u8> BlockLayout<N, O>
 where
     Pieces<N, O>: Part,
@@ -280,7 +275,7 @@ where
                 let y = x.conjugate(s);
                 assign.push(self.row(&y) / oc);
                 if O == 2 {
-                    offset_rank.push(digits_rank(&y.ori, O) as u16);
+                    offset_rank.push(ori_rank(&y.ori, O) as u16);
                 } else {
                     offset.push(y.ori);
                 }
@@ -312,7 +307,8 @@ where
                 let mut ori = [0u8; N];
                 ori_unrank(o, O, &mut ori);
                 for p in &perm {
-                    moved_rank.push(digits_rank::<N>(&std::array::from_fn(|i| ori[p[i] as usize]), O) as u16);
+                    let moved: [u8; N] = std::array::from_fn(|i| ori[p[i] as usize]);
+                    moved_rank.push(ori_rank(&moved, O) as u16);
                 }
             }
         }
@@ -347,9 +343,9 @@ impl<const N: usize, const O: u8> BlockLayout<N, O> {
 
     /// The orientations' half of [`Self::row_keys`]: each home position's orientation, in bits
     /// 0..2 of its nibble.
-    fn orientation_keys(&self, ori_rank: u32) -> [u16; 3] {
+    fn orientation_keys(&self, rank: u32) -> [u16; 3] {
         let mut ori = [0u8; N];
-        ori_unrank(ori_rank, O, &mut ori);
+        ori_unrank(rank, O, &mut ori);
         let mut keys = [0u16; 3];
         for (b, block) in self.blocks.iter().enumerate() {
             for (k, &q) in block.iter().enumerate() {

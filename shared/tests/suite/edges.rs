@@ -97,8 +97,8 @@ fn edges_match_bryans_tables_to_depth_7_htm_and_8_qtm_with_qtm_parity() {
     // A worker's shrunk space lists each row's members and locates inverses by conjugation:
     // the same counts, self-inverse classes included.
     space.shrink();
-    for (row, expected, bits) in counted {
-        assert_eq!(space.count_row(row, &bits), expected, "row {row} shrunk");
+    for (row, whole, bits) in counted {
+        assert_eq!(space.count_row(row, &bits), whole, "row {row} shrunk");
     }
 }
 
