@@ -12,7 +12,7 @@ mod stream;
 mod tests;
 
 pub use codec::Codec;
-pub use stream::{decode_words_for, decode_words_into, WordsDecoder};
+pub use stream::{decode_words_for, decode_words_into, raw_words_for, WordsDecoder};
 
 use crate::checksum::crc32;
 use codec::{compress, decompress, max_packed_len, pack_into, unpack_lz4};
@@ -127,34 +127,15 @@ fn header_of(key: ShardKey, codec: Codec, raw_len: u64, frames: &[&[u8]]) -> Vec
     })
 }
 
-/// A raw shard of words as two pieces, its header and its words: written one after the other
-/// they are the bytes of [`encode_word_parts_with`] (raw) of those words, and a writer that
-/// takes pieces (a file, a socket) writes them without first copying the words behind a header.
-pub struct RawShard {
-    header: Vec<u8>,
-    words: Vec<u64>,
+/// Bytes of a shard's header: a raw shard is this many bytes, then its payload.
+pub fn raw_header_len() -> usize {
+    header_len()
 }
 
-impl RawShard {
-    pub fn new(key: ShardKey, words: Vec<u64>) -> Self {
-        let header = header_of(key, Codec::Raw, words.len() as u64 * 8, &[as_bytes(&words)]);
-        RawShard { header, words }
-    }
-
-    /// The shard's bytes in order: the header, then the words.
-    pub fn pieces(&self) -> [&[u8]; 2] {
-        [&self.header, as_bytes(&self.words)]
-    }
-
-    /// The shard's bytes in one buffer.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.pieces().concat()
-    }
-
-    /// Its words' buffer, for another shard.
-    pub fn into_words(self) -> Vec<u64> {
-        self.words
-    }
+/// Writes into `header` ([`raw_header_len`] bytes) the header of a raw shard for `key` whose
+/// payload is `payload`: a shard written in place, in a buffer the caller then writes out.
+pub fn raw_header_into(key: ShardKey, payload: &[u8], header: &mut [u8]) {
+    header.copy_from_slice(&header_of(key, Codec::Raw, payload.len() as u64, &[payload]));
 }
 
 /// Words in front of a payload that [`raw_bytes`] fills with the shard's header.

@@ -23,6 +23,42 @@ pub fn decode_words_into(
     decoder.finish()
 }
 
+/// The payload of a raw shard for `expected` of at most `max_len` words, checked as
+/// [`decode_words_into`] checks it (header, key, lengths, checksum) and left where it lies in
+/// `bytes`, at any alignment: a receiver reads the words there instead of copying them out.
+/// `Ok(None)` for a packed shard, which [`decode_words_into`] unpacks.
+pub fn raw_words_for(bytes: &[u8], expected: ShardKey, max_len: usize) -> Result<Option<&[u8]>, ShardError> {
+    let hl = header_len();
+    if bytes.len() < hl {
+        return Err(ShardError::Truncated { len: bytes.len() });
+    }
+    let header = check_header(&bytes[..hl])?;
+    if header.codec != Codec::Raw.code() {
+        return Ok(None);
+    }
+    if header.key != expected {
+        return Err(ShardError::WrongTask { found: header.key, expected });
+    }
+    if header.raw_len > max_len as u64 * 8 {
+        return Err(ShardError::TooLarge { claimed: header.raw_len, limit: max_len as u64 * 8 });
+    }
+    let payload = &bytes[hl..];
+    if payload.len() as u64 != header.payload_len {
+        return Err(ShardError::PayloadLength { found: payload.len() as u64, expected: header.payload_len });
+    }
+    if header.raw_len != header.payload_len || header.raw_len % 8 != 0 {
+        return Err(ShardError::Decompress(format!(
+            "a raw payload of {} bytes, header says {} in whole words",
+            header.payload_len, header.raw_len
+        )));
+    }
+    let computed = crate::checksum::crc32(payload);
+    if computed != header.payload_crc {
+        return Err(ShardError::PayloadChecksum { stored: header.payload_crc, computed });
+    }
+    Ok(Some(payload))
+}
+
 /// Decodes a shard of at most `max_len` 64-bit words as its bytes arrive, straight into the
 /// words: a download never holds the compressed shard whole. The header is checked (and the
 /// words allocated, as many as it announces) once its bytes are in; the words are handed out only

@@ -128,15 +128,20 @@ fn every_single_bit_flip_is_rejected() {
 }
 
 #[test]
-fn a_raw_shard_in_pieces_is_the_raw_encoding_and_reads_back() {
+fn a_raw_shard_written_in_place_is_the_raw_encoding_and_reads_back() {
     let key = KEY;
     for n in [0usize, 1, 5, 1000] {
         let words: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
-        let shard = RawShard::new(key, words.clone());
         let expected = encode_word_parts_with(key, Codec::Raw, &[WordPart::plain(&words)]);
-        assert_eq!(shard.pieces().concat(), expected);
-        assert_eq!(shard.to_bytes(), expected);
-        assert_eq!(decode_words_for(&shard.to_bytes(), key, n), Ok(words.clone()));
+        // Its header written in front of its payload, in a buffer of any alignment.
+        let mut shard = vec![0xa5u8; raw_header_len()];
+        words.iter().for_each(|w| shard.extend_from_slice(&w.to_le_bytes()));
+        let (header, payload) = shard.split_at_mut(raw_header_len());
+        raw_header_into(key, payload, header);
+        assert_eq!(shard, expected);
+        assert_eq!(decode_words_for(&shard, key, n), Ok(words.clone()));
+        assert_eq!(raw_words_for(&shard, key, n), Ok(Some(&shard[raw_header_len()..])));
+        assert!(raw_words_for(&shard, key, n.saturating_sub(1)).is_err() || n == 0, "too long");
         // Framed in one buffer behind room for its header: the same bytes.
         let mut framed = vec![u64::MAX; raw_head_words()];
         framed.extend(&words);

@@ -13,7 +13,7 @@
 //! message follows its entries or its rows, never the whole part, and reading one is a walk
 //! over its words that ORs them straight into the part (no decoded copy).
 
-use crate::shard::{self, Codec, RawShard, ShardKey, WordPart};
+use crate::shard::{self, Codec, ShardKey, WordPart};
 use crate::wire::Malformed;
 
 /// A part's row set as a message carries it: the payload is
@@ -24,12 +24,70 @@ use crate::wire::Malformed;
 ///   each segment of 65,536 columns (one count per segment of the row), then the `n` columns
 ///   in order, each less its segment's first column;
 /// - one word: its entries.
-pub struct SparseRows {
+pub struct SparseRows<'a> {
     words_per_row: usize,
     rows: usize,
     blocks: usize,
-    payload: Vec<u64>,
+    payload: Payload<'a>,
     entries: u64,
+}
+
+/// A message's payload: decoded into a buffer, or a raw message's bytes read where they arrived
+/// (the buffer then unused, kept for the next message).
+enum Payload<'a> {
+    Decoded(Vec<u64>),
+    InPlace(&'a [u8], Vec<u64>),
+}
+
+impl Payload<'_> {
+    fn words(&self) -> LeWords<'_> {
+        match self {
+            Payload::Decoded(words) => LeWords(as_bytes(words)),
+            Payload::InPlace(bytes, _) => LeWords(bytes),
+        }
+    }
+}
+
+/// Little-endian words at any alignment (a raw payload lies anywhere in gRPC's buffer).
+#[derive(Clone, Copy)]
+struct LeWords<'a>(&'a [u8]);
+
+impl<'a> LeWords<'a> {
+    fn len(self) -> usize {
+        self.0.len() / 8
+    }
+
+    fn word(self, i: usize) -> u64 {
+        u64::from_le_bytes(self.0[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+    }
+
+    fn get(self, i: usize) -> Option<u64> {
+        (i < self.len()).then(|| self.word(i))
+    }
+
+    fn range(self, words: std::ops::Range<usize>) -> Option<LeWords<'a>> {
+        self.0.get(words.start * 8..words.end * 8).map(LeWords)
+    }
+
+    /// The `i`-th little-endian `u16`.
+    fn half(self, i: usize) -> u16 {
+        u16::from_le_bytes([self.0[2 * i], self.0[2 * i + 1]])
+    }
+
+    /// The set bits, counted by the processor's fastest path over the aligned middle.
+    fn ones(self) -> u64 {
+        // SAFETY: every bit pattern is a valid u64.
+        let (head, middle, tail) = unsafe { self.0.align_to::<u64>() };
+        let edges: u32 = head.iter().chain(tail).map(|b| b.count_ones()).sum();
+        crate::ones::ones(middle) + edges as u64
+    }
+
+    /// ORs the words into `out` (as long as they are).
+    fn or_into(self, out: &mut [u64]) {
+        for (o, b) in out.iter_mut().zip(self.0.chunks_exact(8)) {
+            *o |= u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+    }
 }
 
 /// Words after the rows: the entries.
@@ -48,21 +106,155 @@ fn positions_words(n: usize, segments: usize) -> usize {
     1 + (segments + n).div_ceil(4)
 }
 
-/// The `u16` view of words (the payload is little-endian words, so this is the wire order).
-fn as_u16(words: &[u64]) -> &[u16] {
-    // SAFETY: u16 has a smaller alignment than u64 and every bit pattern is a valid u16.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u16>(), words.len() * 4) }
+/// The bytes of words (little-endian: the wire order).
+fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
 }
 
-fn as_u16_mut(words: &mut [u64]) -> &mut [u16] {
-    // SAFETY: as in `as_u16`.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u16>(), words.len() * 4) }
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`, and every byte pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
 }
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("row messages are little-endian words");
 
-impl SparseRows {
+/// A message's rows counted before it is written (so that its buffer is sized once: a growing
+/// buffer copies and faults in its pages several times over): each row's entries and whether
+/// it goes raw or as positions.
+struct RowsLayout<'f> {
+    full: &'f [u64],
+    words_per_row: usize,
+    /// Entries of each row of the part (0: not sent).
+    counts: Vec<u32>,
+    segments: usize,
+    positions_allowed: bool,
+    /// Bytes of the payload.
+    bytes: usize,
+}
+
+impl<'f> RowsLayout<'f> {
+    /// The rows of `full` that hold entries and that `keep` accepts; `compressed`: the message
+    /// will be packed, so rows wider than a segment go as bits, which zstd packs tighter than
+    /// their positions (`h` on two workers: 69.3 MiB against 117.8).
+    fn new(
+        full: &'f [u64],
+        words_per_row: usize,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        compressed: bool,
+    ) -> Self {
+        let w = words_per_row.max(1);
+        let segments = segments(words_per_row);
+        let counts: Vec<u32> = full
+            .chunks(w)
+            .enumerate()
+            .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
+            .collect();
+        let mut layout = RowsLayout {
+            full,
+            words_per_row,
+            counts,
+            segments,
+            positions_allowed: segments == 1 || !compressed,
+            bytes: 0,
+        };
+        let body: usize = layout.counts.iter().map(|&n| layout.row_words(n as usize)).sum();
+        layout.bytes = (2 * layout.blocks() + body + COUNTERS) * 8;
+        layout
+    }
+
+    fn blocks(&self) -> usize {
+        self.counts.len().div_ceil(64)
+    }
+
+    fn as_positions(&self, n: usize) -> bool {
+        self.positions_allowed && n < SEGMENT && positions_words(n, self.segments) < self.words_per_row
+    }
+
+    /// Words a row of `n` entries takes in the payload.
+    fn row_words(&self, n: usize) -> usize {
+        match n {
+            0 => 0,
+            n if self.as_positions(n) => positions_words(n, self.segments),
+            _ => self.words_per_row,
+        }
+    }
+
+    /// Writes the payload (see [`SparseRows`]) into `out`, exactly [`Self::bytes`] long, at
+    /// any alignment; every byte is written.
+    fn write(&self, out: &mut [u8]) {
+        assert_eq!(out.len(), self.bytes, "a payload's bytes");
+        let (w, blocks, segments) = (self.words_per_row.max(1), self.blocks(), self.segments);
+        let mut present = vec![0u64; blocks];
+        let mut raw = vec![0u64; blocks];
+        let mut in_segment = vec![0u16; segments];
+        let mut at = 2 * blocks * 8;
+        let mut entries = 0u64;
+        for (i, (row, &n)) in self.full.chunks(w).zip(&self.counts).enumerate() {
+            let n = n as usize;
+            if n == 0 {
+                continue;
+            }
+            entries += n as u64;
+            present[i / 64] |= 1 << (i % 64);
+            if self.as_positions(n) {
+                let size = positions_words(n, segments) * 8;
+                let (count, halves) = out[at..at + size].split_at_mut(8);
+                count.copy_from_slice(&(n as u64).to_le_bytes());
+                // The columns after the segments' counts, then the counts; the last word's
+                // padding is zeros.
+                let (counts, columns) = halves.split_at_mut(2 * segments);
+                in_segment.fill(0);
+                let mut k = 0;
+                for (j, &word) in row.iter().enumerate() {
+                    let mut b = word;
+                    in_segment[j * 64 / SEGMENT] += b.count_ones() as u16;
+                    while b != 0 {
+                        let c = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
+                        columns[2 * k..2 * k + 2].copy_from_slice(&c.to_le_bytes());
+                        k += 1;
+                        b &= b - 1;
+                    }
+                }
+                columns[2 * k..].fill(0);
+                for (c, &m) in counts.chunks_exact_mut(2).zip(&in_segment) {
+                    c.copy_from_slice(&m.to_le_bytes());
+                }
+                at += size;
+            } else {
+                raw[i / 64] |= 1 << (i % 64);
+                out[at..at + w * 8].copy_from_slice(as_bytes(row));
+                at += w * 8;
+            }
+        }
+        out[..blocks * 8].copy_from_slice(as_bytes(&present));
+        out[blocks * 8..2 * blocks * 8].copy_from_slice(as_bytes(&raw));
+        out[at..].copy_from_slice(&entries.to_le_bytes());
+    }
+}
+
+/// A part's level counted for keeping (see [`SparseRows::kept_level`]).
+pub struct KeptLevel<'f> {
+    key: ShardKey,
+    layout: RowsLayout<'f>,
+}
+
+impl KeptLevel<'_> {
+    /// Bytes of the kept shard.
+    pub fn len(&self) -> usize {
+        shard::raw_header_len() + self.layout.bytes
+    }
+
+    /// Writes the shard into `out`, exactly [`Self::len`] long, at any alignment.
+    pub fn write(&self, out: &mut [u8]) {
+        let (header, payload) = out.split_at_mut(shard::raw_header_len());
+        self.layout.write(payload);
+        shard::raw_header_into(self.key, payload, header);
+    }
+}
+
+impl<'a> SparseRows<'a> {
     /// A message of rows: the rows of `full` (one part's rows of `words_per_row` words) that
     /// hold entries and that `keep` (given the row's index in the part) accepts, each raw or as
     /// positions (see the module's comment for which), packed by `codec`, with their entry
@@ -75,101 +267,35 @@ impl SparseRows {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> bytes::Bytes {
+        let layout = RowsLayout::new(full, words_per_row, keep, codec != Codec::Raw);
+        let mut buffer = if codec == Codec::Raw { shard::spare_words() } else { Vec::new() };
+        let head = if codec == Codec::Raw { shard::raw_head_words() } else { 0 };
+        // Every byte of the payload is written: a reused buffer is not cleared first.
+        let len = head + layout.bytes / 8;
+        if buffer.len() >= len {
+            buffer.truncate(len);
+        } else {
+            buffer.resize(len, 0);
+        }
+        layout.write(&mut as_bytes_mut(&mut buffer)[head * 8..]);
         if codec == Codec::Raw {
-            let head = shard::raw_head_words();
-            let mut buffer = shard::spare_words();
-            buffer.clear();
-            buffer.resize(head, 0);
-            let framed = Self::payload(full, words_per_row, keep, false, buffer, head);
-            return shard::raw_bytes(key, framed);
+            return shard::raw_bytes(key, buffer);
         }
-        let payload = Self::payload(full, words_per_row, keep, true, Vec::new(), 0);
-        shard::encode_word_parts_with(key, codec, &[WordPart::plain(&payload)]).into()
+        shard::encode_word_parts_with(key, codec, &[WordPart::plain(&buffer)]).into()
     }
 
-    /// [`Self::encode_rows`] of all rows holding entries, raw, as a shard's two pieces: how a
-    /// level is kept on disk, written without copying the rows once more. The payload is
-    /// written into `buffer` (its contents dropped), which [`RawShard::into_words`] gives back
-    /// for the next level.
-    pub fn encode_rows_raw(key: ShardKey, full: &[u64], words_per_row: usize, buffer: Vec<u64>) -> RawShard {
-        RawShard::new(key, Self::payload(full, words_per_row, &|_| true, false, buffer, 0))
-    }
-
-    /// The payload of the rows of `full` that `keep` accepts, in `buffer` after its first
-    /// `base` words (kept; the rest cleared), grown once to its exact size if too small (the
-    /// rows are counted first: a growing buffer would copy and fault in its pages several
-    /// times over).
-    fn payload(
-        full: &[u64],
-        words_per_row: usize,
-        keep: &(dyn Fn(usize) -> bool + Sync),
-        compressed: bool,
-        buffer: Vec<u64>,
-        base: usize,
-    ) -> Vec<u64> {
-        let w = words_per_row.max(1);
-        let rows = full.len() / w;
-        let blocks = rows.div_ceil(64);
-        let segments = segments(words_per_row);
-        // Compressed, rows wider than a segment go as bits, which zstd packs tighter than their
-        // positions (`h` on two workers: 69.3 MiB against 117.8).
-        let positions_allowed = segments == 1 || !compressed;
-        let as_positions =
-            |n: usize| positions_allowed && n < SEGMENT && positions_words(n, segments) < words_per_row;
-        let counts: Vec<u32> = full
-            .chunks(w)
-            .enumerate()
-            .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
-            .collect();
-        let body: usize = counts
-            .iter()
-            .map(|&n| match n as usize {
-                0 => 0,
-                n if as_positions(n) => positions_words(n, segments),
-                _ => words_per_row,
-            })
-            .sum();
-        let mut payload = buffer;
-        payload.truncate(base);
-        payload.reserve_exact(2 * blocks + body + COUNTERS);
-        payload.resize(base + 2 * blocks, 0);
-        let mut entries = 0u64;
-        for (i, (row, &n)) in full.chunks(w).zip(&counts).enumerate() {
-            let n = n as usize;
-            if n == 0 {
-                continue;
-            }
-            entries += n as u64;
-            payload[base + i / 64] |= 1 << (i % 64);
-            if as_positions(n) {
-                let at = payload.len();
-                payload.resize(at + positions_words(n, segments), 0);
-                payload[at] = n as u64;
-                let (counts, out) = as_u16_mut(&mut payload[at + 1..]).split_at_mut(segments);
-                let mut k = 0;
-                for (j, &word) in row.iter().enumerate() {
-                    let mut b = word;
-                    counts[j * 64 / SEGMENT] += b.count_ones() as u16;
-                    while b != 0 {
-                        out[k] = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
-                        k += 1;
-                        b &= b - 1;
-                    }
-                }
-            } else {
-                payload[base + blocks + i / 64] |= 1 << (i % 64);
-                payload.extend_from_slice(row);
-            }
-        }
-        payload.push(entries);
-        payload
+    /// A part's level as it is kept ([`Self::encode_rows`] of all rows holding entries, raw,
+    /// as a whole shard), counted: [`KeptLevel::write`] writes it straight into the buffer a
+    /// store writes from.
+    pub fn kept_level(key: ShardKey, full: &[u64], words_per_row: usize) -> KeptLevel<'_> {
+        KeptLevel { key, layout: RowsLayout::new(full, words_per_row, &|_| true, false) }
     }
 
     /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it
     /// is whole, for `key`, within the part's size, well formed, and holds the entries it
     /// reports.
     pub fn decode_rows(
-        bytes: &[u8],
+        bytes: &'a [u8],
         key: ShardKey,
         rows: usize,
         words_per_row: usize,
@@ -179,23 +305,29 @@ impl SparseRows {
 
     /// [`Self::decode_rows`] into `buffer`'s memory (a receiver that reads message after
     /// message keeps one buffer's pages instead of faulting in fresh ones each time; see
-    /// [`Self::into_words`]).
+    /// [`Self::into_words`]). A raw message is not decoded at all: it is read where it lies in
+    /// `bytes`, whose words it checks and ORs at any alignment.
     pub fn decode_rows_into(
-        bytes: &[u8],
+        bytes: &'a [u8],
         key: ShardKey,
         rows: usize,
         words_per_row: usize,
         buffer: Vec<u64>,
     ) -> Result<Self, Malformed> {
         let max = Self::max_words(rows, words_per_row);
-        let words =
-            shard::decode_words_into(bytes, key, max, buffer).map_err(|e| Malformed::new(e.to_string()))?;
-        Self::from_payload(words, rows, words_per_row)
+        let bad = |e: shard::ShardError| Malformed::new(e.to_string());
+        let payload = match shard::raw_words_for(bytes, key, max).map_err(bad)? {
+            Some(raw) => Payload::InPlace(raw, buffer),
+            None => Payload::Decoded(shard::decode_words_into(bytes, key, max, buffer).map_err(bad)?),
+        };
+        Self::from_payload(payload, rows, words_per_row)
     }
 
-    /// Its payload's buffer, for the next message.
+    /// Its payload's buffer (or the one it did not need), for the next message.
     pub fn into_words(self) -> Vec<u64> {
-        self.payload
+        match self.payload {
+            Payload::Decoded(words) | Payload::InPlace(_, words) => words,
+        }
     }
 
     /// Entries it holds.
@@ -213,54 +345,59 @@ impl SparseRows {
         shard::max_shard_bytes(Self::max_words(rows, words_per_row))
     }
 
+    /// A payload for `rows` rows, checked (see [`Self::checked_entries`]).
+    fn from_payload(payload: Payload<'a>, rows: usize, words_per_row: usize) -> Result<Self, Malformed> {
+        let entries = Self::checked_entries(payload.words(), rows, words_per_row)?;
+        Ok(SparseRows { words_per_row, rows, blocks: rows.div_ceil(64), payload, entries })
+    }
+
     /// Checks a payload for `rows` rows: its row bits, each row's length and columns, and its
-    /// entries against the entries it reports.
-    fn from_payload(payload: Vec<u64>, rows: usize, words_per_row: usize) -> Result<Self, Malformed> {
+    /// entries against the entries it reports, which it returns.
+    fn checked_entries(payload: LeWords, rows: usize, words_per_row: usize) -> Result<u64, Malformed> {
         let blocks = rows.div_ceil(64);
         if payload.len() < 2 * blocks + COUNTERS {
             return Err(malformed!("a row set of {} words is shorter than its row bits", payload.len()));
         }
         let tail = rows % 64;
-        if tail != 0 && payload[blocks - 1] >> tail != 0 {
+        if tail != 0 && payload.word(blocks - 1) >> tail != 0 {
             return Err(Malformed::from("a row set marks rows past the end"));
         }
-        let (present, raw) = (&payload[..blocks], &payload[blocks..2 * blocks]);
-        if present.iter().zip(raw).any(|(p, r)| r & !p != 0) {
+        if (0..blocks).any(|k| payload.word(blocks + k) & !payload.word(k) != 0) {
             return Err(Malformed::from("a row set says rows it does not hold are raw"));
         }
-        let body = &payload[2 * blocks..payload.len() - COUNTERS];
+        let body = payload.range(2 * blocks..payload.len() - COUNTERS).expect("checked above");
         let columns = words_per_row * 64;
         let segments = segments(words_per_row);
         let mut at = 0usize;
         let mut entries = 0u64;
-        for (k, (&p, &r)) in present.iter().zip(raw).enumerate() {
-            let mut bits = p;
+        for k in 0..blocks {
+            let (mut bits, r) = (payload.word(k), payload.word(blocks + k));
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
                 let row = k * 64 + bit as usize;
                 if r >> bit & 1 == 1 {
                     let words = body
-                        .get(at..at + words_per_row)
+                        .range(at..at + words_per_row)
                         .ok_or_else(|| malformed!("row {row} is cut short"))?;
-                    entries += crate::ones::ones(words);
+                    entries += words.ones();
                     at += words_per_row;
                 } else {
-                    let n = *body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;
+                    let n = body.get(at).ok_or_else(|| malformed!("row {row} is cut short"))? as usize;
                     let size = positions_words(n, segments);
                     if n == 0 || n >= SEGMENT || size >= words_per_row {
                         return Err(malformed!("row {row} holds {n} positions, which a row never sends"));
                     }
-                    let words =
-                        body.get(at + 1..at + size).ok_or_else(|| malformed!("row {row} is cut short"))?;
-                    let (counts, lows) = as_u16(words).split_at(segments);
-                    if counts.iter().map(|&c| c as usize).sum::<usize>() != n {
+                    // The segments' counts, then the columns: `segments + n` halves.
+                    let halves =
+                        body.range(at + 1..at + size).ok_or_else(|| malformed!("row {row} is cut short"))?;
+                    if (0..segments).map(|s| halves.half(s) as usize).sum::<usize>() != n {
                         return Err(malformed!("row {row} counts other than its {n} positions by segment"));
                     }
                     // Only the last segment may be cut short by the row's end.
                     let last = (segments - 1) * SEGMENT;
-                    let tail = &lows[n - counts[segments - 1] as usize..n];
-                    if tail.iter().any(|&c| last + c as usize >= columns) {
+                    let in_last = segments + n - halves.half(segments - 1) as usize..segments + n;
+                    if in_last.into_iter().any(|i| last + halves.half(i) as usize >= columns) {
                         return Err(malformed!("row {row} names a column past its end"));
                     }
                     entries += n as u64;
@@ -271,11 +408,11 @@ impl SparseRows {
         if at != body.len() {
             return Err(malformed!("a row set of {} words holds {at} words of rows", body.len()));
         }
-        let reported = payload[payload.len() - COUNTERS];
+        let reported = payload.word(payload.len() - COUNTERS);
         if reported != entries {
             return Err(malformed!("a row set reports {reported} entries and holds {entries}"));
         }
-        Ok(SparseRows { words_per_row, rows, blocks, payload, entries })
+        Ok(entries)
     }
 
     /// ORs the rows into `dest` (the part's rows, `words_per_row` words each): how a message is
@@ -284,29 +421,31 @@ impl SparseRows {
         let w = self.words_per_row;
         let segments = segments(w);
         assert_eq!(dest.len(), self.rows * w, "a part's rows");
-        let (blocks, payload) = (self.blocks, &self.payload);
-        let body = &payload[2 * blocks..payload.len() - COUNTERS];
+        let (blocks, payload) = (self.blocks, self.payload.words());
+        let body = payload.range(2 * blocks..payload.len() - COUNTERS).expect("a checked payload");
         let mut at = 0usize;
         for k in 0..blocks {
-            let (mut bits, raw) = (payload[k], payload[blocks + k]);
+            let (mut bits, raw) = (payload.word(k), payload.word(blocks + k));
             while bits != 0 {
                 let bit = bits.trailing_zeros();
                 bits &= bits - 1;
                 let out = &mut dest[(k * 64 + bit as usize) * w..][..w];
                 if raw >> bit & 1 == 1 {
-                    out.iter_mut().zip(&body[at..at + w]).for_each(|(o, s)| *o |= s);
+                    body.range(at..at + w).expect("a checked row").or_into(out);
                     at += w;
                 } else {
-                    let n = body[at] as usize;
+                    let n = body.word(at) as usize;
                     let size = positions_words(n, segments);
-                    let (counts, mut lows) = as_u16(&body[at + 1..at + size]).split_at(segments);
-                    for (segment, &count) in counts.iter().enumerate() {
-                        let (these, rest) = lows.split_at(count as usize);
+                    let halves = body.range(at + 1..at + size).expect("a checked row");
+                    let mut next = segments;
+                    for segment in 0..segments {
+                        let count = halves.half(segment) as usize;
                         let words = &mut out[segment * (SEGMENT / 64)..];
-                        for &c in these {
+                        for i in next..next + count {
+                            let c = halves.half(i);
                             words[c as usize / 64] |= 1 << (c % 64);
                         }
-                        lows = rest;
+                        next += count;
                     }
                     at += size;
                 }
@@ -316,7 +455,8 @@ impl SparseRows {
 
     /// Per row of the part, whether the set holds entries in it.
     pub fn present(&self) -> Vec<bool> {
-        (0..self.rows).map(|i| self.payload[i / 64] >> (i % 64) & 1 == 1).collect()
+        let payload = self.payload.words();
+        (0..self.rows).map(|i| payload.word(i / 64) >> (i % 64) & 1 == 1).collect()
     }
 
     /// The rows as whole rows of the part (absent rows zero).
@@ -363,6 +503,43 @@ mod tests {
     }
 
     #[test]
+    fn raw_messages_are_read_where_they_lie_at_any_alignment() {
+        let full = part();
+        let bytes = SparseRows::encode_rows(KEY, &full, 2, &|_| true, Codec::Raw);
+        for offset in 0..8 {
+            // The message at every alignment within a larger buffer, as gRPC's may hold it.
+            let mut held = vec![0xa5u8; offset];
+            held.extend_from_slice(&bytes);
+            let buffer = vec![7u64; 33];
+            let set = SparseRows::decode_rows_into(&held[offset..], KEY, 10, 2, buffer).unwrap();
+            assert!(matches!(set.payload, Payload::InPlace(..)), "offset {offset}");
+            assert_eq!(
+                (set.entries(), set.to_rows()),
+                (full.iter().map(|w| w.count_ones() as u64).sum(), full.clone())
+            );
+            assert_eq!(set.into_words(), vec![7u64; 33], "the unused buffer comes back");
+        }
+        // Packed messages are decoded into the buffer.
+        let packed = SparseRows::encode_rows(KEY, &full, 2, &|_| true, Codec::Lz4);
+        let set = SparseRows::decode_rows_into(&packed, KEY, 10, 2, Vec::new()).unwrap();
+        assert!(matches!(set.payload, Payload::Decoded(_)));
+        assert_eq!(set.to_rows(), full);
+    }
+
+    #[test]
+    fn a_kept_level_is_the_raw_message_of_all_its_rows() {
+        let full = part();
+        let level = SparseRows::kept_level(KEY, &full, 2);
+        // Written where a store would put it: behind bytes it leaves alone, at an odd offset.
+        let mut out = vec![0xa5u8; level.len() + 3];
+        level.write(&mut out[3..]);
+        let message = SparseRows::encode_rows(KEY, &full, 2, &|_| true, Codec::Raw);
+        assert_eq!(&out[3..], &message[..]);
+        assert_eq!(&out[..3], &[0xa5; 3]);
+        assert_eq!(SparseRows::decode_rows(&out[3..], KEY, 10, 2).unwrap().to_rows(), full);
+    }
+
+    #[test]
     fn sparse_rows_travel_as_positions_and_dense_rows_raw() {
         // 630 words a row (the rows of H): one entry in a row takes 2 words, not 630.
         let w = 630;
@@ -371,7 +548,7 @@ mod tests {
         full[2 * w..].iter_mut().for_each(|x| *x = 0x5555_5555_5555_5555); // row 2: dense
         let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Raw);
         let set = SparseRows::decode_rows(&bytes, KEY, 3, w).unwrap();
-        assert_eq!(set.payload.len(), 2 + 2 + w + COUNTERS);
+        assert_eq!(set.payload.words().len(), 2 + 2 + w + COUNTERS);
         assert_eq!(set.entries(), 1 + 32 * w as u64);
         assert_eq!(set.to_rows(), full);
         // ORed into rows that hold other entries, it adds its own.
@@ -393,12 +570,12 @@ mod tests {
         let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Raw);
         let set = SparseRows::decode_rows(&bytes, KEY, 2, w).unwrap();
         // Row 0: a count word, then 15 counts and 5 columns (5 words); row 1: 1 + 6 words.
-        assert_eq!(set.payload.len(), 2 + 6 + 7 + COUNTERS);
+        assert_eq!(set.payload.words().len(), 2 + 6 + 7 + COUNTERS);
         assert_eq!((set.entries(), set.to_rows()), (13, full.clone()));
         // Compressed, the same rows go as bits.
         let bytes = SparseRows::encode_rows(KEY, &full, w, &|_| true, Codec::Zstd);
         let set = SparseRows::decode_rows(&bytes, KEY, 2, w).unwrap();
-        assert_eq!(set.payload.len(), 2 + 2 * w + COUNTERS);
+        assert_eq!(set.payload.words().len(), 2 + 2 * w + COUNTERS);
         assert_eq!((set.entries(), set.to_rows()), (13, full));
         // A column past the row's end in the last segment is refused.
         let mut payload = vec![1u64, 0, 1, 0, 0, 0, 1 << 32 | 50_176 << 48, 1];
@@ -413,15 +590,18 @@ mod tests {
 
     #[test]
     fn damaged_misrouted_oversized_or_malformed_messages_are_refused() {
-        let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true, Codec::Zstd);
-        let other = ShardKey { level: 6, ..KEY };
-        assert!(SparseRows::decode_rows(&bytes, other, 10, 2).is_err(), "another level's message");
-        let mut damaged = bytes.to_vec();
-        let last = damaged.len() - 3;
-        damaged[last] ^= 1;
-        assert!(SparseRows::decode_rows(&damaged, KEY, 10, 2).is_err());
-        // Read as a part of fewer rows, it holds more than such a part can.
-        assert!(SparseRows::decode_rows(&bytes, KEY, 4, 2).is_err());
+        for codec in [Codec::Zstd, Codec::Raw] {
+            let bytes = SparseRows::encode_rows(KEY, &part(), 2, &|_| true, codec);
+            let other = ShardKey { level: 6, ..KEY };
+            assert!(SparseRows::decode_rows(&bytes, other, 10, 2).is_err(), "another level's message");
+            let mut damaged = bytes.to_vec();
+            let last = damaged.len() - 3;
+            damaged[last] ^= 1;
+            assert!(SparseRows::decode_rows(&damaged, KEY, 10, 2).is_err(), "{codec:?}");
+            assert!(SparseRows::decode_rows(&bytes[..bytes.len() - 8], KEY, 10, 2).is_err(), "cut short");
+            // Read as a part of fewer rows, it holds more than such a part can.
+            assert!(SparseRows::decode_rows(&bytes, KEY, 4, 2).is_err(), "{codec:?}");
+        }
         // Well-checksummed payloads that lie: entries, lengths, columns, flags.
         // One row of `w` words.
         let forged_in = |payload: &[u64], w: usize| {

@@ -582,13 +582,17 @@ impl<X: PartIndex> Parts<X> {
             h.making = None;
             h.made = Some(depth);
             // Kept as the rows are (a sparse level is small already; compressing every level
-            // of every part cost 6 % of a worker's CPU with LZ4, more with zstd).
-            (counts, SparseRows::encode_rows_raw(key, &h.part.next, words, self.buffers.level()))
+            // of every part cost 6 % of a worker's CPU with LZ4, more with zstd), coded
+            // straight into the buffer the store writes from.
+            let level = SparseRows::kept_level(key, &h.part.next, words);
+            let mut sent = None;
+            let kept = self.store.put_with(k, depth, level.len(), &mut |out| {
+                level.write(out);
+                sent = upload.then(|| out.to_vec());
+            });
+            (counts, kept, sent)
         })?;
-        let (counts, level) = made;
-        let kept = self.store.put(k, depth, &level.pieces());
-        let upload = upload.then(|| level.to_bytes());
-        self.buffers.give_back_level(level.into_words());
+        let (counts, kept, upload) = made;
         if let Err(e) = kept {
             return Some(Done::Failed { why: format!("cannot keep level {depth} of part {k}: {e}") });
         }

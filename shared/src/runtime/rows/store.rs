@@ -17,8 +17,20 @@ use std::sync::{Arc, Mutex};
 
 /// The levels an owner keeps.
 pub trait LevelStore: Send + Sync {
+    /// Keeps level `depth` of `part`: `len` bytes that `fill` writes into the slice it is
+    /// given, the store's own buffer (a level is written once, where it is written from).
+    fn put_with(&self, part: u32, depth: u32, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> io::Result<()>;
     /// Keeps level `depth` of `part`: the concatenation of `pieces`.
-    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()>;
+    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()> {
+        let len = pieces.iter().map(|p| p.len()).sum();
+        self.put_with(part, depth, len, &mut |out| {
+            let mut at = 0;
+            for p in pieces {
+                out[at..at + p.len()].copy_from_slice(p);
+                at += p.len();
+            }
+        })
+    }
     fn get(&self, part: u32, depth: u32) -> io::Result<Vec<u8>>;
     /// Per part with level 0 kept: how many levels `0 .. d` are kept without a gap.
     fn list(&self) -> io::Result<Vec<(u32, u32)>>;
@@ -77,24 +89,13 @@ impl DiskStore {
         &self.dir
     }
 
-    /// Writes `pieces` to a new file `path` around the page cache: `Ok(false)` if the file
-    /// system does not take such writes (nothing is left at `path` then).
+    /// Writes `bytes` (whole blocks, of which the first `len` bytes are the file's) to a new
+    /// file `path` around the page cache: `Ok(false)` if the file system does not take such
+    /// writes (nothing is left at `path` then).
     #[cfg(target_os = "linux")]
-    fn write_direct(&self, path: &Path, pieces: &[&[u8]]) -> io::Result<bool> {
+    fn write_direct(path: &Path, bytes: &[u8], len: usize) -> io::Result<bool> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
-        let len: usize = pieces.iter().map(|p| p.len()).sum();
-        let mut buffer = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
-        buffer.resize(len.div_ceil(BLOCK), Block([0; BLOCK]));
-        // SAFETY: `Block` is plain bytes, laid out one after another.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len() * BLOCK) };
-        let mut at = 0;
-        for p in pieces {
-            bytes[at..at + p.len()].copy_from_slice(p);
-            at += p.len();
-        }
-        bytes[at..].fill(0);
         let opened = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
@@ -105,11 +106,6 @@ impl DiskStore {
             file.write_all(bytes)?;
             file.set_len(len as u64)
         });
-        if let Ok(mut spare) = self.spare.lock() {
-            if spare.len() < SPARE_BUFFERS {
-                spare.push(buffer);
-            }
-        }
         match written {
             Ok(()) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
@@ -121,23 +117,43 @@ impl DiskStore {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn write_direct(&self, _path: &Path, _pieces: &[&[u8]]) -> io::Result<bool> {
+    fn write_direct(_path: &Path, _bytes: &[u8], _len: usize) -> io::Result<bool> {
         Ok(false)
+    }
+
+    /// Writes the file `path` of `len` bytes that `fill` writes, from an aligned buffer.
+    fn write(&self, path: &Path, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> io::Result<()> {
+        use std::io::Write;
+        let mut buffer = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
+        // A reused buffer's old bytes are overwritten, not cleared first.
+        buffer.resize(len.div_ceil(BLOCK), Block([0; BLOCK]));
+        // SAFETY: `Block` is plain bytes, laid out one after another.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len() * BLOCK) };
+        fill(&mut bytes[..len]);
+        bytes[len..].fill(0);
+        let written = (|| {
+            if self.direct.load(Ordering::Relaxed) && Self::write_direct(path, bytes, len)? {
+                return Ok(());
+            }
+            self.direct.store(false, Ordering::Relaxed);
+            std::fs::File::create(path)?.write_all(&bytes[..len])
+        })();
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.len() < SPARE_BUFFERS {
+                spare.push(buffer);
+            }
+        }
+        written
     }
 }
 
 impl LevelStore for DiskStore {
-    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()> {
-        use std::io::Write;
+    fn put_with(&self, part: u32, depth: u32, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> io::Result<()> {
         let path = self.path(part, depth);
         std::fs::create_dir_all(path.parent().expect("a part directory"))?;
         let temp = path.with_extension("tmp");
-        let direct = self.direct.load(Ordering::Relaxed) && self.write_direct(&temp, pieces)?;
-        if !direct {
-            self.direct.store(false, Ordering::Relaxed);
-            let mut file = std::fs::File::create(&temp)?;
-            pieces.iter().try_for_each(|p| file.write_all(p))?;
-        }
+        self.write(&temp, len, fill)?;
         std::fs::rename(&temp, &path)
     }
 
@@ -197,8 +213,10 @@ impl MemoryStore {
 }
 
 impl LevelStore for MemoryStore {
-    fn put(&self, part: u32, depth: u32, pieces: &[&[u8]]) -> io::Result<()> {
-        self.map().insert((part, depth), pieces.concat());
+    fn put_with(&self, part: u32, depth: u32, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> io::Result<()> {
+        let mut bytes = vec![0; len];
+        fill(&mut bytes);
+        self.map().insert((part, depth), bytes);
         Ok(())
     }
 
