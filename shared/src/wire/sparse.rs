@@ -188,7 +188,6 @@ impl<'f> RowsLayout<'f> {
         let (w, blocks, segments) = (self.words_per_row.max(1), self.blocks(), self.segments);
         let mut present = vec![0u64; blocks];
         let mut raw = vec![0u64; blocks];
-        let mut in_segment = vec![0u16; segments];
         let mut at = 2 * blocks * 8;
         let mut entries = 0u64;
         for (i, (row, &n)) in self.full.chunks(w).zip(&self.counts).enumerate() {
@@ -202,25 +201,24 @@ impl<'f> RowsLayout<'f> {
                 let size = positions_words(n, segments) * 8;
                 let (count, halves) = out[at..at + size].split_at_mut(8);
                 count.copy_from_slice(&(n as u64).to_le_bytes());
-                // The columns after the segments' counts, then the counts; the last word's
-                // padding is zeros.
+                // Each segment's count (the columns it wrote), then the columns; the last
+                // word's padding is zeros.
                 let (counts, columns) = halves.split_at_mut(2 * segments);
-                in_segment.fill(0);
                 let mut k = 0;
-                for (j, &word) in row.iter().enumerate() {
-                    let mut b = word;
-                    in_segment[j * 64 / SEGMENT] += b.count_ones() as u16;
-                    while b != 0 {
-                        let c = (j * 64 % SEGMENT) as u16 + b.trailing_zeros() as u16;
-                        columns[2 * k..2 * k + 2].copy_from_slice(&c.to_le_bytes());
-                        k += 1;
-                        b &= b - 1;
+                for (tally, words) in counts.chunks_exact_mut(2).zip(row.chunks(SEGMENT / 64)) {
+                    let first = k;
+                    for (j, &word) in words.iter().enumerate() {
+                        let mut b = word;
+                        while b != 0 {
+                            let c = (j * 64) as u16 + b.trailing_zeros() as u16;
+                            columns[2 * k..2 * k + 2].copy_from_slice(&c.to_le_bytes());
+                            k += 1;
+                            b &= b - 1;
+                        }
                     }
+                    tally.copy_from_slice(&((k - first) as u16).to_le_bytes());
                 }
                 columns[2 * k..].fill(0);
-                for (c, &m) in counts.chunks_exact_mut(2).zip(&in_segment) {
-                    c.copy_from_slice(&m.to_le_bytes());
-                }
                 at += size;
             } else {
                 raw[i / 64] |= 1 << (i % 64);
