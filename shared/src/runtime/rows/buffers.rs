@@ -3,12 +3,12 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-/// Zeroed buffers of a part's rows (messages being made), and buffers of payloads (kept
-/// levels', received messages').
+/// Zeroed buffers of a part's rows (messages being made), and buffers of received packed
+/// messages' payloads.
 #[derive(Default)]
 pub struct Buffers {
     rows: Mutex<Vec<Vec<u64>>>,
-    levels: Mutex<Vec<Vec<u64>>>,
+    payloads: Mutex<Vec<Vec<u64>>>,
 }
 
 /// Zeroed row buffers kept at most.
@@ -38,16 +38,16 @@ impl Buffers {
         }
     }
 
-    /// A buffer for a level's or a received message's payload, whatever it holds (the
-    /// payload's coder or decoder overwrites it).
-    pub fn level(&self) -> Vec<u64> {
-        lock(&self.levels).pop().unwrap_or_default()
+    /// A buffer for a received packed message's payload, whatever it holds (the decoder
+    /// overwrites it; a raw message is read where it arrived and leaves it unused).
+    pub fn payload(&self) -> Vec<u64> {
+        lock(&self.payloads).pop().unwrap_or_default()
     }
 
-    /// Keeps a level's payload buffer for [`Self::level`]: one per thread, as many as finish
-    /// parts at once (each at most a part's size, which a level's payload takes anyway).
-    pub fn give_back_level(&self, buffer: Vec<u64>) {
-        let mut kept = lock(&self.levels);
+    /// Keeps a payload buffer for [`Self::payload`]: one per thread, as many as merge messages
+    /// at once (each at most a part's size, which a message's payload takes anyway).
+    pub fn give_back_payload(&self, buffer: Vec<u64>) {
+        let mut kept = lock(&self.payloads);
         if kept.len() < rayon::current_num_threads() {
             kept.push(buffer);
         }

@@ -564,10 +564,10 @@ impl<X: PartIndex> Parts<X> {
         }
         let rows = self.cut.range(note.part);
         let key = self.key(note.part, kind_code(note.kind), note.depth);
-        let set = SparseRows::decode_rows_into(payload, key, rows.len(), self.words, self.buffers.level())
+        let set = SparseRows::decode_rows_into(payload, key, rows.len(), self.words, self.buffers.payload())
             .map_err(|e| e.to_string())?;
         self.making(note.part, note.depth, note.epoch, |h| set.or_into(&mut h.part.next));
-        self.buffers.give_back_level(set.into_words());
+        self.buffers.give_back_payload(set.into_words());
         Ok(())
     }
 
@@ -581,9 +581,8 @@ impl<X: PartIndex> Parts<X> {
             };
             h.making = None;
             h.made = Some(depth);
-            // Kept as the rows are (a sparse level is small already; compressing every level
-            // of every part cost 6 % of a worker's CPU with LZ4, more with zstd), coded
-            // straight into the buffer the store writes from.
+            // Kept raw (compressing every level cost 6 % of a worker's CPU with LZ4, more with
+            // zstd), coded straight into the buffer the store writes from.
             let level = SparseRows::kept_level(key, &h.part.next, words);
             let mut sent = None;
             let kept = self.store.put_with(k, depth, level.len(), &mut |out| {
