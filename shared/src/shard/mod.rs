@@ -267,12 +267,13 @@ pub fn encode_word_parts_with(key: ShardKey, codec: Codec, parts: &[WordPart]) -
     assemble(key, codec, raw_len, &frames)
 }
 
-fn as_bytes(words: &[u64]) -> &[u8] {
+/// The bytes of words, little-endian (the wire order of every payload of words).
+pub(crate) fn as_bytes(words: &[u64]) -> &[u8] {
     // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
     unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
 }
 
-fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+pub(crate) fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
     // SAFETY: as in `as_bytes`, and every byte pattern is a valid u64.
     unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
 }

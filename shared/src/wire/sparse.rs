@@ -13,7 +13,7 @@
 //! message follows its entries or its rows, never the whole part, and reading one is a walk
 //! over its words that ORs them straight into the part (no decoded copy).
 
-use crate::shard::{self, Codec, ShardKey, WordPart};
+use crate::shard::{self, as_bytes, as_bytes_mut, Codec, ShardKey, WordPart};
 use crate::wire::Malformed;
 
 /// A part's row set as a message carries it: the payload is
@@ -106,17 +106,6 @@ fn positions_words(n: usize, segments: usize) -> usize {
     1 + (segments + n).div_ceil(4)
 }
 
-/// The bytes of words (little-endian: the wire order).
-fn as_bytes(words: &[u64]) -> &[u8] {
-    // SAFETY: u8 has alignment 1 and every byte of a u64 is initialized.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), words.len() * 8) }
-}
-
-fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`, and every byte pattern is a valid u64.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) }
-}
-
 #[cfg(not(target_endian = "little"))]
 compile_error!("row messages are little-endian words");
 
@@ -186,9 +175,13 @@ impl<'f> RowsLayout<'f> {
     fn write(&self, out: &mut [u8]) {
         assert_eq!(out.len(), self.bytes, "a payload's bytes");
         let (w, blocks, segments) = (self.words_per_row.max(1), self.blocks(), self.segments);
-        let mut present = vec![0u64; blocks];
-        let mut raw = vec![0u64; blocks];
-        let mut at = 2 * blocks * 8;
+        // The two row bitmaps, set in place: bit i of little-endian words is bit i % 8 of
+        // byte i / 8.
+        let (present, rest) = out.split_at_mut(blocks * 8);
+        let (raw, out) = rest.split_at_mut(blocks * 8);
+        present.fill(0);
+        raw.fill(0);
+        let mut at = 0;
         let mut entries = 0u64;
         for (i, (row, &n)) in self.full.chunks(w).zip(&self.counts).enumerate() {
             let n = n as usize;
@@ -196,7 +189,7 @@ impl<'f> RowsLayout<'f> {
                 continue;
             }
             entries += n as u64;
-            present[i / 64] |= 1 << (i % 64);
+            present[i / 8] |= 1 << (i % 8);
             if self.as_positions(n) {
                 let size = positions_words(n, segments) * 8;
                 let (count, halves) = out[at..at + size].split_at_mut(8);
@@ -221,13 +214,11 @@ impl<'f> RowsLayout<'f> {
                 columns[2 * k..].fill(0);
                 at += size;
             } else {
-                raw[i / 64] |= 1 << (i % 64);
+                raw[i / 8] |= 1 << (i % 8);
                 out[at..at + w * 8].copy_from_slice(as_bytes(row));
                 at += w * 8;
             }
         }
-        out[..blocks * 8].copy_from_slice(as_bytes(&present));
-        out[blocks * 8..2 * blocks * 8].copy_from_slice(as_bytes(&raw));
         out[at..].copy_from_slice(&entries.to_le_bytes());
     }
 }
@@ -265,9 +256,10 @@ impl<'a> SparseRows<'a> {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> bytes::Bytes {
-        let layout = RowsLayout::new(full, words_per_row, keep, codec != Codec::Raw);
-        let mut buffer = if codec == Codec::Raw { shard::spare_words() } else { Vec::new() };
-        let head = if codec == Codec::Raw { shard::raw_head_words() } else { 0 };
+        let raw = codec == Codec::Raw;
+        let layout = RowsLayout::new(full, words_per_row, keep, !raw);
+        let (mut buffer, head) =
+            if raw { (shard::spare_words(), shard::raw_head_words()) } else { (Vec::new(), 0) };
         // Every byte of the payload is written: a reused buffer is not cleared first.
         let len = head + layout.bytes / 8;
         if buffer.len() >= len {
@@ -276,7 +268,7 @@ impl<'a> SparseRows<'a> {
             buffer.resize(len, 0);
         }
         layout.write(&mut as_bytes_mut(&mut buffer)[head * 8..]);
-        if codec == Codec::Raw {
+        if raw {
             return shard::raw_bytes(key, buffer);
         }
         shard::encode_word_parts_with(key, codec, &[WordPart::plain(&buffer)]).into()
