@@ -165,6 +165,9 @@ fn owned_search<I: RowIndex>(
             levels.push((direction, counts, full_of(&parts, true)));
         }
         parts.iter_mut().flatten().for_each(|p| p.commit());
+        // What a commit counts (the direction rule's input) is what the level counted.
+        let found: u64 = parts.iter().flatten().map(|p| p.frontier_entries()).sum();
+        assert_eq!(found, counts.entries, "depth {depth}: entries the commits found");
     }
     levels
 }
