@@ -157,3 +157,29 @@ fn damaged_misrouted_oversized_or_malformed_messages_are_refused() {
     let bytes = shard::encode_word_parts_with(KEY, Codec::Raw, &[WordPart::plain(&p)]);
     assert_eq!(SparseRows::decode_rows(&bytes, KEY, 1, w).unwrap().to_rows()[7], 1 << 52);
 }
+
+#[test]
+fn a_segments_columns_are_gathered_as_bit_by_bit() {
+    // Words of 0 to 64 bits (past the four written without a branch), and a whole segment
+    // whose last column is 65,535.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut cases: Vec<Vec<u64>> = vec![vec![], vec![0], vec![u64::MAX], vec![1 << 63; SEGMENT / 64]];
+    for len in [1, 2, 7, 64, SEGMENT / 64] {
+        cases.push((0..len).map(|_| next() & next() & next() & next()).collect());
+        cases.push((0..len).map(|_| next() & next()).collect());
+        cases.push((0..len).map(|_| next() | next()).collect());
+    }
+    for words in cases {
+        let want: Vec<u16> =
+            (0..words.len() * 64).filter(|&c| words[c / 64] >> (c % 64) & 1 == 1).map(|c| c as u16).collect();
+        let mut out = vec![0u16; words.len() * 64 + 4];
+        let n = gather_columns(&words, &mut out);
+        assert_eq!(&out[..n], &want[..], "{} words", words.len());
+    }
+}
