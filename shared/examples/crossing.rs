@@ -4,6 +4,12 @@
 //! the first assignment deals them. `scripts/bench/scaling_model.py --crossing` reads its
 //! output to scale the measured bytes to more machines (docs/distribution.md, "Scaling model").
 //!
+//! At a dense level a message costs about a row's bits whatever it carries, so what an owner
+//! receives there is counted in rows: pushing, one per (target row, sender) pair; and the least
+//! any mix of pushed target rows and pulled source rows can receive: per (sender, receiver), a
+//! minimum vertex cover of the graph of their crossing (source row, target row) moves, which
+//! by König's theorem is as large as its maximum matching.
+//!
 //!     cargo run --release -p shared --example crossing -- edges/htm [M ...]
 
 use shared::bfs::owned::PartCut;
@@ -17,12 +23,13 @@ struct Crossing {
 }
 
 impl IndexVisitor for Crossing {
-    type Output = Vec<(u32, f64, f64, f64)>;
+    type Output = Vec<(u32, f64, f64, f64, f64)>;
 
     /// Per owner count: the crossing share of all images, the largest owner's share of the
     /// images that arrive from other owners, and the largest owner's count of (target row,
     /// sender) pairs over all rows: what it receives at a dense level, where each such pair
-    /// costs about a row's bits whatever the number of owners.
+    /// costs about a row's bits whatever the number of owners; and the same count for the
+    /// best mix of pushed target rows and pulled source rows.
     fn visit<I: RowIndex>(self, index: &I) -> Self::Output {
         let rows = index.row_count();
         let cut = PartCut::into_parts(rows, PARTS);
@@ -44,12 +51,19 @@ impl IndexVisitor for Crossing {
                 let mut arriving = vec![0u64; m as usize];
                 // Per target row, the owners that send it images (at most 64: one bit each).
                 let mut senders = vec![0u64; rows as usize];
+                // Per (sender, receiver), its crossing (source row, target row) pairs.
+                let mut links = vec![Vec::new(); (m * m) as usize];
                 for (i, &t) in targets.iter().enumerate() {
                     let r = (i / self.moves.len()) as u32;
                     if owner(r) != owner(t) {
                         arriving[owner(t) as usize] += 1;
                         senders[t as usize] |= 1 << owner(r);
+                        links[(owner(r) * m + owner(t)) as usize].push((r, t));
                     }
+                }
+                let mut cover = vec![0u64; m as usize];
+                for (k, pairs) in links.iter_mut().enumerate() {
+                    cover[k % m as usize] += matching(pairs) as u64;
                 }
                 let mut pairs = vec![0u64; m as usize];
                 for (t, s) in senders.iter().enumerate() {
@@ -58,7 +72,8 @@ impl IndexVisitor for Crossing {
                 let all = targets.len() as f64;
                 let crossing: u64 = arriving.iter().sum();
                 let largest = |v: &[u64]| *v.iter().max().expect("owners") as f64;
-                (m, crossing as f64 / all, largest(&arriving) / all, largest(&pairs) / f64::from(rows))
+                let in_rows = |v: &[u64]| largest(v) / f64::from(rows);
+                (m, crossing as f64 / all, largest(&arriving) / all, in_rows(&pairs), in_rows(&cover))
             })
             .collect()
     }
@@ -79,8 +94,62 @@ fn main() {
     }
     let index = job.build_index(RowOrder::Locality);
     let out = index.visit(Crossing { moves: job.moves.moves(), owners });
-    println!("owners\tcrossing share\tlargest owner's arriving share\tlargest owner's (row, sender) pairs");
-    for (m, share, largest, pairs) in out {
-        println!("{m}\t{share:.4}\t{largest:.4}\t{pairs:.4}");
+    println!(
+        "owners\tcrossing share\tlargest owner's arriving share\tlargest owner's (row, sender) pairs\t\
+         largest owner's rows, pushed or pulled at best"
+    );
+    for (m, share, largest, pairs, cover) in out {
+        println!("{m}\t{share:.4}\t{largest:.4}\t{pairs:.4}\t{cover:.4}");
     }
+}
+
+/// The size of a maximum matching of the bipartite graph whose edges are `pairs` (source row,
+/// target row; repeats allowed), by an augmenting path from each source row in turn.
+fn matching(pairs: &mut Vec<(u32, u32)>) -> usize {
+    pairs.sort_unstable();
+    pairs.dedup();
+    let numbered = |mut v: Vec<u32>| {
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (left, right): (Vec<u32>, Vec<u32>) = pairs.iter().copied().unzip();
+    let (left, right) = (numbered(left), numbered(right));
+    let at = |v: &[u32], x: u32| v.binary_search(&x).expect("listed");
+    let mut adj = vec![Vec::new(); left.len()];
+    for &(r, t) in pairs.iter() {
+        adj[at(&left, r)].push(at(&right, t));
+    }
+    let mut mate = vec![usize::MAX; right.len()];
+    let mut seen = vec![usize::MAX; right.len()];
+    let mut size = 0;
+    for u in 0..left.len() {
+        // Depth first, iteratively: frames of (left node, its next edge); `path[i]` is the
+        // right node that frame i went through.
+        let mut stack = vec![(u, 0usize)];
+        let mut path: Vec<usize> = Vec::new();
+        while let Some(&(x, e)) = stack.last() {
+            let Some(&v) = adj[x].get(e) else {
+                stack.pop();
+                path.pop();
+                continue;
+            };
+            stack.last_mut().expect("a frame").1 += 1;
+            if seen[v] == u {
+                continue;
+            }
+            seen[v] = u;
+            path.push(v);
+            if mate[v] == usize::MAX {
+                // The path alternates: each right node on it takes the left node before it.
+                for (&(x, _), &v) in stack.iter().zip(&path) {
+                    mate[v] = x;
+                }
+                size += 1;
+                break;
+            }
+            stack.push((mate[v], 0));
+        }
+    }
+    size
 }
