@@ -224,7 +224,7 @@ impl<'f> RowsLayout<'f> {
 /// order and returns how many. `out` has 4 entries of room past them: empty words are skipped,
 /// and each other word's first four bits are written whether it has them or not, the count
 /// moving on only past those it has, so that no branch is taken per bit (mispredicted ones
-/// were most of this function's time at a bit in 50 words' bits); a fifth bit and more take a
+/// were most of this function's time with one bit in 50 set); a fifth bit and more take a
 /// loop.
 #[inline]
 fn gather_columns(words: &[u64], out: &mut [u16]) -> usize {
