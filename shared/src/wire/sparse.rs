@@ -183,8 +183,9 @@ impl<'f> RowsLayout<'f> {
         raw.fill(0);
         let mut at = 0;
         let mut entries = 0u64;
-        // A segment's columns, gathered with room for the writes past the last one.
-        let mut gathered = vec![0u16; (w * 64).min(SEGMENT) + 4];
+        // A segment's columns, gathered with room for the writes past the last one; made at
+        // the first row that goes as positions (a message of raw rows needs none).
+        let mut gathered = Vec::new();
         for (i, (row, &n)) in self.full.chunks(w).zip(&self.counts).enumerate() {
             let n = n as usize;
             if n == 0 {
@@ -199,6 +200,9 @@ impl<'f> RowsLayout<'f> {
                 // Each segment's count (the columns it wrote), then the columns; the last
                 // word's padding is zeros.
                 let (counts, columns) = halves.split_at_mut(2 * segments);
+                if gathered.is_empty() {
+                    gathered.resize((w * 64).min(SEGMENT) + 4, 0u16);
+                }
                 let mut k = 0;
                 for (tally, words) in counts.chunks_exact_mut(2).zip(row.chunks(SEGMENT / 64)) {
                     let written = gather_columns(words, &mut gathered);
