@@ -20,6 +20,7 @@
 //!   formats, and the one way files are committed under their final name.
 //! - [`wire`]: what tasks send and receive, over [`shard`].
 //! - [`units`]: byte sizes as users write and read them.
+//! - [`huge`]: large zeroed arrays advised for transparent huge pages.
 //! - [`ones`]: counting set bits by the processor's fastest instructions, chosen at run time.
 
 pub mod bfs;
@@ -29,6 +30,7 @@ pub mod coord;
 pub mod coset;
 pub mod cube;
 pub mod h48;
+pub mod huge;
 pub mod index_file;
 pub mod job;
 pub mod nxopt;

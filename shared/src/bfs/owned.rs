@@ -93,7 +93,7 @@ impl OwnedPart {
     pub fn fresh<I: RowIndex>(space: &I, cut: PartCut, k: u32) -> Self {
         let rows = cut.range(k);
         let words = (space.column_count() as usize).div_ceil(64);
-        let mut unvisited = vec![0u64; rows.len() * words];
+        let mut unvisited = crate::huge::zeroed_words(rows.len() * words);
         let tail = tail_mask(space.column_count());
         for (r, row) in rows.clone().zip(unvisited.chunks_mut(words.max(1))) {
             space.mark_unreachable(r, row);
@@ -109,8 +109,8 @@ impl OwnedPart {
             words,
             open: crate::ones::ones(&unvisited),
             unvisited,
-            frontier: Arc::new(PartFrontier::new(k, rows, words, vec![0; n])),
-            next: vec![0; n],
+            frontier: Arc::new(PartFrontier::new(k, rows, words, crate::huge::zeroed_words(n))),
+            next: crate::huge::zeroed_words(n),
             last: 0,
         }
     }
@@ -206,7 +206,7 @@ impl OwnedPart {
         let old = std::mem::replace(&mut self.frontier, Arc::new(frontier));
         self.next = match Arc::try_unwrap(old) {
             Ok(old) => old.into_cleared(),
-            Err(_) => vec![0; n],
+            Err(_) => crate::huge::zeroed_words(n),
         };
     }
 

@@ -131,7 +131,7 @@ impl<X: PartIndex> Parts<X> {
             view: Mutex::new(None),
             prepared: Mutex::new(None),
             sources: Mutex::new(None),
-            buffers: Buffers::default(),
+            buffers: Buffers::new(rayon::current_num_threads() + 2),
         }
     }
 
@@ -432,7 +432,7 @@ impl<X: PartIndex> Parts<X> {
             let Some(slot) = self.slot(k) else { continue };
             let mut h = lock(&slot);
             if h.tag == tag && h.part.next.is_empty() {
-                h.part.next = bits.unwrap_or_else(|| vec![0; len]);
+                h.part.next = bits.unwrap_or_else(|| crate::huge::zeroed_words(len));
             }
         }
     }
@@ -483,7 +483,7 @@ impl<X: PartIndex> Parts<X> {
         if !reached.contains(&true) {
             return Bytes::new();
         }
-        let mut out = self.buffers.zeroed(rows.len() * self.words);
+        let [mut out] = self.buffers.zeroed(rows.len() * self.words);
         let key = self.key(k, kind_code(Kind::Images), depth);
         let wrote = if let Some(every) = &v.pull_images {
             self.index.pull_hits(&self.moves, rows, every, &v.frontier, &mut out);
@@ -491,14 +491,10 @@ impl<X: PartIndex> Parts<X> {
         } else {
             self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out)
         };
-        let bytes = if wrote {
-            SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
-        } else {
-            Bytes::new()
-        };
-        for (row, _) in out.chunks_mut(self.words.max(1)).zip(&reached).filter(|(_, &r)| r) {
-            row.fill(0);
-        }
+        let bytes = wrote
+            .then(|| SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to)))
+            .unwrap_or_default();
+        chosen_rows(&mut out, self.words.max(1), &reached).for_each(|row| row.fill(0));
         self.buffers.give_back(out);
         bytes
     }
@@ -513,8 +509,8 @@ impl<X: PartIndex> Parts<X> {
         let next_to_peer =
             |r: u32| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer);
         let mut keep = vec![false; rows.len()];
-        let mut misses = self.buffers.zeroed(rows.len() * self.words);
-        self.making(k, depth, epoch, |h| {
+        let [mut misses] = self.buffers.zeroed(rows.len() * self.words);
+        let made = self.making(k, depth, epoch, |h| {
             let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
             for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
                 if u.iter().zip(n).all(|(u, n)| u & !n == 0) || !next_to_peer(rows.start + i as u32) {
@@ -523,7 +519,11 @@ impl<X: PartIndex> Parts<X> {
                 keep[i] = true;
                 row.iter_mut().zip(u).zip(n).for_each(|((m, u), n)| *m = u & !n);
             }
-        })?;
+        });
+        if made.is_none() {
+            self.buffers.give_back(misses); // untouched: the part makes another level
+            return None;
+        }
         let any = keep.contains(&true);
         let key = self.key(k, kind_code(Kind::Open), depth);
         let bytes =
@@ -543,9 +543,8 @@ impl<X: PartIndex> Parts<X> {
         // Hits lie among the entries asked: only the rows the question holds are encoded and
         // cleared.
         let present = open.present();
-        let mut asked = self.buffers.zeroed(rows.len() * self.words);
+        let [mut asked, mut out] = self.buffers.zeroed(rows.len() * self.words);
         open.or_into(&mut asked);
-        let mut out = self.buffers.zeroed(rows.len() * self.words);
         let open = FullRows::at(rows.start, &asked, self.words);
         self.index.pull_hits(&self.moves, rows.clone(), &open, &v.frontier, &mut out);
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
