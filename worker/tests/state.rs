@@ -117,18 +117,23 @@ fn a_message_is_its_chunks_joined_and_one_chunk_is_not_copied() {
     assert_eq!(chunks.len(), 3);
     assert!(chunks.iter().all(|c| Meta::of(c).ok() == Some(meta)));
     assert_eq!(chunks.iter().map(|c| c.last).collect::<Vec<_>>(), [false, false, true]);
+    assert!(chunks.iter().all(|c| c.total == message.len() as u64), "every chunk names the length");
     // The chunks are slices of the message, not copies.
     assert_eq!(chunks[1].data.as_ptr(), message[MAX_CHUNK_BYTES..].as_ptr());
     let mut joined = Joined::default();
     assert!(joined.is_empty());
     for c in &chunks {
         assert_eq!(joined.len() as u64, c.offset);
-        joined.push(c.data.clone());
+        joined.push(c.data.clone(), c.total as usize);
     }
     assert_eq!(joined.into_bytes(), message);
+    // A sender that does not name the length (0) gets the same message.
+    let mut unnamed = Joined::default();
+    chunks.iter().for_each(|c| unnamed.push(c.data.clone(), 0));
+    assert_eq!(unnamed.into_bytes(), message);
     let short = message.slice(..100);
     let mut one = Joined::default();
-    one.push(short.clone());
+    one.push(short.clone(), short.len());
     assert_eq!(one.into_bytes().as_ptr(), short.as_ptr(), "one chunk is handed on as it came");
     assert_eq!(Joined::default().into_bytes(), Bytes::new());
     assert_eq!(meta.chunks(Bytes::new()).len(), 1, "an empty message is one empty chunk");

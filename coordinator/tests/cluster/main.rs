@@ -89,6 +89,7 @@ fn refuses_intruders(url: &str) {
         offset,
         data: vec![0; 16].into(),
         last: false,
+        total: 0,
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
@@ -116,6 +117,14 @@ fn refuses_intruders(url: &str) {
         assert!(gap.message().contains("out of order"), "{gap:?}");
         let cut = client.deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
         assert!(cut.message().contains("cut short"), "{cut:?}");
+        // A length named beyond the job's largest message is refused before any is buffered,
+        // and chunks that do not make the length named are refused.
+        let huge = v1::PeerChunk { total: 1 << 40, ..chunk(images, 0) };
+        let long = client.deliver(tokio_stream::iter(vec![huge])).await.unwrap_err();
+        assert!(long.message().contains("longer than"), "{long:?}");
+        let short = v1::PeerChunk { total: 24, last: true, ..chunk(images, 0) };
+        let lied = client.deliver(tokio_stream::iter(vec![short])).await.unwrap_err();
+        assert!(lied.message().contains("do not make its length"), "{lied:?}");
     });
 }
 

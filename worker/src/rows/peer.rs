@@ -96,6 +96,7 @@ impl Meta {
                     offset: at as u64,
                     data: bytes.slice(at..(at + MAX_CHUNK_BYTES).min(bytes.len())),
                     last: i + 1 == n,
+                    total: bytes.len() as u64,
                 }
             })
             .collect()
@@ -133,10 +134,14 @@ impl<'a> MessageReader<'a> {
                 return Err(Status::invalid_argument("message chunks out of order"));
             }
             let max = max_bytes(meta.job, meta.kind).unwrap_or(UNKNOWN_JOB_MAX_BYTES);
-            if bytes.len() as u64 + chunk.data.len() as u64 > max {
+            let end = bytes.len() as u64 + chunk.data.len() as u64;
+            if end.max(chunk.total) > max {
                 return Err(Status::invalid_argument("a message longer than the job's largest"));
             }
-            bytes.push(chunk.data);
+            if chunk.total > 0 && (end > chunk.total || (chunk.last && end != chunk.total)) {
+                return Err(Status::invalid_argument("a message's chunks do not make its length"));
+            }
+            bytes.push(chunk.data, chunk.total as usize);
             if chunk.last {
                 return Ok(current.map(|(meta, bytes)| (meta, bytes.into_bytes())));
             }
@@ -172,12 +177,16 @@ impl Joined {
         self.len() == 0
     }
 
-    /// The next chunk, behind those before it.
-    pub fn push(&mut self, chunk: Bytes) {
+    /// The next chunk, behind those before it, of a message of `total` bytes (0: not known).
+    /// Joined chunks go into one buffer made once for the whole message, advised for huge
+    /// pages (growing it by doubling made a message of 40 MB fault in 124 MB of fresh pages).
+    pub fn push(&mut self, chunk: Bytes, total: usize) {
         *self = match std::mem::take(self) {
             Joined::Empty => Joined::One(chunk),
             Joined::One(first) => {
-                let mut joined = BytesMut::with_capacity(2 * (first.len() + chunk.len()));
+                let mut joined = BytesMut::with_capacity(total.max(2 * (first.len() + chunk.len())));
+                let spare = joined.spare_capacity_mut();
+                shared::huge::advise(spare.as_ptr().cast(), spare.len());
                 joined.extend_from_slice(&first);
                 joined.extend_from_slice(&chunk);
                 Joined::Many(joined)
