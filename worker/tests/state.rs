@@ -27,6 +27,7 @@ fn status_and_plan_cross_unchanged() {
         settled: true,
         lacking: vec![3],
         finished: Some((4, vec![(1, RowCounts { entries: 1, positions: 2, classes: 3, self_inverse: 4 })])),
+        progress: Some((0, 35)),
         failure: Some("x".into()),
     };
     let mut r = v1::RowsSyncRequest::default();

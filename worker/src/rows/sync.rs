@@ -16,6 +16,9 @@ pub fn put_status(r: &mut v1::RowsSyncRequest, job: u64, s: &Status) {
     r.settled = s.settled;
     r.lacking = s.lacking.clone();
     r.failure = s.failure.clone().unwrap_or_default();
+    if let Some((depth, percent)) = s.progress {
+        (r.progress_level, r.progress_percent) = (depth + 1, percent.into());
+    }
     if let Some((depth, parts)) = &s.finished {
         r.finished = depth + 1;
         for (k, c) in parts {
@@ -56,6 +59,7 @@ pub fn status_of(r: &v1::RowsSyncRequest) -> Result<Status, String> {
         settled: r.settled,
         lacking: r.lacking.clone(),
         finished,
+        progress: r.progress_level.checked_sub(1).map(|d| (d, r.progress_percent.min(100) as u8)),
         failure: (!r.failure.is_empty()).then(|| r.failure.clone()),
     })
 }

@@ -229,7 +229,9 @@ impl RowsCoordinator {
         status.epoch == self.plan.epoch || (self.plan.epoch == 0 && status.ready)
     }
 
-    /// Rows of the target parts whose counts are in, and of all target parts (progress).
+    /// Rows of the target parts whose counts are in, and of all target parts (progress). A
+    /// part's owner finishes its parts near the end of a level, so a part not in yet counts
+    /// for the share of the level its owner says it has done.
     pub fn progress(&self) -> (u64, u64) {
         let Some(order) = self.plan.level else { return (0, 0) };
         let cut = self.job.cut();
@@ -242,14 +244,17 @@ impl RowsCoordinator {
             let rows = cut.range(k).len() as u64;
             all += rows;
             let owner = self.plan.owner[k as usize];
-            let reported = self.members.get(&owner).is_some_and(|m| {
-                m.status.epoch == self.plan.epoch
-                    && m.status
-                        .finished
-                        .as_ref()
-                        .is_some_and(|(d, parts)| *d == order.depth && parts.iter().any(|(p, _)| *p == k))
+            let status = self.members.get(&owner).map(|m| &m.status).filter(|s| s.epoch == self.plan.epoch);
+            let reported = status.is_some_and(|s| {
+                s.finished
+                    .as_ref()
+                    .is_some_and(|(d, parts)| *d == order.depth && parts.iter().any(|(p, _)| *p == k))
             });
-            done += if reported { rows } else { 0 };
+            let percent = match status.and_then(|s| s.progress) {
+                Some((d, percent)) if d == order.depth => percent.min(100) as u64,
+                _ => 0,
+            };
+            done += if reported { rows } else { rows * percent / 100 };
         }
         (done, all)
     }

@@ -66,6 +66,8 @@ impl RowsWorker {
             mine,
             queue: VecDeque::new(),
             flight: BTreeMap::new(),
+            pushes: 0,
+            pushed: 0,
         });
         self.work(Work::Prepare {
             depth: order.depth,
@@ -91,6 +93,10 @@ impl RowsWorker {
                 self.ask_next(part);
             }
             Done::Pushed { part, depth, epoch, to, payload } if self.current(depth, epoch) => {
+                if let Some(l) = self.level.as_mut() {
+                    l.pushed += 1;
+                    self.report();
+                }
                 let note = Note { epoch, depth, part, from: self.me, kind: Kind::Images };
                 self.send(to, Message { note, payload });
             }
@@ -180,6 +186,7 @@ impl RowsWorker {
                 .filter(|&k| plan.is_target(k) && plan.owner[k as usize] != me)
                 .map(|k| (k, plan.owner[k as usize]))
                 .collect();
+            l.pushes = l.queue.len();
         }
         for part in mine {
             self.work(Work::Local { part, depth, epoch, direction });

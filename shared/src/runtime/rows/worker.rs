@@ -132,6 +132,7 @@ impl RowsWorker {
             settled: self.settled(),
             lacking: self.lacking.iter().copied().collect(),
             finished: self.level.as_ref().and_then(|l| l.finished()),
+            progress: self.level.as_ref().filter(|l| l.epoch == self.epoch()).map(|l| (l.depth, l.percent())),
             failure: self.failure.clone(),
         }
     }
