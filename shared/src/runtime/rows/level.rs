@@ -95,7 +95,6 @@ impl RowsWorker {
             Done::Pushed { part, depth, epoch, to, payload } if self.current(depth, epoch) => {
                 if let Some(l) = self.level.as_mut() {
                     l.pushed += 1;
-                    self.report();
                 }
                 let note = Note { epoch, depth, part, from: self.me, kind: Kind::Images };
                 self.send(to, Message { note, payload });
