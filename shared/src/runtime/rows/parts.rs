@@ -46,8 +46,7 @@ struct Held {
 }
 
 impl Held {
-    /// Whether `next` is known to be zero: no level is being made or awaits its commit (a
-    /// commit, a fresh part and a restored one leave it zeroed).
+    /// Whether `next` is known to be zero: no level is made in it or awaits its commit.
     fn clean(&self) -> bool {
         self.making.is_none() && self.made.is_none()
     }
@@ -491,9 +490,11 @@ impl<X: PartIndex> Parts<X> {
         } else {
             self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out)
         };
-        let bytes = wrote
-            .then(|| SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to)))
-            .unwrap_or_default();
+        let bytes = if wrote {
+            SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
+        } else {
+            Bytes::new()
+        };
         chosen_rows(&mut out, self.words.max(1), &reached).for_each(|row| row.fill(0));
         self.buffers.give_back(out);
         bytes
