@@ -25,8 +25,9 @@
 //! does not depend on who sent what or in which order, so the bytes of every level are the
 //! engine's for any number of workers.
 
-use super::task::{row_bits, tail_mask, Counting, RowBits};
-use crate::coord::for_each_bit;
+use super::lists::ColumnLists;
+use super::task::{row_bits, tail_mask, Counting, PushSource, RowBits};
+use crate::coord::{for_each_bit, ColumnMapper};
 use crate::cube::Move;
 use crate::space::{RowCounts, RowIndex};
 use std::ops::Range;
@@ -48,19 +49,21 @@ pub struct OwnedPart {
     last: u64,
 }
 
-/// A part's frontier: its entries, and one bit per row telling whether the row has any.
+/// A part's frontier: its entries, and one bit per row telling whether the row has any; while
+/// sparse, also its entries as column lists, which pushes read (see [`OwnedPart::commit`]).
 pub struct PartFrontier {
     pub part: u32,
     pub rows: Range<u32>,
     words: usize,
     pub bits: Vec<u64>,
     occupied: Vec<u64>,
+    lists: Option<ColumnLists>,
 }
 
 impl PartFrontier {
     pub fn new(part: u32, rows: Range<u32>, words: usize, bits: Vec<u64>) -> Self {
         let occupied = row_bits(&bits, words.max(1), |_, row| row.iter().any(|&w| w != 0));
-        PartFrontier { part, rows, words, bits, occupied }
+        PartFrontier { part, rows, words, bits, occupied, lists: None }
     }
 
     /// Row `r` (of this part), if it has entries.
@@ -75,9 +78,28 @@ impl PartFrontier {
         crate::ones::ones(&self.bits)
     }
 
+    /// Whether its entries are also kept as column lists.
+    pub fn is_listed(&self) -> bool {
+        self.lists.is_some()
+    }
+
     /// Whether it has no entry.
     pub fn is_empty(&self) -> bool {
         self.occupied.iter().all(|&b| b == 0)
+    }
+
+    /// ORs into `out` the images under `map` of row `r` (of this part): from its column list
+    /// where the frontier has lists, else from its bits.
+    #[inline]
+    fn or_images_of<M: ColumnMapper>(&self, r: u32, map: &M, out: &mut [u64]) {
+        match &self.lists {
+            Some(lists) => lists.or_images_of(r - self.rows.start, map, out),
+            None => {
+                if let Some(bits) = self.row(r) {
+                    map.or_images(bits, out);
+                }
+            }
+        }
     }
 
     /// Its array, zeroed: only the rows that have entries are written.
@@ -181,7 +203,7 @@ impl OwnedPart {
     pub fn commit(&mut self) {
         let n = self.next.len();
         let bits = std::mem::take(&mut self.next);
-        let frontier = PartFrontier::new(self.part, self.rows.clone(), self.words, bits);
+        let mut frontier = PartFrontier::new(self.part, self.rows.clone(), self.words, bits);
         // Rows without new entries leave the unvisited set as it is, and the old frontier's
         // array is cleared where it has entries: a sparse level costs its rows, not the part.
         let (words, unvisited) = (self.words, &mut self.unvisited);
@@ -203,6 +225,12 @@ impl OwnedPart {
         });
         self.open -= found;
         self.last = found;
+        // A sparse frontier is also listed, as the engine lists its own: a push then reads two
+        // bytes an entry, where from bits each (row, move) counted and scanned the whole row.
+        let bytes = (frontier.bits.len() * 8) as u64;
+        if ColumnLists::fit((words * 64) as u32, found, bytes) && found > 0 {
+            frontier.lists = Some(ColumnLists::of(&frontier.bits, words));
+        }
         let old = std::mem::replace(&mut self.frontier, Arc::new(frontier));
         self.next = match Arc::try_unwrap(old) {
             Ok(old) => old.into_cleared(),
@@ -267,6 +295,24 @@ impl RowBits for OwnedFrontier {
     }
 }
 
+/// An [`OwnedFrontier`] as a push reads it: each part's rows from its column lists where it
+/// has them.
+struct Listed<'a>(&'a OwnedFrontier);
+
+impl PushSource for Listed<'_> {
+    #[inline]
+    fn holds(&self, r: u32) -> bool {
+        self.0.row(r).is_some()
+    }
+
+    #[inline]
+    fn or_images_of<M: ColumnMapper>(&self, r: u32, map: &M, out: &mut [u64]) {
+        if let Some(part) = &self.0.parts[(r / self.0.rows_per_part) as usize] {
+            part.or_images_of(r, map, out);
+        }
+    }
+}
+
 /// Sets in `out` (the rows `targets`, zeroed) every image of a frontier row of `frontier` that
 /// lands in those rows; returns whether any did. The forward step of a level, from one
 /// worker's rows into one part. Only rows for which [`images_reach`] holds are written.
@@ -275,12 +321,13 @@ pub fn push_images<I: RowIndex>(
     moves: &[Move],
     targets: Range<u32>,
     sources: &super::task::Sources,
-    frontier: &impl RowBits,
+    frontier: &OwnedFrontier,
     out: &mut [u64],
 ) -> bool {
     let words = (space.column_count() as usize).div_ceil(64);
+    let frontier = Listed(frontier);
     super::task::by_row_chunks(out, words, targets.start, None, |sub, out| {
-        let wrote = super::task::push_into_rows(space, moves, sub, sources, frontier, out);
+        let wrote = super::task::push_into_rows(space, moves, sub, sources, &frontier, out);
         RowCounts { entries: wrote as u64, ..Default::default() }
     })
     .entries

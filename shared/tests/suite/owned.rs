@@ -56,6 +56,7 @@ fn owned_search<I: RowIndex>(
         full
     };
     let mut levels = Vec::new();
+    let mut listed = false;
     let mut counts =
         parts.iter_mut().flatten().map(|p| p.start(space, counting)).fold(RowCounts::default(), |a, b| a + b);
     levels.push((Direction::Start, counts, full_of(&parts, true)));
@@ -168,7 +169,10 @@ fn owned_search<I: RowIndex>(
         // What a commit counts (the direction rule's input) is what the level counted.
         let found: u64 = parts.iter().flatten().map(|p| p.frontier_entries()).sum();
         assert_eq!(found, counts.entries, "depth {depth}: entries the commits found");
+        listed |= parts.iter().flatten().any(|p| p.frontier.is_listed());
     }
+    // Sparse frontiers are pushed from their column lists (where columns fit in 16 bits).
+    assert!(listed || space.column_count() > 1 << 16, "no frontier was listed");
     levels
 }
 
