@@ -2,11 +2,13 @@
 //! embedded run, and each fault (wrong token, other protocol version, a worker killed, killed
 //! and restarted, or stopped mid-search, a killed coordinator) answered with a clear message
 //! and no effect on the result. [`bounds`]: a peer cannot stop the coordinator by stating sizes;
-//! [`index_dir`]: the index kept across runs (one test binary with these runs: their gRPC
+//! [`index_dir`]: the index kept across runs; [`peer`]: a worker's peer service refuses
+//! intruders and malformed messages (one test binary with these runs: their gRPC
 //! clients are compiled once).
 
 mod bounds;
 mod index_dir;
+mod peer;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -54,7 +56,7 @@ fn two_worker_processes_give_the_embedded_result_and_a_wrong_token_is_refused_th
         }
     };
     let drain = std::thread::spawn(move || rest(first_err));
-    refuses_intruders(&peer_url);
+    peer::refuses_intruders(&peer_url);
     let second = worker(&addr, TOKEN, &dir);
     assert!(first.wait().unwrap().success(), "{}", drain.join().unwrap());
     let out = second.wait_with_output().unwrap();
@@ -73,59 +75,6 @@ fn scrape(addr: &str, path: &str, token: Option<&str>) -> String {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response
-}
-
-/// A worker's peer service refuses a caller without the token or with a wrong one, and a
-/// message whose chunks are malformed, each with its reason (the job goes on).
-fn refuses_intruders(url: &str) {
-    use v1::peer_client::PeerClient;
-    let chunk = |kind: i32, offset: u64| v1::PeerChunk {
-        job_id: 1,
-        epoch: 1,
-        level: 3,
-        from: 7,
-        part: 0,
-        kind,
-        offset,
-        data: vec![0; 16].into(),
-        last: false,
-        total: 0,
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime.block_on(async {
-        let channel =
-            tonic::transport::Endpoint::from_shared(url.to_string()).unwrap().connect().await.unwrap();
-        let images = v1::PeerKind::Images as i32;
-        let mut bare = PeerClient::new(channel.clone());
-        let refused = bare.deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
-        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
-        let with = |token: &str| {
-            let header: tonic::metadata::MetadataValue<_> = format!("Bearer {token}").parse().unwrap();
-            PeerClient::with_interceptor(channel.clone(), move |mut r: tonic::Request<()>| {
-                r.metadata_mut().insert("authorization", header.clone());
-                Ok(r)
-            })
-        };
-        let refused =
-            with("wrong-token").deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
-        assert_eq!(refused.code(), tonic::Code::Unauthenticated, "{refused:?}");
-        let mut client = with(TOKEN);
-        let unknown = client.deliver(tokio_stream::iter(vec![chunk(999, 0)])).await.unwrap_err();
-        assert!(unknown.message().contains("unknown message kind"), "{unknown:?}");
-        let gap =
-            client.deliver(tokio_stream::iter(vec![chunk(images, 0), chunk(images, 64)])).await.unwrap_err();
-        assert!(gap.message().contains("out of order"), "{gap:?}");
-        let cut = client.deliver(tokio_stream::iter(vec![chunk(images, 0)])).await.unwrap_err();
-        assert!(cut.message().contains("cut short"), "{cut:?}");
-        // A length named beyond the job's largest message is refused before any is buffered,
-        // and chunks that do not make the length named are refused.
-        let huge = v1::PeerChunk { total: 1 << 40, ..chunk(images, 0) };
-        let long = client.deliver(tokio_stream::iter(vec![huge])).await.unwrap_err();
-        assert!(long.message().contains("longer than"), "{long:?}");
-        let short = v1::PeerChunk { total: 24, last: true, ..chunk(images, 0) };
-        let lied = client.deliver(tokio_stream::iter(vec![short])).await.unwrap_err();
-        assert!(lied.message().contains("do not make its length"), "{lied:?}");
-    });
 }
 
 #[test]
