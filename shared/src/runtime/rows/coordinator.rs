@@ -251,7 +251,7 @@ impl RowsCoordinator {
                     .is_some_and(|(d, parts)| *d == order.depth && parts.iter().any(|(p, _)| *p == k))
             });
             let percent = match status.and_then(|s| s.progress) {
-                Some((d, percent)) if d == order.depth => percent.min(100) as u64,
+                Some((d, percent)) if d == order.depth => percent as u64,
                 _ => 0,
             };
             done += if reported { rows } else { rows * percent / 100 };

@@ -124,8 +124,8 @@ pub struct Status {
     pub lacking: Vec<u32>,
     /// A level it finished in `epoch`: its depth and the counts of each target part it owns.
     pub finished: Option<(u32, Vec<(u32, RowCounts)>)>,
-    /// The level it makes in `epoch` and how far it is, in percent (see the coordinator's
-    /// progress).
+    /// The level it makes in `epoch` and how far it is, in percent (at most 100; see the
+    /// coordinator's progress).
     pub progress: Option<(u32, u8)>,
     /// Why it cannot go on (the job stops with it).
     pub failure: Option<String>,

@@ -127,11 +127,6 @@ impl World {
             actions.push(a);
         }
         let (plan, version) = (core.plan().clone(), core.version());
-        let (done, all) = core.progress();
-        if done > all {
-            self.result = Some(Err(format!("progress past the level: {done} of {all} rows")));
-            return;
-        }
         for action in actions {
             match action {
                 CoordinatorAction::Save(snapshot) => {
