@@ -2,7 +2,8 @@
 """The scaling model of a distributed row search (docs/distribution.md, "Scaling model"),
 computed from measured inputs, printed as markdown.
 
-usage: scaling_model.py [--cores 16] [--gbit 10] [--machines 1,4,16,64]
+usage: scaling_model.py --fit EMBEDDED_CPU_S N:CPU_S:MIB_RECEIVED ...   (the two cost terms below)
+       scaling_model.py [--cores 16] [--gbit 10] [--machines 1,4,16,64]
                         [--leased NAME:WORK:TASKS:PER_PROCESS:THREADS ...]
                         [--embedded results/logs/edges-embedded.log]
                         [--cluster 2:results/logs/edges-cluster-2.log,4:...,8:...]
@@ -139,7 +140,46 @@ def h11_levels():
     }
 
 
+def fit(embedded_cpu, runs):
+    """The cost beyond the embedded run fitted by least squares (no intercept) to runs of N
+    workers: CPU of all processes less `embedded_cpu` = overhead x `embedded_cpu` + per-byte
+    CPU x bytes received (the index's left out). `runs`: [(N, CPU s of all processes, MiB
+    received less the index)]. Prints the two terms, each run's residual, and each run's CPU
+    per byte when the overhead is taken as zero."""
+    rows = [(embedded_cpu, mib * 2**20, cpu - embedded_cpu) for _, cpu, mib in runs]
+    saa = sum(a * a for a, _, _ in rows)
+    sab = sum(a * b for a, b, _ in rows)
+    sbb = sum(b * b for _, b, _ in rows)
+    say = sum(a * y for a, _, y in rows)
+    sby = sum(b * y for _, b, y in rows)
+    det = saa * sbb - sab * sab
+    if det == 0:
+        sys.exit("the runs do not tell the two terms apart (give runs with different bytes)")
+    overhead = (say * sbb - sby * sab) / det
+    per_byte = (saa * sby - sab * say) / det
+    print(f"fitted on {len(runs)} runs against {embedded_cpu:.1f} CPU s embedded: overhead "
+          f"{100 * overhead:.1f} % ({overhead * embedded_cpu:.1f} s), {per_byte * 1e9:.1f} ns a byte received\n")
+    print("| N | CPU of all processes | beyond embedded | MiB received (less the index) | fitted | residual | ns a byte, no overhead |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for (n, cpu, mib), (a, b, y) in zip(runs, rows):
+        fitted = overhead * a + per_byte * b
+        alone = f"{y / b * 1e9:.1f}" if b else ""
+        print(f"| {n:.0f} | {cpu:.1f} s | {y:.1f} s | {mib:,.1f} | {fitted:.1f} s | {y - fitted:+.1f} s | {alone} |")
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--fit":
+        # scaling_model.py --fit EMBEDDED_CPU_S N:CPU_S:MIB ...
+        if len(sys.argv) < 4:
+            sys.exit("usage: scaling_model.py --fit EMBEDDED_CPU_S N:CPU_S:MIB_RECEIVED ...")
+        try:
+            runs = [tuple(float(x) for x in r.split(":")) for r in sys.argv[3:]]
+            embedded = float(sys.argv[2])
+        except ValueError:
+            sys.exit("--fit takes the embedded CPU seconds, then N:CPU_S:MIB for each run")
+        if any(len(r) != 3 for r in runs):
+            sys.exit("each run is N:CPU_S:MIB_RECEIVED")
+        return fit(embedded, runs)
     p = argparse.ArgumentParser()
     p.add_argument("--cores", type=int, default=16)
     p.add_argument("--gbit", type=float, default=10.0)
