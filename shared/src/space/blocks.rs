@@ -16,6 +16,7 @@ mod bytes;
 mod filter;
 mod groups;
 mod maps;
+mod transpose;
 
 pub use bytes::IndexBytesError;
 pub use filter::BlockFilter;

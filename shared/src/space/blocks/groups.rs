@@ -13,6 +13,7 @@
 //! [`ColumnMapper::for_each_image`] does.
 
 use super::maps::Contributions;
+use super::transpose::swap_with_innermost;
 use crate::coord::ColumnMapper;
 use crate::cube::Move;
 use crate::space::set_bit;
@@ -368,68 +369,12 @@ impl ByteTable {
     }
 }
 
-/// Bit strides of the three digits (index into `add`).
-const STRIDE: [usize; 3] = [GROUP * GROUP, GROUP, 1];
-
-/// Writes into `moved` (zeroed) the row (as bytes) with digit `k` (0 or 1) and the innermost
-/// digit exchanged, in 8 x 8 bit tiles.
-fn swap_with_innermost(row: &[u8], k: usize, moved: &mut [u8]) {
-    let groups = row.len() * 8 / GROUP;
-    // The digit that stays: d1 when swapping d0, else d0 (a single value for two blocks).
-    let (other, others) = if k == 0 { (STRIDE[1] / 8, GROUP) } else { (STRIDE[0] / 8, groups / GROUP) };
-    let stride = STRIDE[k] / 8;
-    for o in 0..others {
-        for kb in 0..GROUP / 8 {
-            for ib in 0..GROUP / 8 {
-                let from = o * other + 8 * kb * stride + ib;
-                let tile = u64::from_le_bytes(std::array::from_fn(|r| row[from + r * stride]));
-                if tile == 0 {
-                    continue;
-                }
-                let to = o * other + 8 * ib * stride + kb;
-                for (c, b) in transpose8(tile).to_le_bytes().into_iter().enumerate() {
-                    moved[to + c * stride] = b;
-                }
-            }
-        }
-    }
-}
-
-/// Transposes an 8 x 8 bit matrix held row r in byte r, column c in bit c.
-#[inline]
-fn transpose8(mut x: u64) -> u64 {
-    let t = (x ^ (x >> 7)) & 0x00aa_00aa_00aa_00aa;
-    x ^= t ^ (t << 7);
-    let t = (x ^ (x >> 14)) & 0x0000_cccc_0000_cccc;
-    x ^= t ^ (t << 14);
-    let t = (x ^ (x >> 28)) & 0x0000_0000_f0f0_f0f0;
-    x ^ t ^ (t << 28)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::coord::for_each_bit;
+    use crate::space::blocks::transpose::STRIDE;
     use crate::space::s4;
-
-    fn naive_transpose(x: u64) -> u64 {
-        let mut y = 0;
-        for r in 0..8 {
-            for c in 0..8 {
-                y |= (x >> (8 * r + c) & 1) << (8 * c + r);
-            }
-        }
-        y
-    }
-
-    #[test]
-    fn transpose8_is_the_transpose() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..1000 {
-            x = x.rotate_left(13).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x1234;
-            assert_eq!(transpose8(x), naive_transpose(x));
-        }
-    }
 
     /// Every block map of three blocks (block permutation, left and right factors drawn from a
     /// seeded sequence) gives the same images group by group as column by column, on dense,
