@@ -4,7 +4,7 @@
 //!
 //! Digits are orderings of one block (24 values), so a row of three blocks is 24 x 24 matrices
 //! of 24 x 24 bits, each to be transposed: exchanging d1 and d2 transposes each 72-byte run of
-//! the row (fixed d0) in place, exchanging d0 and d2 the matrices whose rows lie 72 bytes
+//! the row (fixed d0) where it lies, exchanging d0 and d2 the matrices whose rows lie 72 bytes
 //! apart (fixed d1). Each 24 x 24 transpose is nine 8 x 8 bit tiles. With AVX-512 VBMI and
 //! GFNI a run's nine tiles are gathered by two byte permutes, transposed by two affine
 //! multiplications and scattered by two more; exchanging d0 and d2 is that, the three-byte
