@@ -141,28 +141,26 @@ def h11_levels():
 
 
 def fit(embedded_cpu, runs):
-    """The cost beyond the embedded run fitted by least squares (no intercept) to runs of N
-    workers: CPU of all processes less `embedded_cpu` = overhead x `embedded_cpu` + per-byte
-    CPU x bytes received (the index's left out). `runs`: [(N, CPU s of all processes, MiB
-    received less the index)]. Prints the two terms, each run's residual, and each run's CPU
-    per byte when the overhead is taken as zero."""
-    rows = [(embedded_cpu, mib * 2**20, cpu - embedded_cpu) for _, cpu, mib in runs]
-    saa = sum(a * a for a, _, _ in rows)
-    sab = sum(a * b for a, b, _ in rows)
-    sbb = sum(b * b for _, b, _ in rows)
-    say = sum(a * y for a, _, y in rows)
-    sby = sum(b * y for _, b, y in rows)
-    det = saa * sbb - sab * sab
-    if det == 0:
+    """The cost beyond the embedded run fitted by least squares to runs of N workers: CPU of
+    all processes less `embedded_cpu` = a constant (the overhead, as a share of
+    `embedded_cpu`) + per-byte CPU x bytes received (the index's left out); a line through
+    the runs' (bytes, CPU beyond) points. `runs`: [(N, CPU s of all processes, MiB received
+    less the index)]. Prints the two terms, each run's residual, and each run's CPU per byte
+    when the overhead is taken as zero."""
+    points = [(mib * 2**20, cpu - embedded_cpu) for _, cpu, mib in runs]
+    mean_b = sum(b for b, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    spread = sum((b - mean_b) ** 2 for b, _ in points)
+    if spread == 0:
         sys.exit("the runs do not tell the two terms apart (give runs with different bytes)")
-    overhead = (say * sbb - sby * sab) / det
-    per_byte = (saa * sby - sab * say) / det
+    per_byte = sum((b - mean_b) * (y - mean_y) for b, y in points) / spread
+    constant = mean_y - per_byte * mean_b
     print(f"fitted on {len(runs)} runs against {embedded_cpu:.1f} CPU s embedded: overhead "
-          f"{100 * overhead:.1f} % ({overhead * embedded_cpu:.1f} s), {per_byte * 1e9:.1f} ns a byte received\n")
+          f"{100 * constant / embedded_cpu:.1f} % ({constant:.1f} s), {per_byte * 1e9:.1f} ns a byte received\n")
     print("| N | CPU of all processes | beyond embedded | MiB received (less the index) | fitted | residual | ns a byte, no overhead |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    for (n, cpu, mib), (a, b, y) in zip(runs, rows):
-        fitted = overhead * a + per_byte * b
+    for (n, cpu, mib), (b, y) in zip(runs, points):
+        fitted = constant + per_byte * b
         alone = f"{y / b * 1e9:.1f}" if b else ""
         print(f"| {n:.0f} | {cpu:.1f} s | {y:.1f} s | {mib:,.1f} | {fitted:.1f} s | {y - fitted:+.1f} s | {alone} |")
 
