@@ -514,7 +514,7 @@ impl<X: PartIndex> Parts<X> {
         let made = self.making(k, depth, epoch, |h| {
             let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
             for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
-                if u.iter().zip(n).all(|(u, n)| u & !n == 0) || !next_to_peer(rows.start + i as u32) {
+                if !crate::ones::any_outside(u, n) || !next_to_peer(rows.start + i as u32) {
                     continue;
                 }
                 keep[i] = true;

@@ -125,8 +125,14 @@ impl DiskStore {
     fn write(&self, path: &Path, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> io::Result<()> {
         use std::io::Write;
         let mut buffer = self.spare.lock().ok().and_then(|mut s| s.pop()).unwrap_or_default();
-        // A reused buffer's old bytes are overwritten, not cleared first.
-        buffer.resize(len.div_ceil(BLOCK), Block([0; BLOCK]));
+        let blocks = len.div_ceil(BLOCK);
+        // A reused buffer's old bytes are overwritten, not cleared first; one too small is
+        // replaced rather than grown, which would copy its old bytes (levels grow level by
+        // level, so most writes of a dense level found a buffer too small).
+        if buffer.capacity() < blocks {
+            buffer = Vec::with_capacity(blocks);
+        }
+        buffer.resize(blocks, Block([0; BLOCK]));
         // SAFETY: `Block` is plain bytes, laid out one after another.
         let bytes =
             unsafe { std::slice::from_raw_parts_mut(buffer.as_mut_ptr().cast::<u8>(), buffer.len() * BLOCK) };

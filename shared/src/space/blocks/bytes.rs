@@ -149,23 +149,24 @@ where
         let maps =
             (0..map_count).map(|_| ColumnMap::get(r.take(MAP_BYTES)?)).collect::<Result<Vec<_>, _>>()?;
         let ids = r.take(rows * Move::COUNT * 4)?;
-        let steps = targets
-            .par_chunks_exact(4)
-            .zip(ids.par_chunks_exact(4))
-            .enumerate()
-            .map(|(i, (z, id))| {
-                let z = u32::from_le_bytes(z.try_into().expect("4 bytes"));
-                let target = unzigzag((i / Move::COUNT) as u32, z);
-                if target as usize >= rows {
-                    return Err(IndexBytesError::Bad("a transition's target row"));
-                }
-                let map = u32::from_le_bytes(id.try_into().expect("4 bytes"));
-                if map as usize >= map_count {
-                    return Err(IndexBytesError::Bad("a transition's map number"));
-                }
-                Ok(Step { target, map })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let step = |(i, (z, id)): (usize, (&[u8], &[u8]))| Step {
+            target: unzigzag((i / Move::COUNT) as u32, u32::from_le_bytes(z.try_into().expect("4 bytes"))),
+            map: u32::from_le_bytes(id.try_into().expect("4 bytes")),
+        };
+        let read = || targets.par_chunks_exact(4).zip(ids.par_chunks_exact(4)).enumerate().map(step);
+        // Checked first, then written once into a vector of their number (a collect that can
+        // fail gathers pieces and copies them into a vector grown as they come).
+        read().try_for_each(|t| {
+            if t.target as usize >= rows {
+                return Err(IndexBytesError::Bad("a transition's target row"));
+            }
+            if t.map as usize >= map_count {
+                return Err(IndexBytesError::Bad("a transition's map number"));
+            }
+            Ok(())
+        })?;
+        let mut steps = Vec::new();
+        read().collect_into_vec(&mut steps);
         let mut stabilizer_maps = Vec::with_capacity(rows);
         for stabilizer in &stabilizers {
             // One map per symmetry of the stabilizer but the identity.
