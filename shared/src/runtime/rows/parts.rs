@@ -43,6 +43,10 @@ struct Held {
     /// The level made in `next`, awaiting its commit.
     made: Option<u32>,
     start: RowCounts,
+    /// Rows of the level being made whose unvisited entries all lie in `next`, as questions
+    /// found them: `next` only grows while a level is made, so a question to the next owner
+    /// need not test them again (empty: none found yet).
+    closed: Vec<bool>,
 }
 
 impl Held {
@@ -268,7 +272,7 @@ impl<X: PartIndex> Parts<X> {
         if held.get(&k).is_some_and(|s| lock(s).tag > tag) {
             return;
         }
-        let h = Held { tag, part, making: None, made: None, start: RowCounts::default() };
+        let h = Held { tag, part, making: None, made: None, start: RowCounts::default(), closed: Vec::new() };
         held.insert(k, Arc::new(Mutex::new(h)));
     }
 
@@ -365,6 +369,7 @@ impl<X: PartIndex> Parts<X> {
             h.making = Some((depth, epoch));
             h.made = None;
             h.start = RowCounts::default();
+            h.closed.clear();
             frontiers.push(h.part.frontier.clone());
             entries += h.part.rows.len() as u64 * columns;
             frontier_entries += h.part.frontier_entries();
@@ -512,9 +517,18 @@ impl<X: PartIndex> Parts<X> {
         let mut keep = vec![false; rows.len()];
         let [mut misses] = self.buffers.zeroed(rows.len() * self.words);
         let made = self.making(k, depth, epoch, |h| {
+            let closed = &mut h.closed;
+            closed.resize(rows.len(), false);
             let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
             for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
-                if !crate::ones::any_outside(u, n) || !next_to_peer(rows.start + i as u32) {
+                if closed[i] {
+                    continue;
+                }
+                if !crate::ones::any_outside(u, n) {
+                    closed[i] = true;
+                    continue;
+                }
+                if !next_to_peer(rows.start + i as u32) {
                     continue;
                 }
                 keep[i] = true;
