@@ -181,11 +181,16 @@ impl AsRef<[u8]> for JoinBuffer {
 
 impl Drop for JoinBuffer {
     fn drop(&mut self) {
+        let mut buffer = std::mem::take(&mut self.0);
+        buffer.clear();
         let mut kept = JOIN_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
         if kept.len() < KEPT_JOIN_BUFFERS {
-            let mut buffer = std::mem::take(&mut self.0);
-            buffer.clear();
             kept.push(buffer);
+        } else if let Some(smallest) = kept.iter_mut().min_by_key(|b| b.capacity()) {
+            // Messages grow level by level: the larger buffer is the one worth keeping.
+            if smallest.capacity() < buffer.capacity() {
+                *smallest = buffer;
+            }
         }
     }
 }
@@ -583,5 +588,12 @@ mod tests {
         let fourth = joined(&[&large[..1000], &large[1000..]], large.len());
         assert_eq!(&fourth[..], &large[..]);
         assert_ne!(fourth.as_ptr(), at);
+        // With every place taken, a larger buffer given back takes the smallest one's place.
+        let held: Vec<Bytes> = (0..KEPT_JOIN_BUFFERS).map(|_| joined(&[b"op", b"qr"], 4)).collect();
+        drop(held);
+        let large_at = fourth.as_ptr();
+        drop(fourth);
+        let again = joined(&[&large[..1], &large[1..]], large.len());
+        assert_eq!(again.as_ptr(), large_at, "the large buffer was kept");
     }
 }
