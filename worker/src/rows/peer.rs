@@ -5,7 +5,7 @@
 use super::link::{Compress, Links};
 use super::Host;
 use crate::connection::{TokenInterceptor, Traffic};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use cubefarm_proto::v1::{self, peer_client::PeerClient, PeerKind};
 use cubefarm_proto::MAX_CHUNK_BYTES;
 use prost::Message;
@@ -159,57 +159,7 @@ pub enum Joined {
     #[default]
     Empty,
     One(Bytes),
-    Many(Vec<u8>),
-}
-
-/// Buffers of joined messages given back when the message they held is dropped, for the next
-/// ones: a fresh buffer's pages are each zeroed by the kernel on their first write, which for
-/// a part's messages (tens of MB) cost more than the copy into it.
-static JOIN_BUFFERS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-
-/// Buffers kept at most: a worker receives a few messages at once (one per sender).
-const KEPT_JOIN_BUFFERS: usize = 4;
-
-/// A joined message's buffer, given back to [`JOIN_BUFFERS`] when its last `Bytes` is dropped.
-struct JoinBuffer(Vec<u8>);
-
-impl AsRef<[u8]> for JoinBuffer {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl Drop for JoinBuffer {
-    fn drop(&mut self) {
-        let mut buffer = std::mem::take(&mut self.0);
-        buffer.clear();
-        let mut kept = JOIN_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.len() < KEPT_JOIN_BUFFERS {
-            kept.push(buffer);
-        } else if let Some(smallest) = kept.iter_mut().min_by_key(|b| b.capacity()) {
-            // Messages grow level by level: the larger buffer is the one worth keeping.
-            if smallest.capacity() < buffer.capacity() {
-                *smallest = buffer;
-            }
-        }
-    }
-}
-
-/// An empty buffer of at least `capacity` bytes: a kept one that is large enough (the
-/// smallest such), else a new one advised for huge pages.
-fn join_buffer(capacity: usize) -> Vec<u8> {
-    let kept = {
-        let mut kept = JOIN_BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = kept.iter().enumerate().filter(|(_, b)| b.capacity() >= capacity);
-        let smallest = fits.min_by_key(|(_, b)| b.capacity()).map(|(i, _)| i);
-        smallest.map(|i| kept.swap_remove(i))
-    };
-    kept.unwrap_or_else(|| {
-        let mut fresh = Vec::with_capacity(capacity);
-        let spare = fresh.spare_capacity_mut();
-        shared::huge::advise(spare.as_ptr().cast(), spare.len());
-        fresh
-    })
+    Many(BytesMut),
 }
 
 impl Joined {
@@ -228,14 +178,16 @@ impl Joined {
     }
 
     /// The next chunk, behind those before it, of a message of `total` bytes (0: not known).
-    /// Joined chunks go into one buffer taken once for the whole message (grown by doubling
-    /// from 4 MiB, a 40 MiB message took buffers of 4, 8, 16, 32 and 64 MiB, each fresh
-    /// memory), kept from message to message (see [`JOIN_BUFFERS`]).
+    /// Joined chunks go into one buffer made once for the whole message, advised for huge
+    /// pages (grown by doubling from 4 MiB, a 40 MiB message took buffers of 4, 8, 16, 32 and
+    /// 64 MiB, each fresh memory).
     pub fn push(&mut self, chunk: Bytes, total: usize) {
         *self = match std::mem::take(self) {
             Joined::Empty => Joined::One(chunk),
             Joined::One(first) => {
-                let mut joined = join_buffer(total.max(2 * (first.len() + chunk.len())));
+                let mut joined = BytesMut::with_capacity(total.max(2 * (first.len() + chunk.len())));
+                let spare = joined.spare_capacity_mut();
+                shared::huge::advise(spare.as_ptr().cast(), spare.len());
                 joined.extend_from_slice(&first);
                 joined.extend_from_slice(&chunk);
                 Joined::Many(joined)
@@ -252,7 +204,7 @@ impl Joined {
         match self {
             Joined::Empty => Bytes::new(),
             Joined::One(b) => b,
-            Joined::Many(b) => Bytes::from_owner(JoinBuffer(b)),
+            Joined::Many(b) => b.freeze(),
         }
     }
 }
@@ -562,38 +514,16 @@ impl PeerPool {
 mod tests {
     use super::*;
 
-    fn joined(chunks: &[&[u8]], total: usize) -> Bytes {
-        let mut j = Joined::default();
-        chunks.iter().for_each(|c| j.push(Bytes::copy_from_slice(c), total));
-        j.into_bytes()
-    }
-
     #[test]
-    fn a_joined_message_is_its_chunks_and_its_buffer_serves_the_next() {
+    fn a_joined_message_is_its_chunks_in_order() {
+        let joined = |chunks: &[&[u8]], total: usize| {
+            let mut j = Joined::default();
+            chunks.iter().for_each(|c| j.push(Bytes::copy_from_slice(c), total));
+            j.into_bytes()
+        };
         assert!(joined(&[], 0).is_empty());
         assert_eq!(&joined(&[b"abc"], 3)[..], b"abc");
-        let first = joined(&[b"abc", b"de", b"f"], 6);
-        assert_eq!(&first[..], b"abcdef");
-        let at = first.as_ptr();
-        // The buffer is kept while the message lives, and given back when it is dropped.
-        let second = joined(&[b"gh", b"ij"], 4);
-        assert_eq!(&second[..], b"ghij");
-        assert_ne!(second.as_ptr(), at);
-        drop(first);
-        let third = joined(&[b"kl", b"mn"], 4);
-        assert_eq!(&third[..], b"klmn");
-        assert_eq!(third.as_ptr(), at, "the smallest kept buffer that fits is taken again");
-        // A message larger than every kept buffer gets a new one.
-        let large = vec![7u8; 1 << 16];
-        let fourth = joined(&[&large[..1000], &large[1000..]], large.len());
-        assert_eq!(&fourth[..], &large[..]);
-        assert_ne!(fourth.as_ptr(), at);
-        // With every place taken, a larger buffer given back takes the smallest one's place.
-        let held: Vec<Bytes> = (0..KEPT_JOIN_BUFFERS).map(|_| joined(&[b"op", b"qr"], 4)).collect();
-        drop(held);
-        let large_at = fourth.as_ptr();
-        drop(fourth);
-        let again = joined(&[&large[..1], &large[1..]], large.len());
-        assert_eq!(again.as_ptr(), large_at, "the large buffer was kept");
+        assert_eq!(&joined(&[b"abc", b"de", b"f"], 6)[..], b"abcdef");
+        assert_eq!(&joined(&[b"abc", b"de", b"f"], 0)[..], b"abcdef", "a length not known");
     }
 }
