@@ -5,7 +5,8 @@
 //! instructions a word. The processor's own instructions are chosen at run time instead: AVX-512's
 //! VPOPCNTQ (eight words an instruction), AVX2's byte shuffles with POPCNT, or the portable
 //! sequence on a processor with neither. Every path gives the same count; tests hold each one
-//! available here against the portable one.
+//! available here against the portable one. Whether one run has a bit another lacks
+//! ([`any_outside`]) is the same kind of pass over whole rows.
 
 /// One way of counting, from the fastest down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
