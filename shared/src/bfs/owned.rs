@@ -198,6 +198,34 @@ impl OwnedPart {
         })
     }
 
+    /// Writes into `misses` (this part's rows, zeroed) the entries of each row that `wanted`
+    /// accepts (given its row number) that are unvisited and not yet in `next`, and returns
+    /// which rows it wrote. `closed` marks the rows found to have none, for the level being
+    /// made: `next` only grows while it is made, so a closed row is not tested again.
+    pub fn misses(
+        &self,
+        closed: &mut Vec<bool>,
+        wanted: impl Fn(u32) -> bool,
+        misses: &mut [u64],
+    ) -> Vec<bool> {
+        let words = self.words.max(1);
+        closed.resize(self.rows.len(), false);
+        let mut wrote = vec![false; self.rows.len()];
+        let sides = self.unvisited.chunks(words).zip(self.next.chunks(words));
+        for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
+            if closed[i] {
+                continue;
+            }
+            if !crate::ones::any_outside(u, n) {
+                closed[i] = true;
+            } else if wanted(self.rows.start + i as u32) {
+                wrote[i] = true;
+                row.iter_mut().zip(u).zip(n).for_each(|((m, u), n)| *m = u & !n);
+            }
+        }
+        wrote
+    }
+
     /// Makes `next` the frontier: its entries leave the unvisited set, and `next` is cleared for
     /// the level after (in the old frontier's memory when nothing else holds it).
     pub fn commit(&mut self) {

@@ -57,6 +57,8 @@ fn owned_search<I: RowIndex>(
     };
     let mut levels = Vec::new();
     let mut listed = false;
+    // Rows questions found closed, over all backward levels.
+    let (mut closed_rows, mut backward_levels) = (0, 0);
     let mut counts =
         parts.iter_mut().flatten().map(|p| p.start(space, counting)).fold(RowCounts::default(), |a, b| a + b);
     levels.push((Direction::Start, counts, full_of(&parts, true)));
@@ -68,6 +70,7 @@ fn owned_search<I: RowIndex>(
         assert_eq!(frontier, counts.entries);
         // The engine's weight, so that each level goes the engine's way (both ways are checked).
         let direction = Direction::choose(unvisited, frontier, space.pull_weight());
+        backward_levels += usize::from(direction == Direction::Backward);
         // Messages: (to worker, part, bytes).
         let mut mail: Vec<(usize, u32, bytes::Bytes)> = Vec::new();
         match direction {
@@ -99,46 +102,40 @@ fn owned_search<I: RowIndex>(
                 }
             }
             _ => {
-                // Each owner sends its open rows to the owners of their neighbour rows, who answer
-                // with hits.
-                let mut asks: Vec<(usize, usize, u32, bytes::Bytes)> = Vec::new();
-                for (to, own) in parts.iter().enumerate() {
-                    for p in own {
-                        for peer in 0..workers {
-                            let first = p.rows.start;
-                            let keep = |i: usize| {
-                                open_rows_for(space, moves, first + i as u32, |s| {
+                // Each owner asks the owners of its open rows' neighbour rows in turn (itself
+                // first), sending only the entries earlier answers left unreached, and merges
+                // each answer before the next question, as a worker does: rows a question found
+                // closed are not tested again.
+                let views: Vec<OwnedFrontier> = parts
+                    .iter()
+                    .map(|own| OwnedFrontier::new(cut, own.iter().map(|p| p.frontier.clone())))
+                    .collect();
+                for (to, own) in parts.iter_mut().enumerate() {
+                    for p in own.iter_mut() {
+                        let (rows, mut closed) = (cut.range(p.part), Vec::new());
+                        for peer in (0..workers).map(|i| (to + i) % workers) {
+                            let next_to_peer = |r: u32| {
+                                open_rows_for(space, moves, r, |s| {
                                     owner[(s / cut.rows_per_part) as usize] == peer
                                 })
                             };
-                            let bytes = SparseRows::encode_rows(
-                                key(depth, p.part, to),
-                                &p.unvisited,
-                                words,
-                                &keep,
-                                codec(to),
-                            );
-                            asks.push((peer, to, p.part, bytes));
+                            let mut misses = vec![0u64; rows.len() * words];
+                            let wrote = p.misses(&mut closed, next_to_peer, &mut misses);
+                            let asked = key(depth, p.part, to);
+                            let bytes =
+                                SparseRows::encode_rows(asked, &misses, words, &|i| wrote[i], codec(to));
+                            let open = SparseRows::decode_rows(&bytes, asked, rows.len(), words).unwrap();
+                            let open = open.to_rows();
+                            let mut out = vec![0u64; rows.len() * words];
+                            let open = FullRows::at(rows.start, &open, words);
+                            pull_hits(space, moves, rows.clone(), &open, &views[peer], &mut out);
+                            let answered = key(depth, p.part, peer);
+                            let hits = SparseRows::encode_rows(answered, &out, words, &|_| true, codec(peer));
+                            let hits = SparseRows::decode_rows(&hits, answered, rows.len(), words).unwrap();
+                            hits.or_into(&mut p.next);
                         }
+                        closed_rows += closed.iter().filter(|&&c| c).count();
                     }
-                }
-                for (peer, to, k, bytes) in asks {
-                    let rows = cut.range(k);
-                    let open = SparseRows::decode_rows(&bytes, key(depth, k, to), rows.len(), words).unwrap();
-                    let open = open.to_rows();
-                    let view = OwnedFrontier::new(cut, parts[peer].iter().map(|p| p.frontier.clone()));
-                    let mut out = vec![0u64; rows.len() * words];
-                    pull_hits(
-                        space,
-                        moves,
-                        rows.clone(),
-                        &FullRows::at(rows.start, &open, words),
-                        &view,
-                        &mut out,
-                    );
-                    let hits =
-                        SparseRows::encode_rows(key(depth, k, peer), &out, words, &|_| true, codec(peer));
-                    mail.push((to, k, hits));
                 }
             }
         }
@@ -173,6 +170,7 @@ fn owned_search<I: RowIndex>(
     }
     // Sparse frontiers are pushed from their column lists (where columns fit in 16 bits).
     assert!(listed || space.column_count() > 1 << 16, "no frontier was listed");
+    assert!(backward_levels == 0 || closed_rows > 0, "no question found a closed row");
     levels
 }
 

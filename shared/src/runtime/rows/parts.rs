@@ -514,31 +514,12 @@ impl<X: PartIndex> Parts<X> {
         // written, encoded and cleared: a part is asked of every other owner in turn.
         let next_to_peer =
             |r: u32| self.index.open_rows_for(&self.moves, r, |s| v.owner[(s / rpp) as usize] == peer);
-        let mut keep = vec![false; rows.len()];
         let [mut misses] = self.buffers.zeroed(rows.len() * self.words);
-        let made = self.making(k, depth, epoch, |h| {
-            let closed = &mut h.closed;
-            closed.resize(rows.len(), false);
-            let sides = h.part.unvisited.chunks(words).zip(h.part.next.chunks(words));
-            for (i, (row, (u, n))) in misses.chunks_mut(words).zip(sides).enumerate() {
-                if closed[i] {
-                    continue;
-                }
-                if !crate::ones::any_outside(u, n) {
-                    closed[i] = true;
-                    continue;
-                }
-                if !next_to_peer(rows.start + i as u32) {
-                    continue;
-                }
-                keep[i] = true;
-                row.iter_mut().zip(u).zip(n).for_each(|((m, u), n)| *m = u & !n);
-            }
-        });
-        if made.is_none() {
+        let made = self.making(k, depth, epoch, |h| h.part.misses(&mut h.closed, next_to_peer, &mut misses));
+        let Some(keep) = made else {
             self.buffers.give_back(misses); // untouched: the part makes another level
             return None;
-        }
+        };
         let any = keep.contains(&true);
         let key = self.key(k, kind_code(Kind::Open), depth);
         let bytes =
