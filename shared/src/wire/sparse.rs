@@ -15,6 +15,9 @@
 
 use crate::shard::{self, as_bytes, as_bytes_mut, Codec, ShardKey, WordPart};
 use crate::wire::Malformed;
+use columns::{gather_columns, GATHER_ROOM};
+
+mod columns;
 
 /// A part's row set as a message carries it: the payload is
 /// - `blocks` words: one bit per row of the part, set when the row holds entries;
@@ -201,11 +204,12 @@ impl<'f> RowsLayout<'f> {
                 // word's padding is zeros.
                 let (counts, columns) = halves.split_at_mut(2 * segments);
                 if gathered.is_empty() {
-                    gathered.resize((w * 64).min(SEGMENT) + 4, 0u16);
+                    gathered.resize((w * 64).min(SEGMENT) + GATHER_ROOM, 0u16);
                 }
                 let mut k = 0;
+                // Dense: about one entry in two words or more (the faster way to gather them).
                 for (tally, words) in counts.chunks_exact_mut(2).zip(row.chunks(SEGMENT / 64)) {
-                    let written = gather_columns(words, &mut gathered);
+                    let written = gather_columns(words, &mut gathered, 2 * n >= w);
                     for (to, c) in columns[2 * k..2 * (k + written)].chunks_exact_mut(2).zip(&gathered) {
                         to.copy_from_slice(&c.to_le_bytes());
                     }
@@ -222,33 +226,6 @@ impl<'f> RowsLayout<'f> {
         }
         out[at..].copy_from_slice(&entries.to_le_bytes());
     }
-}
-
-/// Writes the columns of the set bits of `words` (at most a segment) into `out` in increasing
-/// order and returns how many. `out` has 4 entries of room past them: empty words are skipped,
-/// and each other word's first four bits are written whether it has them or not, the count
-/// moving on only past those it has, so that no branch is taken per bit (mispredicted ones
-/// were most of this function's time with one bit in 50 set); a fifth bit and more take a
-/// loop.
-#[inline]
-fn gather_columns(words: &[u64], out: &mut [u16]) -> usize {
-    assert!(out.len() >= words.len() * 64 + 4, "room for a segment's columns");
-    let mut k = 0;
-    for (j, &word) in words.iter().enumerate().filter(|(_, w)| **w != 0) {
-        let base = (j * 64) as u16;
-        let mut b = word;
-        for _ in 0..4 {
-            out[k] = base.wrapping_add(b.trailing_zeros() as u16);
-            k += usize::from(b != 0);
-            b &= b.wrapping_sub(1);
-        }
-        while b != 0 {
-            out[k] = base + b.trailing_zeros() as u16;
-            k += 1;
-            b &= b - 1;
-        }
-    }
-    k
 }
 
 /// A part's level counted for keeping (see [`SparseRows::kept_level`]).

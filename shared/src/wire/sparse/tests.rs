@@ -170,7 +170,9 @@ fn a_segments_columns_are_gathered_as_bit_by_bit() {
         x
     };
     let mut cases: Vec<Vec<u64>> = vec![vec![], vec![0], vec![u64::MAX], vec![1 << 63; SEGMENT / 64]];
-    for len in [1, 2, 7, 64, SEGMENT / 64] {
+    for len in [1, 2, 7, 9, 64, SEGMENT / 64] {
+        // Mostly empty words, then about 16, 32 and 48 bits a word.
+        cases.push((0..len).map(|_| if next() % 5 == 0 { 1 << (next() % 64) } else { 0 }).collect());
         cases.push((0..len).map(|_| next() & next() & next() & next()).collect());
         cases.push((0..len).map(|_| next() & next()).collect());
         cases.push((0..len).map(|_| next() | next()).collect());
@@ -178,8 +180,17 @@ fn a_segments_columns_are_gathered_as_bit_by_bit() {
     for words in cases {
         let want: Vec<u16> =
             (0..words.len() * 64).filter(|&c| words[c / 64] >> (c % 64) & 1 == 1).map(|c| c as u16).collect();
-        let mut out = vec![0u16; words.len() * 64 + 4];
-        let n = gather_columns(&words, &mut out);
-        assert_eq!(&out[..n], &want[..], "{} words", words.len());
+        // The processor's ways (VPCOMPRESSW where it has it, for dense and sparse rows) and
+        // the scalar one.
+        let dense = |w: &[u64], o: &mut [u16]| gather_columns(w, o, true);
+        let sparse = |w: &[u64], o: &mut [u16]| gather_columns(w, o, false);
+        type Gather<'a> = &'a dyn Fn(&[u64], &mut [u16]) -> usize;
+        let ways: [(&str, Gather); 3] =
+            [("dense", &dense), ("sparse", &sparse), ("scalar", &columns::portable)];
+        for (way, gather) in ways {
+            let mut out = vec![0xffffu16; words.len() * 64 + GATHER_ROOM];
+            let n = gather(&words, &mut out);
+            assert_eq!(&out[..n], &want[..], "{way}: {} words", words.len());
+        }
     }
 }
