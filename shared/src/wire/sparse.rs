@@ -116,7 +116,7 @@ compile_error!("row messages are little-endian words");
 /// buffer copies and faults in its pages several times over): each row's entries and whether
 /// it goes raw or as positions.
 struct RowsLayout<'f> {
-    full: &'f [u64],
+    rows: Rows<'f>,
     words_per_row: usize,
     /// Entries of each row of the part (0: not sent).
     counts: Vec<u32>,
@@ -126,25 +126,43 @@ struct RowsLayout<'f> {
     bytes: usize,
 }
 
+/// The rows a layout codes: read where they lie (a kept level), or a buffer whose coded rows
+/// are cleared as they are coded (a message's rows, in a buffer its sender reuses zeroed:
+/// clearing each row while the coding has it in the cache saves a pass over the buffer).
+enum Rows<'f> {
+    Read(&'f [u64]),
+    Cleared(&'f mut [u64]),
+}
+
+impl Rows<'_> {
+    fn words(&self) -> &[u64] {
+        match self {
+            Rows::Read(words) => words,
+            Rows::Cleared(words) => words,
+        }
+    }
+}
+
 impl<'f> RowsLayout<'f> {
-    /// The rows of `full` that hold entries and that `keep` accepts; `compressed`: the message
+    /// The rows of `rows` that hold entries and that `keep` accepts; `compressed`: the message
     /// will be packed, so rows wider than a segment go as bits, which zstd packs tighter than
     /// their positions (`h` on two workers: 69.3 MiB against 117.8).
     fn new(
-        full: &'f [u64],
+        rows: Rows<'f>,
         words_per_row: usize,
         keep: &(dyn Fn(usize) -> bool + Sync),
         compressed: bool,
     ) -> Self {
         let w = words_per_row.max(1);
         let segments = segments(words_per_row);
-        let counts: Vec<u32> = full
+        let counts: Vec<u32> = rows
+            .words()
             .chunks(w)
             .enumerate()
             .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
             .collect();
         let mut layout = RowsLayout {
-            full,
+            rows,
             words_per_row,
             counts,
             segments,
@@ -174,8 +192,9 @@ impl<'f> RowsLayout<'f> {
     }
 
     /// Writes the payload (see [`SparseRows`]) into `out`, exactly [`Self::bytes`] long, at
-    /// any alignment; every byte is written.
-    fn write(&self, out: &mut [u8]) {
+    /// any alignment; every byte is written. Rows to be cleared are zero afterwards where
+    /// they were coded.
+    fn write(&mut self, out: &mut [u8]) {
         assert_eq!(out.len(), self.bytes, "a payload's bytes");
         let (w, blocks, segments) = (self.words_per_row.max(1), self.blocks(), self.segments);
         // The two row bitmaps, set in place: bit i of little-endian words is bit i % 8 of
@@ -189,11 +208,13 @@ impl<'f> RowsLayout<'f> {
         // A segment's columns, gathered with room for the writes past the last one; made at
         // the first row that goes as positions (a message of raw rows needs none).
         let mut gathered = Vec::new();
-        for (i, (row, &n)) in self.full.chunks(w).zip(&self.counts).enumerate() {
-            let n = n as usize;
+        for i in 0..self.counts.len() {
+            let n = self.counts[i] as usize;
             if n == 0 {
                 continue;
             }
+            let words = i * w..((i + 1) * w).min(self.rows.words().len());
+            let row = &self.rows.words()[words.clone()];
             entries += n as u64;
             present[i / 8] |= 1 << (i % 8);
             if self.as_positions(n) {
@@ -223,6 +244,9 @@ impl<'f> RowsLayout<'f> {
                 out[at..at + w * 8].copy_from_slice(as_bytes(row));
                 at += w * 8;
             }
+            if let Rows::Cleared(full) = &mut self.rows {
+                full[words].fill(0);
+            }
         }
         out[at..].copy_from_slice(&entries.to_le_bytes());
     }
@@ -241,7 +265,7 @@ impl KeptLevel<'_> {
     }
 
     /// Writes the shard into `out`, exactly [`Self::len`] long, at any alignment.
-    pub fn write(&self, out: &mut [u8]) {
+    pub fn write(&mut self, out: &mut [u8]) {
         let (header, payload) = out.split_at_mut(shard::raw_header_len());
         self.layout.write(payload);
         shard::raw_header_into(self.key, payload, header);
@@ -261,8 +285,31 @@ impl<'a> SparseRows<'a> {
         keep: &(dyn Fn(usize) -> bool + Sync),
         codec: Codec,
     ) -> bytes::Bytes {
+        Self::encode(key, Rows::Read(full), words_per_row, keep, codec)
+    }
+
+    /// [`Self::encode_rows`], leaving zero every row it codes: how a sender gives back the
+    /// buffer it made a message in, clean, without a pass of its own over the rows. Rows that
+    /// `keep` refuses are left as they are.
+    pub fn encode_rows_clearing(
+        key: ShardKey,
+        full: &mut [u64],
+        words_per_row: usize,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        codec: Codec,
+    ) -> bytes::Bytes {
+        Self::encode(key, Rows::Cleared(full), words_per_row, keep, codec)
+    }
+
+    fn encode(
+        key: ShardKey,
+        rows: Rows,
+        words_per_row: usize,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        codec: Codec,
+    ) -> bytes::Bytes {
         let raw = codec == Codec::Raw;
-        let layout = RowsLayout::new(full, words_per_row, keep, !raw);
+        let mut layout = RowsLayout::new(rows, words_per_row, keep, !raw);
         let (mut buffer, head) =
             if raw { (shard::spare_words(), shard::raw_head_words()) } else { (Vec::new(), 0) };
         // Every byte of the payload is written: a reused buffer is not cleared first.
@@ -283,7 +330,7 @@ impl<'a> SparseRows<'a> {
     /// as a whole shard), counted: [`KeptLevel::write`] writes it straight into the buffer a
     /// store writes from.
     pub fn kept_level(key: ShardKey, full: &[u64], words_per_row: usize) -> KeptLevel<'_> {
-        KeptLevel { key, layout: RowsLayout::new(full, words_per_row, &|_| true, false) }
+        KeptLevel { key, layout: RowsLayout::new(Rows::Read(full), words_per_row, &|_| true, false) }
     }
 
     /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it

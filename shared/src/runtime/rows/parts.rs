@@ -495,12 +495,12 @@ impl<X: PartIndex> Parts<X> {
         } else {
             self.index.push_images(&self.moves, rows, &v.sources, &v.frontier, &mut out)
         };
+        // Coding clears the rows it reads; only reached rows were written.
         let bytes = if wrote {
-            SparseRows::encode_rows(key, &out, self.words, &|i| reached[i], (self.codec)(to))
+            SparseRows::encode_rows_clearing(key, &mut out, self.words, &|i| reached[i], (self.codec)(to))
         } else {
             Bytes::new()
         };
-        chosen_rows(&mut out, self.words.max(1), &reached).for_each(|row| row.fill(0));
         self.buffers.give_back(out);
         bytes
     }
@@ -522,9 +522,10 @@ impl<X: PartIndex> Parts<X> {
         };
         let any = keep.contains(&true);
         let key = self.key(k, kind_code(Kind::Open), depth);
-        let bytes =
-            any.then(|| SparseRows::encode_rows(key, &misses, words, &|i| keep[i], (self.codec)(peer)));
-        chosen_rows(&mut misses, words, &keep).for_each(|row| row.fill(0));
+        // Coding clears the rows it reads; only those were written.
+        let bytes = any.then(|| {
+            SparseRows::encode_rows_clearing(key, &mut misses, words, &|i| keep[i], (self.codec)(peer))
+        });
         self.buffers.give_back(misses);
         bytes
     }
@@ -544,11 +545,17 @@ impl<X: PartIndex> Parts<X> {
         let open = FullRows::at(rows.start, &asked, self.words);
         self.index.pull_hits(&self.moves, rows.clone(), &open, &v.frontier, &mut out);
         let key = self.key(note.part, kind_code(Kind::Hits), note.depth);
-        let hits = SparseRows::encode_rows(key, &out, self.words, &|i| present[i], (self.codec)(note.from));
-        for mut b in [out, asked] {
-            chosen_rows(&mut b, self.words.max(1), &present).for_each(|row| row.fill(0));
-            self.buffers.give_back(b);
-        }
+        // Coding clears the hits' rows it reads (hits lie in the rows asked).
+        let hits = SparseRows::encode_rows_clearing(
+            key,
+            &mut out,
+            self.words,
+            &|i| present[i],
+            (self.codec)(note.from),
+        );
+        chosen_rows(&mut asked, self.words.max(1), &present).for_each(|row| row.fill(0));
+        self.buffers.give_back(out);
+        self.buffers.give_back(asked);
         Ok(hits)
     }
 
@@ -578,7 +585,7 @@ impl<X: PartIndex> Parts<X> {
             h.made = Some(depth);
             // Kept raw (LZ4 cost 6 % of a worker's CPU), coded into the store's own buffer under
             // the part's lock: a part has no work left between its finish and its commit.
-            let level = SparseRows::kept_level(key, &h.part.next, words);
+            let mut level = SparseRows::kept_level(key, &h.part.next, words);
             let mut sent = None;
             let kept = self.store.put_with(k, depth, level.len(), &mut |out| {
                 level.write(out);

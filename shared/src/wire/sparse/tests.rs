@@ -32,6 +32,22 @@ fn messages_read_back_with_only_the_rows_kept_whatever_the_codec() {
 }
 
 #[test]
+fn coding_that_clears_gives_the_same_bytes_and_zeroes_only_the_rows_kept() {
+    let full = part();
+    for codec in [Codec::Raw, Codec::Zstd] {
+        for keep in [&(|_| true) as &(dyn Fn(usize) -> bool + Sync), &|i| i % 3 != 1] {
+            let mut cleared = full.clone();
+            let bytes = SparseRows::encode_rows_clearing(KEY, &mut cleared, 2, keep, codec);
+            assert_eq!(bytes, SparseRows::encode_rows(KEY, &full, 2, keep, codec), "{codec:?}");
+            for r in 0..10 {
+                let want: &[u64] = if keep(r) { &[0, 0] } else { &full[r * 2..][..2] };
+                assert_eq!(&cleared[r * 2..][..2], want, "row {r} ({codec:?})");
+            }
+        }
+    }
+}
+
+#[test]
 fn raw_messages_are_read_where_they_lie_at_any_alignment() {
     let full = part();
     let bytes = SparseRows::encode_rows(KEY, &full, 2, &|_| true, Codec::Raw);
@@ -58,7 +74,7 @@ fn raw_messages_are_read_where_they_lie_at_any_alignment() {
 #[test]
 fn a_kept_level_is_the_raw_message_of_all_its_rows() {
     let full = part();
-    let level = SparseRows::kept_level(KEY, &full, 2);
+    let mut level = SparseRows::kept_level(KEY, &full, 2);
     // Written where a store would put it: behind bytes it leaves alone, at an odd offset.
     let mut out = vec![0xa5u8; level.len() + 3];
     level.write(&mut out[3..]);
