@@ -58,15 +58,6 @@ impl Held {
 
 type Slot = Arc<Mutex<Held>>;
 
-/// The rows of `rows` (`words` each) that `chosen` marks.
-fn chosen_rows<'a>(
-    rows: &'a mut [u64],
-    words: usize,
-    chosen: &'a [bool],
-) -> impl Iterator<Item = &'a mut [u64]> {
-    rows.chunks_mut(words).zip(chosen).filter(|(_, &c)| c).map(|(row, _)| row)
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -553,7 +544,8 @@ impl<X: PartIndex> Parts<X> {
             &|i| present[i],
             (self.codec)(note.from),
         );
-        chosen_rows(&mut asked, self.words.max(1), &present).for_each(|row| row.fill(0));
+        let asked_rows = asked.chunks_mut(self.words.max(1)).zip(&present);
+        asked_rows.filter(|(_, &p)| p).for_each(|(row, _)| row.fill(0));
         self.buffers.give_back(out);
         self.buffers.give_back(asked);
         Ok(hits)
