@@ -213,8 +213,8 @@ impl<'f> RowsLayout<'f> {
             if n == 0 {
                 continue;
             }
-            let words = i * w..((i + 1) * w).min(self.rows.words().len());
-            let row = &self.rows.words()[words.clone()];
+            let span = i * w..((i + 1) * w).min(self.rows.words().len());
+            let row = &self.rows.words()[span.clone()];
             entries += n as u64;
             present[i / 8] |= 1 << (i % 8);
             if self.as_positions(n) {
@@ -245,7 +245,7 @@ impl<'f> RowsLayout<'f> {
                 at += w * 8;
             }
             if let Rows::Cleared(full) = &mut self.rows {
-                full[words].fill(0);
+                full[span].fill(0);
             }
         }
         out[at..].copy_from_slice(&entries.to_le_bytes());

@@ -187,7 +187,7 @@ fn a_segments_columns_are_gathered_as_bit_by_bit() {
     };
     let mut cases: Vec<Vec<u64>> = vec![vec![], vec![0], vec![u64::MAX], vec![1 << 63; SEGMENT / 64]];
     for len in [1, 2, 7, 9, 64, SEGMENT / 64] {
-        // Mostly empty words, then about 16, 32 and 48 bits a word.
+        // Mostly empty words, then about 4, 16 and 48 bits a word.
         cases.push((0..len).map(|_| if next() % 5 == 0 { 1 << (next() % 64) } else { 0 }).collect());
         cases.push((0..len).map(|_| next() & next() & next() & next()).collect());
         cases.push((0..len).map(|_| next() & next()).collect());
