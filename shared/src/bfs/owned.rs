@@ -31,6 +31,7 @@ use crate::coord::{for_each_bit, ColumnMapper};
 use crate::cube::Move;
 use crate::space::{RowCounts, RowIndex};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// One owned part of the rows: its unvisited entries, its frontier and the level being made,
@@ -43,6 +44,8 @@ pub struct OwnedPart {
     pub unvisited: Vec<u64>,
     pub frontier: Arc<PartFrontier>,
     pub next: Vec<u64>,
+    /// Entries of each row of `next` as the last finish left it ([`Self::level_ones`]).
+    level_ones: Vec<AtomicU32>,
     /// Entries of `unvisited` and of the frontier, kept as levels are committed (what
     /// [`Self::pulls_own_images`] weighs, without reading the arrays).
     open: u64,
@@ -131,6 +134,7 @@ impl OwnedPart {
             words,
             open: crate::ones::ones(&unvisited),
             unvisited,
+            level_ones: (0..rows.len()).map(|_| AtomicU32::new(0)).collect(),
             frontier: Arc::new(PartFrontier::new(k, rows, words, crate::huge::zeroed_words(n))),
             next: crate::huge::zeroed_words(n),
             last: 0,
@@ -163,21 +167,24 @@ impl OwnedPart {
     }
 
     /// Keeps the new entries among the images gathered in `next` (the unvisited ones), closes
-    /// their rows under their stabilizers and counts them.
+    /// their rows under their stabilizers and counts them (each row's: [`Self::level_ones`]).
     pub fn finish_forward<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
         let words = self.words;
         let rows = self.rows.clone();
-        let unvisited = &self.unvisited;
+        let (unvisited, level_ones) = (&self.unvisited, &self.level_ones);
         super::task::by_row_chunks(&mut self.next, words, rows.start, None, |sub, out| {
             let at = (sub.start - rows.start) as usize * words;
             let open = &unvisited[at..at + out.len()];
             for ((r, row), open) in sub.clone().zip(out.chunks_mut(words)).zip(open.chunks(words)) {
+                let mut ones = 0;
                 if row.iter().any(|&w| w != 0) {
                     row.iter_mut().zip(open).for_each(|(o, u)| *o &= u);
                     if row.iter().any(|&w| w != 0) {
                         space.close_row(r, row);
+                        ones = crate::ones::ones(row) as u32;
                     }
                 }
+                level_ones[(r - rows.start) as usize].store(ones, Ordering::Relaxed);
             }
             counting.count(space, sub, out)
         })
@@ -188,14 +195,22 @@ impl OwnedPart {
     pub fn finish_backward<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
         let words = self.words;
         let rows = self.rows.clone();
-        let unvisited = &self.unvisited;
+        let (unvisited, level_ones) = (&self.unvisited, &self.level_ones);
         super::task::by_row_chunks(&mut self.next, words, rows.start, None, |sub, out| {
             let at = (sub.start - rows.start) as usize * words;
             // A hit is an unvisited entry by construction; masking makes a bad message harmless.
-            let n = out.len();
-            out.iter_mut().zip(&unvisited[at..at + n]).for_each(|(o, u)| *o &= u);
+            let open = unvisited[at..].chunks(words);
+            for (r, (row, open)) in sub.clone().zip(out.chunks_mut(words).zip(open)) {
+                row.iter_mut().zip(open).for_each(|(o, u)| *o &= u);
+                level_ones[(r - rows.start) as usize].store(crate::ones::ones(row) as u32, Ordering::Relaxed);
+            }
             counting.count(space, sub, out)
         })
+    }
+
+    /// Each row's entries in `next` as the last finish counted them (to keep its level).
+    pub fn level_ones(&self) -> Vec<u32> {
+        self.level_ones.iter().map(|n| n.load(Ordering::Relaxed)).collect()
     }
 
     /// Writes into `misses` (this part's rows, zeroed) the entries of each row that `wanted`

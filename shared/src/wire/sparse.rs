@@ -154,13 +154,24 @@ impl<'f> RowsLayout<'f> {
         compressed: bool,
     ) -> Self {
         let w = words_per_row.max(1);
-        let segments = segments(words_per_row);
         let counts: Vec<u32> = rows
             .words()
             .chunks(w)
             .enumerate()
             .map(|(i, row)| if keep(i) { crate::ones::ones(row) as u32 } else { 0 })
             .collect();
+        Self::counted(rows, words_per_row, counts, compressed)
+    }
+
+    /// The layout of every row of `rows`, whose entries `counts` gives (checked in debug
+    /// builds).
+    fn counted(rows: Rows<'f>, words_per_row: usize, counts: Vec<u32>, compressed: bool) -> Self {
+        let w = words_per_row.max(1);
+        debug_assert!(
+            rows.words().chunks(w).zip(&counts).all(|(row, &n)| crate::ones::ones(row) == n as u64),
+            "a row's entries as counted"
+        );
+        let segments = segments(words_per_row);
         let mut layout = RowsLayout {
             rows,
             words_per_row,
@@ -331,6 +342,19 @@ impl<'a> SparseRows<'a> {
     /// store writes from.
     pub fn kept_level(key: ShardKey, full: &[u64], words_per_row: usize) -> KeptLevel<'_> {
         KeptLevel { key, layout: RowsLayout::new(Rows::Read(full), words_per_row, &|_| true, false) }
+    }
+
+    /// [`Self::kept_level`] of rows whose entries `counts` gives, one per row (as the level's
+    /// finish counted them, the rows in the cache): the same bytes without a pass over the
+    /// level to count them.
+    pub fn kept_level_counted(
+        key: ShardKey,
+        full: &[u64],
+        words_per_row: usize,
+        counts: Vec<u32>,
+    ) -> KeptLevel<'_> {
+        assert_eq!(counts.len() * words_per_row.max(1), full.len(), "a count for every row");
+        KeptLevel { key, layout: RowsLayout::counted(Rows::Read(full), words_per_row, counts, false) }
     }
 
     /// Reads a message of [`Self::encode_rows`] for a part of `rows` rows: refused unless it

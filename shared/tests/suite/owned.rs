@@ -159,6 +159,12 @@ fn owned_search<I: RowIndex>(
                 _ => p.finish_forward(space, counting),
             })
             .fold(RowCounts::default(), |a, b| a + b);
+        // A level is kept with its rows' entries as the finish counted them.
+        for p in parts.iter().flatten() {
+            let ones: Vec<u32> =
+                p.next.chunks(words).map(|r| r.iter().map(|w| w.count_ones()).sum()).collect();
+            assert_eq!(p.level_ones(), ones, "depth {depth}: each row's entries as finished");
+        }
         if counts.entries > 0 {
             levels.push((direction, counts, full_of(&parts, true)));
         }

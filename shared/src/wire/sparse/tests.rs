@@ -82,6 +82,12 @@ fn a_kept_level_is_the_raw_message_of_all_its_rows() {
     assert_eq!(&out[3..], &message[..]);
     assert_eq!(&out[..3], &[0xa5; 3]);
     assert_eq!(SparseRows::decode_rows(&out[3..], KEY, 10, 2).unwrap().to_rows(), full);
+    // Counted by its maker, the same bytes.
+    let counts = full.chunks(2).map(|row| row.iter().map(|w| w.count_ones()).sum()).collect();
+    let mut counted = SparseRows::kept_level_counted(KEY, &full, 2, counts);
+    let mut again = vec![0u8; counted.len()];
+    counted.write(&mut again);
+    assert_eq!(again, &out[3..]);
 }
 
 #[test]
