@@ -163,14 +163,8 @@ impl<'f> RowsLayout<'f> {
         Self::counted(rows, words_per_row, counts, compressed)
     }
 
-    /// The layout of every row of `rows`, whose entries `counts` gives (checked in debug
-    /// builds).
+    /// The layout of the rows of `rows` whose entries `counts` gives (0: not sent).
     fn counted(rows: Rows<'f>, words_per_row: usize, counts: Vec<u32>, compressed: bool) -> Self {
-        let w = words_per_row.max(1);
-        debug_assert!(
-            rows.words().chunks(w).zip(&counts).all(|(row, &n)| crate::ones::ones(row) == n as u64),
-            "a row's entries as counted"
-        );
         let segments = segments(words_per_row);
         let mut layout = RowsLayout {
             rows,
@@ -354,6 +348,12 @@ impl<'a> SparseRows<'a> {
         counts: Vec<u32>,
     ) -> KeptLevel<'_> {
         assert_eq!(counts.len() * words_per_row.max(1), full.len(), "a count for every row");
+        debug_assert!(
+            full.chunks(words_per_row.max(1))
+                .zip(&counts)
+                .all(|(row, &n)| crate::ones::ones(row) == n as u64),
+            "a row's entries as counted"
+        );
         KeptLevel { key, layout: RowsLayout::counted(Rows::Read(full), words_per_row, counts, false) }
     }
 

@@ -7,7 +7,7 @@ fn part() -> Vec<u64> {
         .map(|i| match i % 5 {
             0 => 0,
             1 => 1 << (i % 64),
-            _ => (i * 0x9e37_79b9_7f4a_7c15) & 0xf_ffff_ffff,
+            _ => i.wrapping_mul(0x9e37_79b9_7f4a_7c15) & 0xf_ffff_ffff,
         })
         .collect()
 }
