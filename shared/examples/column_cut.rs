@@ -12,7 +12,7 @@
 //!
 //!     cargo run --release -p shared --example column_cut -- h/h [--locality]
 
-use shared::bfs::owned::PartCut;
+use shared::bfs::cut::PartCut;
 use shared::coord::ColumnMapper;
 use shared::cube::Move;
 use shared::job::{IndexVisitor, RowJob};

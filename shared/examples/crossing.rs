@@ -12,7 +12,7 @@
 //!
 //!     cargo run --release -p shared --example crossing -- edges/htm [M ...]
 
-use shared::bfs::owned::PartCut;
+use shared::bfs::cut::PartCut;
 use shared::cube::Move;
 use shared::job::{IndexVisitor, RowJob};
 use shared::space::{locality::PARTS, RowIndex, RowOrder};

@@ -10,7 +10,7 @@
 //!   `coset/bound/D/search/S` (proved within D, phase 1 searched to S; [`CosetSpec`]): one task
 //!   per range of the job's cosets, whose representatives are its input.
 
-use crate::bfs::owned::PartCut;
+use crate::bfs::cut::PartCut;
 use crate::bfs::owned::{OwnedFrontier, OwnedPart, PartIndex};
 use crate::bfs::task::{Counting, RowBits, Sources};
 use crate::bfs::Direction;

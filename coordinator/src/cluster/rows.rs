@@ -10,7 +10,7 @@ use super::work::{RowsRun, Work};
 use super::ClusterError;
 use crate::journal::RedbJournal;
 use anyhow::{anyhow, bail, Result};
-use shared::bfs::owned::PartCut;
+use shared::bfs::cut::PartCut;
 use shared::bfs::task::{Counting, Sources};
 use shared::bfs::{LevelRecord, LevelReport, Progress, Standing};
 use shared::report::DepthCounts;

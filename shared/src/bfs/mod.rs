@@ -1,6 +1,7 @@
 //! Breadth-first enumeration over symmetry-reduced row spaces, and a slow reference method.
 
 mod bitmap;
+pub mod cut;
 mod depths;
 mod engine;
 mod levels;

@@ -1,5 +1,5 @@
 //! Row sets as they travel between workers (and, for a table build, to the coordinator, and to
-//! a worker's disk): one part of the rows ([`PartCut`](crate::bfs::owned::PartCut)) per message,
+//! a worker's disk): one part of the rows ([`PartCut`](crate::bfs::cut::PartCut)) per message,
 //! each row that holds entries written the cheaper of two ways, checked against the entries the
 //! message says it holds.
 //!

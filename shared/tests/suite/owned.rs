@@ -6,7 +6,7 @@
 //! their agreement with the engine's single array checks the exchange's claims (a part's new
 //! entries are the union of what its owner gathers, whoever sends what).
 
-use shared::bfs::owned::PartCut;
+use shared::bfs::cut::PartCut;
 use shared::bfs::owned::{open_rows_for, pull_hits, push_images, EveryColumn, OwnedFrontier, OwnedPart};
 use shared::bfs::task::{Counting, FullRows, Sources};
 use shared::bfs::{self, BfsOptions, Direction};

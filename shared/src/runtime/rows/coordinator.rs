@@ -122,7 +122,7 @@ pub struct SearchSettings {
 /// gains entries, and each of its entries is compared with its images when counted; measured
 /// on `h` with two workers, a row with a stabilizer of order s costs about s rows without one
 /// (docs/distribution.md, "Parts cut by work").
-pub fn part_weights<I: crate::space::RowIndex>(index: &I, cut: crate::bfs::owned::PartCut) -> Vec<u64> {
+pub fn part_weights<I: crate::space::RowIndex>(index: &I, cut: crate::bfs::cut::PartCut) -> Vec<u64> {
     (0..cut.parts()).map(|k| cut.range(k).map(|r| 1 + index.stabilizer(r).len() as u64).sum()).collect()
 }
 

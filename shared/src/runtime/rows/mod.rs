@@ -55,8 +55,8 @@ pub struct JobInfo {
 }
 
 impl JobInfo {
-    pub fn cut(&self) -> crate::bfs::owned::PartCut {
-        crate::bfs::owned::PartCut::new(self.rows, self.rows_per_part)
+    pub fn cut(&self) -> crate::bfs::cut::PartCut {
+        crate::bfs::cut::PartCut::new(self.rows, self.rows_per_part)
     }
 
     pub fn parts(&self) -> u32 {

@@ -2,7 +2,7 @@
 //! simulated network.
 
 use super::{Addr, Ev, World, BEAT_MS};
-use crate::bfs::owned::PartCut;
+use crate::bfs::cut::PartCut;
 use crate::bfs::task::Counting;
 use crate::runtime::rows::*;
 use crate::runtime::sim::faults::Faults;
