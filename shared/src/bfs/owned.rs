@@ -45,7 +45,7 @@ pub struct OwnedPart {
     pub unvisited: Vec<u64>,
     pub frontier: Arc<PartFrontier>,
     pub next: Vec<u64>,
-    /// Entries of each row of `next` as the last finish left it ([`Self::level_ones`]).
+    /// Entries of each row of `next` as the last start or finish left it ([`Self::level_ones`]).
     level_ones: Vec<AtomicU32>,
     /// Entries of `unvisited` and of the frontier, kept as levels are committed (what
     /// [`Self::pulls_own_images`] weighs, without reading the arrays).
@@ -154,16 +154,18 @@ impl OwnedPart {
     }
 
     /// Level 0 in this part: the start entry, closed under its row's stabilizer, if its row is
-    /// here; counted. It is the part's `next` until committed.
+    /// here; counted. It is the part's `next` until committed. (A part starts at depth 0, whose
+    /// rows' counts in [`Self::level_ones`] are all zero but, after a start, the start row's.)
     pub fn start<I: RowIndex>(&mut self, space: &I, counting: Counting) -> RowCounts {
         let (row, column) = space.start();
         if !self.rows.contains(&row) {
             return RowCounts::default();
         }
-        let at = (row - self.rows.start) as usize * self.words;
-        let bits = &mut self.next[at..at + self.words];
+        let i = (row - self.rows.start) as usize;
+        let bits = &mut self.next[i * self.words..][..self.words];
         crate::space::set_bit(bits, column);
         space.close_row(row, bits);
+        self.level_ones[i].store(crate::ones::ones(bits) as u32, Ordering::Relaxed);
         counting.count(space, row..row + 1, bits)
     }
 
@@ -209,7 +211,7 @@ impl OwnedPart {
         })
     }
 
-    /// Each row's entries in `next` as the last finish counted them (to keep its level).
+    /// Each row's entries in `next` as the last start or finish counted them (to keep its level).
     pub fn level_ones(&self) -> Vec<u32> {
         self.level_ones.iter().map(|n| n.load(Ordering::Relaxed)).collect()
     }

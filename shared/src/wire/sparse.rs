@@ -332,21 +332,11 @@ impl<'a> SparseRows<'a> {
     }
 
     /// A part's level as it is kept ([`Self::encode_rows`] of all rows holding entries, raw,
-    /// as a whole shard), counted: [`KeptLevel::write`] writes it straight into the buffer a
-    /// store writes from.
-    pub fn kept_level(key: ShardKey, full: &[u64], words_per_row: usize) -> KeptLevel<'_> {
-        KeptLevel { key, layout: RowsLayout::new(Rows::Read(full), words_per_row, &|_| true, false) }
-    }
-
-    /// [`Self::kept_level`] of rows whose entries `counts` gives, one per row (as the level's
-    /// finish counted them, the rows in the cache): the same bytes without a pass over the
-    /// level to count them.
-    pub fn kept_level_counted(
-        key: ShardKey,
-        full: &[u64],
-        words_per_row: usize,
-        counts: Vec<u32>,
-    ) -> KeptLevel<'_> {
+    /// as a whole shard), whose rows' entries `counts` gives, one per row (as the level's start
+    /// or finish counted them, each row in the cache, so that keeping it takes no pass of its
+    /// own to count them): [`KeptLevel::write`] writes it straight into the buffer a store
+    /// writes from.
+    pub fn kept_level(key: ShardKey, full: &[u64], words_per_row: usize, counts: Vec<u32>) -> KeptLevel<'_> {
         assert_eq!(counts.len() * words_per_row.max(1), full.len(), "a count for every row");
         debug_assert!(
             full.chunks(words_per_row.max(1))

@@ -59,8 +59,17 @@ fn owned_search<I: RowIndex>(
     let mut listed = false;
     // Rows questions found closed, over all backward levels.
     let (mut closed_rows, mut backward_levels) = (0, 0);
+    // A level is kept with its rows' entries as its start or finish counted them.
+    let counted_as_made = |parts: &Vec<Vec<OwnedPart>>, depth: u32| {
+        for p in parts.iter().flatten() {
+            let ones: Vec<u32> =
+                p.next.chunks(words).map(|r| r.iter().map(|w| w.count_ones()).sum()).collect();
+            assert_eq!(p.level_ones(), ones, "depth {depth}: each row's entries as made");
+        }
+    };
     let mut counts =
         parts.iter_mut().flatten().map(|p| p.start(space, counting)).fold(RowCounts::default(), |a, b| a + b);
+    counted_as_made(&parts, 0);
     levels.push((Direction::Start, counts, full_of(&parts, true)));
     parts.iter_mut().flatten().for_each(|p| p.commit());
     while counts.entries > 0 {
@@ -159,12 +168,7 @@ fn owned_search<I: RowIndex>(
                 _ => p.finish_forward(space, counting),
             })
             .fold(RowCounts::default(), |a, b| a + b);
-        // A level is kept with its rows' entries as the finish counted them.
-        for p in parts.iter().flatten() {
-            let ones: Vec<u32> =
-                p.next.chunks(words).map(|r| r.iter().map(|w| w.count_ones()).sum()).collect();
-            assert_eq!(p.level_ones(), ones, "depth {depth}: each row's entries as finished");
-        }
+        counted_as_made(&parts, depth);
         if counts.entries > 0 {
             levels.push((direction, counts, full_of(&parts, true)));
         }

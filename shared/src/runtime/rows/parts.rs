@@ -578,10 +578,7 @@ impl<X: PartIndex> Parts<X> {
             h.made = Some(depth);
             // Kept raw (LZ4 cost 6 % of a worker's CPU), coded into the store's own buffer under
             // the part's lock: a part has no work left between its finish and its commit.
-            let mut level = match direction {
-                Direction::Start => SparseRows::kept_level(key, &h.part.next, words),
-                _ => SparseRows::kept_level_counted(key, &h.part.next, words, h.part.level_ones()),
-            };
+            let mut level = SparseRows::kept_level(key, &h.part.next, words, h.part.level_ones());
             let mut sent = None;
             let kept = self.store.put_with(k, depth, level.len(), &mut |out| {
                 level.write(out);
